@@ -1,0 +1,31 @@
+"""What the runtime needs to know about a tool: its name, its input schema and how it may run.
+
+Durations, failures and progress belong to whoever hosts the tool (the simulator's
+`sim.tools`, or a live asyncio driver); the runtime only decides when a call may start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    name: str
+    input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
+    description: str = ""
+    # May run beside other concurrency-safe calls; an unsafe call always runs alone.
+    concurrency_safe: bool = False
+    # An error in this tool cancels the other calls of the batch (a shell failing, say).
+    cancels_siblings: bool = False
+    # A user interrupt may cancel it while it runs; otherwise it is left to finish.
+    cancellable: bool = True
+
+    def to_api(self) -> dict[str, Any]:
+        """The tool as the Messages API `tools` parameter spells it."""
+        api: dict[str, Any] = {"name": self.name, "input_schema": dict(self.input_schema)}
+        if self.description:
+            api["description"] = self.description
+        return api
