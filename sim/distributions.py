@@ -1,0 +1,110 @@
+"""Distributions of durations, as scenario files spell them, sampled to integer nanoseconds.
+
+A scenario writes a duration in milliseconds (what people think in); sampling returns integer
+nanoseconds (what the simulator counts in), so simulated time never accumulates float error.
+
+    ttft = { kind = "lognormal", median_ms = 1500, sigma = 0.3 }
+    gap  = { kind = "uniform", low_ms = 10, high_ms = 20 }
+    cost = { kind = "fixed", ms = 5 }
+    seen = { kind = "empirical", values_ms = [3, 5, 8, 13] }
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+NS_PER_MS = 1_000_000
+
+
+def ms_to_ns(ms: float) -> int:
+    return int(round(ms * NS_PER_MS))
+
+
+class _Distribution(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def sample_ns(self, rng: np.random.Generator) -> int:
+        return int(self.sample_many_ns(rng, 1)[0])
+
+    def sample_many_ns(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """`n` draws as an int64 array of nanoseconds, never negative."""
+        raise NotImplementedError
+
+    def mean_ns(self) -> float:
+        raise NotImplementedError
+
+
+class Fixed(_Distribution):
+    kind: Literal["fixed"]
+    ms: float = Field(ge=0)
+
+    def sample_many_ns(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        # Draws nothing, so a fixed value never shifts the random stream it shares.
+        return np.full(n, ms_to_ns(self.ms), dtype=np.int64)
+
+    def mean_ns(self) -> float:
+        return float(ms_to_ns(self.ms))
+
+
+class Uniform(_Distribution):
+    kind: Literal["uniform"]
+    low_ms: float = Field(ge=0)
+    high_ms: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Uniform:
+        if self.high_ms < self.low_ms:
+            raise ValueError(f"high_ms ({self.high_ms}) is below low_ms ({self.low_ms})")
+        return self
+
+    def sample_many_ns(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        draws = rng.uniform(self.low_ms, self.high_ms, size=n) * NS_PER_MS
+        return np.rint(draws).astype(np.int64)
+
+    def mean_ns(self) -> float:
+        return (self.low_ms + self.high_ms) / 2 * NS_PER_MS
+
+
+class LogNormal(_Distribution):
+    """Parameterised by its median (intuitive for latencies) and the sigma of the log."""
+
+    kind: Literal["lognormal"]
+    median_ms: float = Field(gt=0)
+    sigma: float = Field(ge=0)
+    # A cap keeps one extreme draw from dominating a small run; None means no cap.
+    max_ms: float | None = Field(default=None, gt=0)
+
+    def sample_many_ns(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        draws = rng.lognormal(math.log(self.median_ms), self.sigma, size=n)
+        if self.max_ms is not None:
+            draws = np.minimum(draws, self.max_ms)
+        return np.rint(draws * NS_PER_MS).astype(np.int64)
+
+    def mean_ns(self) -> float:
+        # The cap is ignored here: the mean is for reporting, not for sampling.
+        return self.median_ms * math.exp(self.sigma**2 / 2) * NS_PER_MS
+
+
+class Empirical(_Distribution):
+    """Draws uniformly from observed values (a recorded trace of latencies, say)."""
+
+    kind: Literal["empirical"]
+    values_ms: list[Annotated[float, Field(ge=0)]] = Field(min_length=1)
+
+    def sample_many_ns(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        values = np.rint(np.asarray(self.values_ms) * NS_PER_MS).astype(np.int64)
+        return values[rng.integers(0, len(values), size=n)]
+
+    def mean_ns(self) -> float:
+        return float(np.mean(self.values_ms)) * NS_PER_MS
+
+
+Distribution = Annotated[Fixed | Uniform | LogNormal | Empirical, Field(discriminator="kind")]
+
+
+def fixed_ms(ms: float) -> Fixed:
+    return Fixed(kind="fixed", ms=ms)

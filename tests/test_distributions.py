@@ -1,0 +1,58 @@
+"""Duration distributions: units, bounds, validation, and determinism of the random streams."""
+
+import numpy as np
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from sim.distributions import Distribution, Empirical, Fixed, LogNormal, Uniform
+from sim.randomness import stream
+
+ADAPTER: TypeAdapter[Fixed | Uniform | LogNormal | Empirical] = TypeAdapter(Distribution)
+
+
+def test_fixed_is_exact_nanoseconds_and_draws_nothing() -> None:
+    rng = stream(1, "x")
+    before = rng.bit_generator.state
+    assert ADAPTER.validate_python({"kind": "fixed", "ms": 1.5}).sample_ns(rng) == 1_500_000
+    assert rng.bit_generator.state == before
+
+
+def test_uniform_stays_in_bounds() -> None:
+    draws = Uniform(kind="uniform", low_ms=10, high_ms=20).sample_many_ns(stream(1, "u"), 10_000)
+    assert draws.dtype == np.int64
+    assert draws.min() >= 10_000_000 and draws.max() <= 20_000_000
+
+
+def test_lognormal_median_and_cap() -> None:
+    dist = LogNormal(kind="lognormal", median_ms=100, sigma=0.5, max_ms=300)
+    draws = dist.sample_many_ns(stream(2, "l"), 20_000)
+    assert abs(np.median(draws) / 1e6 - 100) < 3
+    assert draws.max() <= 300_000_000
+
+
+def test_empirical_draws_only_observed_values() -> None:
+    draws = Empirical(kind="empirical", values_ms=[1, 2, 3]).sample_many_ns(stream(3, "e"), 1000)
+    assert set(draws.tolist()) == {1_000_000, 2_000_000, 3_000_000}
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ({"kind": "uniform", "low_ms": 5, "high_ms": 1}, "below low_ms"),
+        ({"kind": "fixed", "ms": -1}, "greater than or equal to 0"),
+        ({"kind": "gamma", "ms": 1}, "does not match any of the expected tags"),
+        ({"kind": "fixed", "ms": 1, "extra": 2}, "Extra inputs are not permitted"),
+        ({"kind": "empirical", "values_ms": []}, "at least 1 item"),
+    ],
+)
+def test_invalid_specs_say_why(spec: dict[str, object], reason: str) -> None:
+    with pytest.raises(ValidationError, match=reason):
+        ADAPTER.validate_python(spec)
+
+
+def test_streams_are_keyed_not_ordered() -> None:
+    first = stream(7, "latency", 3).random()
+    stream(7, "other", 1).random()
+    assert stream(7, "latency", 3).random() == first
+    assert stream(7, "latency", 4).random() != first
+    assert stream(8, "latency", 3).random() != first
