@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test bench clean
+.PHONY: run test bench bench-gate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,14 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+# The benchmarks alone, with the in-run ratios against their references (the SDK, the bare runtime).
 bench: $(STAMP)
-	$(BIN)/python -m pytest bench --benchmark-only
+	$(BIN)/python -m pytest bench --benchmark-only -o python_files='bench_*.py'
+
+# The wall-clock gate: this tree against BASE (default HEAD), both measured now on this machine.
+BASE ?= HEAD
+bench-gate: $(STAMP)
+	$(BIN)/python bench/gate.py --base $(BASE)
 
 clean:
 	rm -rf $(VENV) results/run-*

@@ -1,0 +1,123 @@
+"""The wall-clock regression gate: this tree's benchmarks against a base commit's, same machine, same job.
+
+Wall-clock time here varies by about 25% from run to run, so a stored number from another day is
+no baseline. Instead both trees are measured now, one after the other, and compared by the ratio
+of each benchmark's minimum over several rounds (the minimum is the least disturbed by other load).
+The gate fails only beyond a wide threshold and reports smaller moves.
+
+    python bench/gate.py                 # working tree against HEAD
+    python bench/gate.py --base main     # against another commit (a pull request's base, say)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_FAIL_RATIO = 1.5
+DEFAULT_REPORT_RATIO = 1.10
+
+
+def run_benchmarks(tree: Path, json_path: Path, selection: str | None) -> None:
+    """Run `tree`'s bench/ with `tree`'s own `sim` first on the import path."""
+    command = [
+        sys.executable, "-m", "pytest", str(tree / "bench"), "--benchmark-only", "-q",
+        "-o", "python_files=bench_*.py", "-p", "no:cacheprovider",
+        f"--benchmark-json={json_path}", "--benchmark-min-rounds=5",
+    ]
+    if selection:
+        command += ["-k", selection]
+    environment = dict(os.environ, PYTHONPATH=str(tree))
+    subprocess.run(command, cwd=tree, env=environment, check=True)
+
+
+def minimum_seconds(json_path: Path) -> dict[str, float]:
+    report = json.loads(json_path.read_text())
+    return {bench["name"]: bench["stats"]["min"] for bench in report["benchmarks"]}
+
+
+def checkout(base: str, into: Path) -> None:
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(into), base],
+                   check=True, capture_output=True)
+
+
+def remove_checkout(path: Path) -> None:
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)],
+                   check=False, capture_output=True)
+
+
+def compare(base: dict[str, float], new: dict[str, float], fail_ratio: float,
+            report_ratio: float) -> tuple[Table, list[str]]:
+    table = Table(title="wall clock: this tree against the base (min of rounds)")
+    for column in ("benchmark", "base", "new", "new/base", "verdict"):
+        table.add_column(column, justify="left" if column in ("benchmark", "verdict") else "right")
+    failures = []
+    for name in sorted(base.keys() | new.keys()):
+        if name not in base or name not in new:
+            table.add_row(name, _fmt(base.get(name)), _fmt(new.get(name)), "-",
+                          "new" if name in new else "removed")
+            continue
+        ratio = new[name] / base[name]
+        if ratio > fail_ratio:
+            verdict = f"SLOWER beyond {fail_ratio:.2f}x"
+            failures.append(name)
+        elif ratio > report_ratio:
+            verdict = "slower (within threshold)"
+        elif ratio < 1 / report_ratio:
+            verdict = "faster"
+        else:
+            verdict = "same"
+        table.add_row(name, _fmt(base[name]), _fmt(new[name]), f"{ratio:.2f}", verdict)
+    return table, failures
+
+
+def _fmt(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.3f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="HEAD", help="commit to compare against (default HEAD)")
+    parser.add_argument("--fail-ratio", type=float, default=DEFAULT_FAIL_RATIO,
+                        help=f"fail when new/base exceeds this (default {DEFAULT_FAIL_RATIO})")
+    parser.add_argument("--report-ratio", type=float, default=DEFAULT_REPORT_RATIO,
+                        help=f"call a move out when beyond this (default {DEFAULT_REPORT_RATIO})")
+    parser.add_argument("-k", dest="selection", help="only benchmarks matching this expression")
+    parser.add_argument("--json-dir", type=Path, help="keep the two benchmark JSON files here")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="bench-gate-") as scratch:
+        json_dir = args.json_dir or Path(scratch)
+        json_dir.mkdir(parents=True, exist_ok=True)
+        base_tree = Path(scratch) / "base"
+        checkout(args.base, base_tree)
+        try:
+            if not (base_tree / "bench").is_dir():
+                print(f"base {args.base} has no bench/: nothing to compare against")
+                return 0
+            run_benchmarks(base_tree, json_dir / "base.json", args.selection)
+        finally:
+            remove_checkout(base_tree)
+        run_benchmarks(ROOT, json_dir / "new.json", args.selection)
+        table, failures = compare(minimum_seconds(json_dir / "base.json"),
+                                  minimum_seconds(json_dir / "new.json"),
+                                  args.fail_ratio, args.report_ratio)
+    Console().print(table)
+    if failures:
+        print(f"wall-clock gate FAILED: {', '.join(failures)} slower than {args.fail_ratio}x the base")
+        return 1
+    print("wall-clock gate passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
