@@ -1,0 +1,162 @@
+"""Server-sent events, the wire format of a streaming Messages API response.
+
+Encoding writes each event as the API does: ``event: <type>\\ndata: <compact JSON>\\n\\n``, UTF-8,
+non-ASCII text unescaped. Decoding follows the WHATWG event-stream rules the SDK's decoder
+follows (lines end in CRLF, LF or CR; ``:`` starts a comment; several ``data:`` lines join with
+``\\n``; a blank line dispatches; unknown fields are ignored), incrementally: a chunk may end
+anywhere, even inside a line, a CRLF pair or a multi-byte UTF-8 character.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "PartialEvent",
+    "SSEDecodeError",
+    "SSEDecoder",
+    "decode_stream",
+    "encode_event",
+    "encode_stream",
+]
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def encode_event(event: dict[str, Any]) -> bytes:
+    """One event as SSE bytes; the event name is the event's ``type``."""
+    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {event['type']}\ndata: {data}\n\n".encode()
+
+
+def encode_stream(events: Iterable[dict[str, Any]]) -> bytes:
+    """A whole stream of events as one ``text/event-stream`` body."""
+    return b"".join(encode_event(event) for event in events)
+
+
+class SSEDecodeError(ValueError):
+    """The bytes are not a stream of JSON events; the message names the line (1-based)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartialEvent:
+    """What was left when the stream closed in the middle of an event (a cut stream).
+
+    ``event`` and ``data_lines`` are the fields read so far; ``unterminated_line`` is the text
+    of a last line that never got its line ending (empty if the cut fell between lines).
+    """
+
+    event: str | None
+    data_lines: tuple[str, ...]
+    unterminated_line: str
+
+
+class SSEDecoder:
+    """Incremental decoder: bytes in, event dicts (each ``data`` payload parsed as JSON) out.
+
+    Feed chunks with :meth:`feed`, then call :meth:`close` once, which says whether the stream
+    ended inside an event. Events without data (a bare ``event:`` line) are not dispatched, as in
+    the SSE spec and the SDK.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._line_number = 0
+        self._event: str | None = None
+        self._data: list[str] = []
+        self._first_data_line = 0
+        self._at_start = True
+        self._skip_lf = False
+        self._closed = False
+
+    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
+        """Decode a chunk; returns the events it completed, in order. Raises SSEDecodeError."""
+        if self._closed:
+            raise SSEDecodeError("feed() after close()")
+        if not chunk:
+            return []
+        if self._skip_lf:  # the previous chunk ended in CR: an LF here completes that CRLF
+            self._skip_lf = False
+            chunk = chunk.removeprefix(b"\n")
+        buffer = self._buffer + chunk
+        if self._at_start:
+            if len(buffer) < len(_UTF8_BOM) and _UTF8_BOM.startswith(buffer):
+                self._buffer = buffer
+                return []
+            buffer = buffer.removeprefix(_UTF8_BOM)
+            self._at_start = False
+        lines = buffer.splitlines(keepends=True)
+        self._buffer = b""
+        if lines and not lines[-1].endswith((b"\n", b"\r")):
+            self._buffer = lines.pop()  # an unterminated line waits for the rest of its bytes
+        elif lines and lines[-1].endswith(b"\r"):
+            self._skip_lf = True
+        events: list[dict[str, Any]] = []
+        for raw in lines:
+            event = self._line(raw.rstrip(b"\r\n"))
+            if event is not None:
+                events.append(event)
+        return events
+
+    def close(self) -> PartialEvent | None:
+        """End of input. Returns None if the stream ended between events, else the partial event
+        that was cut off, which is not dispatched (as the SSE spec and the SDK do)."""
+        self._closed = True
+        unterminated, self._buffer = self._buffer, b""
+        if not unterminated and self._event is None and not self._data:
+            return None
+        return PartialEvent(self._event, tuple(self._data), self._text(unterminated, self._line_number + 1))
+
+    def _text(self, raw: bytes, line_number: int) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise SSEDecodeError(f"line {line_number}: not UTF-8 ({error.reason}): {raw[:80]!r}") from None
+
+    def _line(self, raw: bytes) -> dict[str, Any] | None:
+        self._line_number += 1
+        if not raw:
+            return self._dispatch()
+        line = self._text(raw, self._line_number)
+        if line.startswith(":"):
+            return None
+        field, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if field == "data":
+            if not self._data:
+                self._first_data_line = self._line_number
+            self._data.append(value)
+        elif field == "event":
+            self._event = value
+        # id, retry and unknown fields carry nothing the Messages API uses.
+        return None
+
+    def _dispatch(self) -> dict[str, Any] | None:
+        name, data = self._event, self._data
+        self._event, self._data = None, []
+        if not data:
+            return None
+        text = "\n".join(data)
+        where = f"line {self._first_data_line}"
+        try:
+            payload = json.loads(text)
+        except ValueError as error:
+            raise SSEDecodeError(f"{where}: data is not JSON ({error}): {text[:120]}") from None
+        if not isinstance(payload, dict):
+            raise SSEDecodeError(f"{where}: data is JSON {type(payload).__name__}, not an object: {text[:120]}")
+        if name is not None and payload.get("type") != name:
+            raise SSEDecodeError(
+                f"{where}: event name {name!r} does not match the data's type {payload.get('type')!r}"
+            )
+        return payload
+
+
+def decode_stream(body: bytes) -> tuple[list[dict[str, Any]], PartialEvent | None]:
+    """Decode a whole ``text/event-stream`` body: its events and the cut-off tail, if any."""
+    decoder = SSEDecoder()
+    events = decoder.feed(body)
+    return events, decoder.close()
