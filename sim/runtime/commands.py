@@ -1,0 +1,111 @@
+"""Commands: the work the runtime hands to its driver, as frozen data.
+
+The executor and the loop never start a tool, open a connection or sleep; they return these
+commands and the driver (the simulator, an asyncio program, a unit test) carries them out and
+reports back through the runtime's input methods, passing the current time as `now_ns`.
+
+Commands for the driver to act on:
+
+- `StartTool`: run this call now.
+- `CancelTool`: stop this call; its result has already been decided (the driver's later report
+  for it is accepted and ignored).
+- `AskPermission`: ask whoever decides (a user, a policy service) whether this call may run, and
+  report the answer with `permission_decided`.
+- `SendRequest`: send this Messages API request (streaming) and feed its events back.
+- `CancelRequest`: stop reading the current response stream (user interrupt).
+- `WaitUntil`: call `wake(now_ns)` at this time (retry backoff).
+
+Notifications for observers (nothing to do, but worth showing a user):
+
+- `ToolProgress`: a running call reported progress. Progress never becomes a result.
+- `ResultReady`: a call's tool_result block was handed over to the transcript's next user message.
+- `DiscardedResult`: a call of an abandoned attempt ended with this (synthetic) result, which the
+  loop drops.
+- `TurnEnded`, `SessionEnded`: the end of one model request and its tools, of the whole chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sim.runtime.outcomes import SyntheticCause
+
+
+@dataclass(frozen=True, slots=True)
+class StartTool:
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTool:
+    tool_use_id: str
+    reason: SyntheticCause
+
+
+@dataclass(frozen=True, slots=True)
+class AskPermission:
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgress:
+    tool_use_id: str
+    name: str
+    progress: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ResultReady:
+    tool_use_id: str
+    # A `tool_result` content block in API shape.
+    result: dict[str, Any]
+    synthetic_cause: SyntheticCause | None
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardedResult:
+    tool_use_id: str
+    result: dict[str, Any]
+    synthetic_cause: SyntheticCause | None
+
+
+@dataclass(frozen=True, slots=True)
+class SendRequest:
+    # A complete Messages API body: model, max_tokens, messages, tools, stream=True.
+    # It shares message dicts with the loop's transcript: send it, do not mutate it.
+    request_body: dict[str, Any]
+    model: str
+    # 1 for the first attempt of a turn, 2 for its first retry, and so on.
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRequest:
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class WaitUntil:
+    time_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    turn: int
+    # The API's stop_reason, or the loop's own reason (`stream_error`, `interrupted`, ...).
+    stop_reason: str
+    tool_calls: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnded:
+    reason: str
+
+
+ExecutorCommand = StartTool | CancelTool | AskPermission | ToolProgress | ResultReady | DiscardedResult
+Command = ExecutorCommand | SendRequest | CancelRequest | WaitUntil | TurnEnded | SessionEnded
