@@ -12,7 +12,7 @@
     [model.script]                           # generated from distributions...
     kind = "generated"
     tool_mix = { read_file = 3, grep = 2, bash = 1 }
-    tool_calls = { kind = "choice", values = [1, 2, 3], weights = [0.6, 0.3, 0.1] }
+    tool_calls = { kind = "empirical", values = [1, 1, 1, 2, 2, 3] }
     end_probability = 0.15
 
     [model.endpoint]
@@ -38,10 +38,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.distributions import Distribution, fixed_ms
-from sim.model.counts import Count, fixed_count
+from sim.scenario.counts import Count, EmpiricalCount, FixedCount, UniformCount, fixed_count
 
 ProfileName = Literal["haiku", "sonnet", "opus"]
 
@@ -124,6 +124,16 @@ class ExplicitScript(_Config):
     )
 
 
+def _smallest_draw(count: Count) -> int:
+    if isinstance(count, FixedCount):
+        return count.n
+    if isinstance(count, UniformCount):
+        return count.low
+    if isinstance(count, EmpiricalCount):
+        return min(count.values)
+    return 0  # a lognormal draw rounds to 0 now and then
+
+
 class GeneratedScript(_Config):
     """Responses drawn from distributions, so a load test needs no hand-written script."""
 
@@ -158,15 +168,19 @@ class GeneratedScript(_Config):
         description="Length of the final answer in tokens (at least 1).",
     )
 
-    @model_validator(mode="after")
-    def _check(self) -> GeneratedScript:
-        if self.tool_calls.minimum() < 1:
-            raise ValueError("tool_calls must draw at least 1 (a turn ending the task has none)")
-        if self.final_text_tokens.minimum() < 1:
-            raise ValueError("final_text_tokens must draw at least 1")
-        if self.tool_mix and sum(self.tool_mix.values()) <= 0:
-            raise ValueError("tool_mix weights must not all be zero")
-        return self
+    @field_validator("tool_calls", "final_text_tokens")
+    @classmethod
+    def _at_least_one(cls, count: Count) -> Count:
+        if _smallest_draw(count) < 1:
+            raise ValueError("must never draw 0 (a turn ending the task is end_probability's job)")
+        return count
+
+    @field_validator("tool_mix")
+    @classmethod
+    def _some_weight(cls, mix: dict[str, float]) -> dict[str, float]:
+        if mix and sum(mix.values()) <= 0:
+            raise ValueError("weights must not all be zero")
+        return mix
 
 
 Script = Annotated[ExplicitScript | GeneratedScript, Field(discriminator="kind")]
