@@ -1,0 +1,107 @@
+"""Distributions of whole-number counts (characters of a result, prompts in a session).
+
+Durations have their own module (`sim.distributions`, written in ms, sampled to ns); a count has no
+unit and is sampled to a non-negative `int`. A bare integer in a scenario file means a fixed count:
+
+    user_prompts = 3
+    user_prompts = { kind = "uniform", low = 1, high = 6 }          # both ends included
+    result_chars = { kind = "lognormal", median = 1800, sigma = 1.0, max = 40000 }
+    result_chars = { kind = "empirical", values = [120, 800, 5000] }
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+
+class _Count(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def sample(self, rng: np.random.Generator) -> int:
+        """One draw, never negative."""
+        raise NotImplementedError
+
+    def mean(self) -> float:
+        raise NotImplementedError
+
+
+class FixedCount(_Count):
+    kind: Literal["fixed"]
+    n: int = Field(ge=0, description="The count, every time.")
+
+    def sample(self, rng: np.random.Generator) -> int:
+        # Draws nothing, so a fixed count never shifts the random stream it shares.
+        return self.n
+
+    def mean(self) -> float:
+        return float(self.n)
+
+
+class UniformCount(_Count):
+    kind: Literal["uniform"]
+    low: int = Field(ge=0, description="Smallest count (included).")
+    high: int = Field(ge=0, description="Largest count (included).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> UniformCount:
+        if self.high < self.low:
+            raise ValueError(f"high ({self.high}) is below low ({self.low})")
+        return self
+
+    def sample(self, rng: np.random.Generator) -> int:
+        return int(rng.integers(self.low, self.high, endpoint=True))
+
+    def mean(self) -> float:
+        return (self.low + self.high) / 2
+
+
+class LogNormalCount(_Count):
+    """Parameterised by its median and the sigma of the log; heavy-tailed like real output sizes."""
+
+    kind: Literal["lognormal"]
+    median: float = Field(gt=0, description="Median count.")
+    sigma: float = Field(ge=0, description="Standard deviation of the natural log of the count.")
+    max: int | None = Field(default=None, ge=0, description="Cap on a draw; none means no cap.")
+
+    def sample(self, rng: np.random.Generator) -> int:
+        draw = int(round(rng.lognormal(math.log(self.median), self.sigma)))
+        return draw if self.max is None else min(draw, self.max)
+
+    def mean(self) -> float:
+        # The cap is ignored here: the mean is for reporting, not for sampling.
+        return self.median * math.exp(self.sigma**2 / 2)
+
+
+class EmpiricalCount(_Count):
+    """Draws uniformly from observed counts."""
+
+    kind: Literal["empirical"]
+    values: list[Annotated[int, Field(ge=0)]] = Field(min_length=1, description="Observed counts.")
+
+    def sample(self, rng: np.random.Generator) -> int:
+        return self.values[int(rng.integers(0, len(self.values)))]
+
+    def mean(self) -> float:
+        return float(np.mean(self.values))
+
+
+def _bare_int_is_fixed(value: Any) -> Any:
+    # bool is an int in Python; `true` in a scenario is a mistake, not the count 1.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return {"kind": "fixed", "n": value}
+    return value
+
+
+Count = Annotated[
+    FixedCount | UniformCount | LogNormalCount | EmpiricalCount,
+    Field(discriminator="kind"),
+    BeforeValidator(_bare_int_is_fixed),
+]
+
+
+def fixed_count(n: int) -> FixedCount:
+    return FixedCount(kind="fixed", n=n)
