@@ -1,0 +1,30 @@
+"""`sim report RUN_DIR`: figures and an HTML page for a run folder, in RUN_DIR/report/."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from sim.metrics.reader import read_run
+from sim.metrics.summary_table import print_summary
+from sim.report import write_report
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="draw the figures and HTML page of a run folder",
+        description="Write PNG figures and report.html for a run folder into RUN_DIR/report/ "
+        "(replacing an older report there), and print the run's summary.",
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a folder written by sim run")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    folder = read_run(args.run_dir)
+    page = write_report(folder)
+    print_summary(folder.summary, title=f"Summary of {folder.path}")
+    print(f"wrote {page}")
+    return 0

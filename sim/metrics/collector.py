@@ -1,0 +1,69 @@
+"""The engine's sink for metrics: one cheap ``add_*`` call per turn, tool, repair, request, session.
+
+One collector serves a whole run, every policy included (``policy`` is a column). The run-wide
+columns (``run_id``, and ``scenario`` and ``seed`` of turns) are filled by the collector.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from sim.metrics.schema import REPAIRS, REQUESTS, SESSIONS, TABLES, TOOLS, TURNS, TableSpec
+from sim.metrics.tables import TableBuilder
+
+
+class RunCollector:
+    """Accumulates the rows of a run's tables; ``tables()`` checks and builds them.
+
+    >>> run = RunCollector(run_id="r1", scenario="default", seed=7)
+    >>> run.add_session(policy="streaming", session_id=0, arrival_ns=0, n_turns=0,
+    ...                 outcome="completed", n_interrupts=0)
+    >>> run.tables()["sessions"].num_rows
+    1
+    """
+
+    def __init__(self, *, run_id: str, scenario: str, seed: int) -> None:
+        self._builders: dict[str, TableBuilder] = {
+            spec.name: TableBuilder(spec, self._constants(spec, run_id, scenario, seed))
+            for spec in TABLES
+        }
+        self._turns = self._builders[TURNS.name]
+        self._tools = self._builders[TOOLS.name]
+        self._repairs = self._builders[REPAIRS.name]
+        self._requests = self._builders[REQUESTS.name]
+        self._sessions = self._builders[SESSIONS.name]
+
+    @staticmethod
+    def _constants(spec: TableSpec, run_id: str, scenario: str, seed: int) -> dict[str, Any]:
+        run_wide = {"run_id": run_id, "scenario": scenario, "seed": seed}
+        return {name: value for name, value in run_wide.items() if name in spec.column_names}
+
+    def add_turn(self, **fields: Any) -> None:
+        """One model turn (see ``schema.TURNS``)."""
+        self._turns.append(fields)
+
+    def add_tool(self, **fields: Any) -> None:
+        """One tool call, including calls answered by a synthetic result (``schema.TOOLS``)."""
+        self._tools.append(fields)
+
+    def add_repair(self, **fields: Any) -> None:
+        """One change made by the API-boundary repair (``schema.REPAIRS``)."""
+        self._repairs.append(fields)
+
+    def add_request(self, **fields: Any) -> None:
+        """One model request attempt (``schema.REQUESTS``)."""
+        self._requests.append(fields)
+
+    def add_session(self, **fields: Any) -> None:
+        """One session (``schema.SESSIONS``)."""
+        self._sessions.append(fields)
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows collected so far, by table."""
+        return {name: len(builder) for name, builder in self._builders.items()}
+
+    def tables(self) -> dict[str, pa.Table]:
+        """Every table, checked against its schema and sorted; raises ``MetricsError``."""
+        return {name: builder.build() for name, builder in self._builders.items()}

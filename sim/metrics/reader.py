@@ -1,0 +1,61 @@
+"""Reading a run folder back, with one-line errors for anything that is not a run folder."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sim.errors import UserError
+from sim.metrics.schema import SUMMARY_SCHEMA, TABLES
+from sim.metrics.summary import SummaryRow, summary_from_arrow
+from sim.metrics.writer import RUN_FILE, SUMMARY_FILE
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run folder's contents: metadata (from ``run.json``), the tables and the summary."""
+
+    path: Path
+    metadata: dict[str, Any]
+    tables: dict[str, pa.Table]
+    summary: list[SummaryRow]
+
+
+def read_run(run_dir: Path) -> RunFolder:
+    """Reads a folder written by ``write_run``; raises ``UserError`` naming what is wrong."""
+    run_dir = Path(run_dir)
+    if not run_dir.exists():
+        raise UserError(f"{run_dir}: no such run folder")
+    if not run_dir.is_dir():
+        raise UserError(f"{run_dir}: not a folder")
+    tables = {spec.name: _read_table(run_dir, f"{spec.name}.parquet", spec.schema) for spec in TABLES}
+    summary = summary_from_arrow(_read_table(run_dir, SUMMARY_FILE, SUMMARY_SCHEMA))
+    run_json = _require(run_dir, RUN_FILE)
+    try:
+        metadata = json.loads(run_json.read_text(encoding="utf-8"))["metadata"]
+    except (ValueError, KeyError, TypeError) as error:
+        raise UserError(f"{run_json}: not a run.json written by sim ({error})") from error
+    return RunFolder(path=run_dir, metadata=metadata, tables=tables, summary=summary)
+
+
+def _require(run_dir: Path, name: str) -> Path:
+    path = run_dir / name
+    if not path.is_file():
+        raise UserError(f"{run_dir}: not a run folder (no {name})")
+    return path
+
+
+def _read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
+    path = _require(run_dir, name)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as error:
+        raise UserError(f"{path}: unreadable Parquet ({error})") from error
+    if not table.schema.remove_metadata().equals(schema):
+        raise UserError(f"{path}: columns differ from this version of sim; write the run again")
+    return table

@@ -1,0 +1,178 @@
+"""Explicit Arrow schemas of the run tables: one row per thing, long and tidy.
+
+Rules every table follows:
+
+- Times are integer nanoseconds of simulated time, absolute from the run's start (``*_ns``,
+  ``int64``); durations (``latency_ns``, ``ttfts_ns``, ``start_lag_ns``) are differences of them.
+- Categories (policy, outcome, kind, cause, model, ...) are dictionary-encoded strings.
+- ``session_id`` is the integer index of the session within the run.
+- A column is nullable only where the thing can be absent (``ttfts_ns`` of a turn without tools,
+  ``start_ns`` of a tool cancelled before it started, ``fault`` of a request nothing was injected
+  into); every other column must be filled for every row.
+- ``load`` (nullable ``float64``) is the offered load a row ran under, set when a run sweeps load;
+  the report plots throughput and p99 latency against it when it takes two or more values.
+
+Each table also names its *sort key*: rows are written sorted by the key, then by every other
+column, so the same rows always give the same file whatever order they were collected in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+CATEGORY = pa.dictionary(pa.int32(), pa.string())
+NS = pa.int64()
+COUNT = pa.int64()
+
+# The `outcome` of a turn that counts towards throughput; other outcomes are free-form
+# ("interrupted", "error", ...) and are counted in the summary by value.
+COMPLETED = "completed"
+
+
+def _field(name: str, type_: pa.DataType, *, nullable: bool = False) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A table's name, its Arrow schema and the columns its rows are sorted by first."""
+
+    name: str
+    schema: pa.Schema
+    sort_key: tuple[str, ...]
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(self.schema.names)
+
+
+TURNS = TableSpec(
+    "turns",
+    pa.schema(
+        [
+            _field("run_id", CATEGORY),
+            _field("scenario", CATEGORY),
+            _field("seed", pa.int64()),
+            _field("policy", CATEGORY),
+            _field("session_id", pa.int64()),
+            _field("turn_index", pa.int64()),
+            _field("load", pa.float64(), nullable=True),
+            _field("model", CATEGORY, nullable=True),
+            _field("request_sent_ns", NS),
+            _field("first_event_ns", NS, nullable=True),
+            _field("message_stop_ns", NS, nullable=True),
+            _field("first_tool_start_ns", NS, nullable=True),
+            _field("ttfts_ns", NS, nullable=True),
+            _field("turn_end_ns", NS),
+            _field("latency_ns", NS),
+            _field("n_attempts", COUNT, nullable=True),
+            _field("n_tool_calls", COUNT),
+            _field("n_synthetic_results", COUNT),
+            _field("n_repairs", COUNT),
+            _field("input_tokens", COUNT, nullable=True),
+            _field("output_tokens", COUNT, nullable=True),
+            _field("stop_reason", CATEGORY, nullable=True),
+            _field("outcome", CATEGORY),
+        ]
+    ),
+    ("policy", "session_id", "turn_index"),
+)
+
+TOOLS = TableSpec(
+    "tools",
+    pa.schema(
+        [
+            _field("run_id", CATEGORY),
+            _field("policy", CATEGORY),
+            _field("session_id", pa.int64()),
+            _field("turn_index", pa.int64()),
+            _field("tool_use_id", pa.string()),
+            _field("tool_name", CATEGORY),
+            _field("block_stop_ns", NS),
+            _field("queued_ns", NS, nullable=True),
+            _field("start_ns", NS, nullable=True),
+            _field("end_ns", NS, nullable=True),
+            _field("start_lag_ns", NS, nullable=True),
+            _field("outcome", CATEGORY),
+            _field("synthetic_cause", CATEGORY, nullable=True),
+        ]
+    ),
+    ("policy", "session_id", "turn_index", "block_stop_ns", "tool_use_id"),
+)
+
+REPAIRS = TableSpec(
+    "repairs",
+    pa.schema(
+        [
+            _field("run_id", CATEGORY),
+            _field("policy", CATEGORY),
+            _field("session_id", pa.int64()),
+            _field("turn_index", pa.int64()),
+            _field("request_index", pa.int64()),
+            _field("kind", CATEGORY),
+            _field("tool_use_id", pa.string(), nullable=True),
+        ]
+    ),
+    ("policy", "session_id", "turn_index", "request_index"),
+)
+
+REQUESTS = TableSpec(
+    "requests",
+    pa.schema(
+        [
+            _field("run_id", CATEGORY),
+            _field("policy", CATEGORY),
+            _field("session_id", pa.int64()),
+            _field("turn_index", pa.int64()),
+            _field("request_index", pa.int64()),
+            _field("attempt", pa.int64()),
+            _field("model", CATEGORY),
+            _field("status", CATEGORY),
+            _field("retries", COUNT),
+            _field("fault", CATEGORY, nullable=True),
+            _field("sent_ns", NS),
+            _field("first_event_ns", NS, nullable=True),
+            _field("end_ns", NS),
+            _field("input_tokens", COUNT),
+            _field("output_tokens", COUNT),
+            _field("n_events", COUNT),
+        ]
+    ),
+    ("policy", "session_id", "turn_index", "request_index", "attempt"),
+)
+
+SESSIONS = TableSpec(
+    "sessions",
+    pa.schema(
+        [
+            _field("run_id", CATEGORY),
+            _field("policy", CATEGORY),
+            _field("session_id", pa.int64()),
+            _field("load", pa.float64(), nullable=True),
+            _field("arrival_ns", NS),
+            _field("start_ns", NS, nullable=True),
+            _field("end_ns", NS, nullable=True),
+            _field("n_turns", COUNT),
+            _field("outcome", CATEGORY),
+            _field("n_interrupts", COUNT),
+        ]
+    ),
+    ("policy", "session_id"),
+)
+
+# In the order they are written and reported.
+TABLES: tuple[TableSpec, ...] = (TURNS, TOOLS, REPAIRS, REQUESTS, SESSIONS)
+TABLES_BY_NAME: dict[str, TableSpec] = {spec.name: spec for spec in TABLES}
+
+SUMMARY_SCHEMA = pa.schema(
+    [
+        _field("policy", CATEGORY),
+        _field("metric", pa.string()),
+        _field("value", pa.float64()),
+        _field("unit", CATEGORY),
+        # True for measurements of the harness in wall-clock time: shown, never compared exactly.
+        _field("wall_clock", pa.bool_()),
+    ]
+)

@@ -1,0 +1,138 @@
+"""Comparing two run folders metric by metric: what moved, and whether it moved too far.
+
+Simulated metrics are exact functions of code, scenario and seed, so by default any change is a
+regression (tolerance zero). A tolerance ``rel`` lets a metric move by ``rel * |base|``.
+Wall-clock metrics are compared and shown but never gate. Besides the summary, the number of
+rows of each table per policy is compared as metric ``rows.<table>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+import pyarrow.compute as pc
+
+from sim.errors import UserError
+from sim.metrics.reader import RunFolder
+from sim.metrics.summary import SummaryRow
+
+ROWS_UNIT = "rows"
+
+
+@dataclass(frozen=True)
+class MetricChange:
+    """One (policy, metric) of two runs; ``None`` where a run lacks it."""
+
+    policy: str
+    metric: str
+    unit: str
+    base: float | None
+    new: float | None
+    tolerance: float
+    wall_clock: bool
+
+    @property
+    def moved(self) -> bool:
+        return self.base != self.new
+
+    @property
+    def relative(self) -> float | None:
+        """(new - base) / |base|; None when either is missing or base is zero."""
+        if self.base is None or self.new is None or self.base == 0:
+            return None
+        return (self.new - self.base) / abs(self.base)
+
+    @property
+    def beyond_tolerance(self) -> bool:
+        """Whether this change fails the gate (never for wall-clock metrics)."""
+        if self.wall_clock or not self.moved:
+            return False
+        if self.base is None or self.new is None:
+            return True
+        return abs(self.new - self.base) > self.tolerance * abs(self.base)
+
+
+def parse_tolerances(texts: list[str]) -> dict[str, float]:
+    """``["METRIC=REL", ...]`` as a mapping; METRIC may be a glob (``latency_ns.*``)."""
+    tolerances: dict[str, float] = {}
+    for text in texts:
+        metric, separator, number = text.partition("=")
+        try:
+            relative = float(number)
+        except ValueError:
+            relative = -1.0
+        if not separator or not metric or not relative >= 0 or relative == float("inf"):
+            raise UserError(
+                f"--tolerance {text!r}: expected METRIC=REL with REL a number >= 0 (0.01 = 1%)"
+            )
+        tolerances[metric] = relative
+    return tolerances
+
+
+def tolerance_for(metric: str, tolerances: Mapping[str, float]) -> float:
+    """The metric's tolerance: its exact entry, else the longest matching glob, else zero."""
+    if metric in tolerances:
+        return tolerances[metric]
+    matching = [pattern for pattern in tolerances if fnmatchcase(metric, pattern)]
+    return tolerances[max(matching, key=len)] if matching else 0.0
+
+
+def compare_runs(
+    base: RunFolder, new: RunFolder, tolerances: Mapping[str, float] | None = None
+) -> list[MetricChange]:
+    """Every (policy, metric) of either run, in base order then new-only ones.
+
+    Raises ``UserError`` when the runs are of different scenarios (name or file hash) or when a
+    tolerance names no metric of either run (a typo would silently gate nothing).
+    """
+    tolerances = dict(tolerances or {})
+    _check_same_scenario(base, new)
+    base_rows = _keyed(base.summary + _row_counts(base))
+    new_rows = _keyed(new.summary + _row_counts(new))
+    metrics = {metric for _, metric in base_rows} | {metric for _, metric in new_rows}
+    for pattern in tolerances:
+        if not any(fnmatchcase(metric, pattern) for metric in metrics):
+            raise UserError(f"--tolerance {pattern!r}: matches no metric of either run")
+    changes = []
+    for key in list(base_rows) + [key for key in new_rows if key not in base_rows]:
+        either = base_rows.get(key) or new_rows[key]
+        base_row, new_row = base_rows.get(key), new_rows.get(key)
+        changes.append(
+            MetricChange(
+                policy=key[0],
+                metric=key[1],
+                unit=either.unit,
+                base=base_row.value if base_row else None,
+                new=new_row.value if new_row else None,
+                tolerance=tolerance_for(key[1], tolerances),
+                wall_clock=either.wall_clock,
+            )
+        )
+    return changes
+
+
+def _check_same_scenario(base: RunFolder, new: RunFolder) -> None:
+    for field in ("scenario", "scenario_sha256"):
+        if base.metadata.get(field) != new.metadata.get(field):
+            raise UserError(
+                f"{new.path}: {field} {new.metadata.get(field)!r} differs from "
+                f"{base.path}'s {base.metadata.get(field)!r}; compare runs of the same scenario "
+                "file (or regenerate the baseline)"
+            )
+
+
+def _keyed(rows: list[SummaryRow]) -> dict[tuple[str, str], SummaryRow]:
+    return {(row.policy, row.metric): row for row in rows}
+
+
+def _row_counts(run: RunFolder) -> list[SummaryRow]:
+    rows = []
+    for name, table in run.tables.items():
+        counts = pc.value_counts(table["policy"].combine_chunks().dictionary_decode())
+        for entry in sorted(counts.to_pylist(), key=lambda item: item["values"]):
+            rows.append(
+                SummaryRow(entry["values"], f"rows.{name}", float(entry["counts"]), ROWS_UNIT)
+            )
+    return rows
