@@ -1,0 +1,118 @@
+"""`sim repair FILE`: run the API-boundary pairing repair on a transcript and print the result.
+
+FILE holds a JSON list of messages, a request body (a JSON object with `messages`), or JSONL with
+one message per line; `-` reads stdin. The output is `{"messages": [...], "repairs": [...]}`.
+With `--strict` nothing is repaired: the violations are printed, one per line, worded as the API's
+400 errors, and the exit status is 1 if there are any (0, silently, if there are none).
+Input that is not a transcript is reported in one line naming the place, with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sim.errors import UserError
+from sim.runtime.pairing import TranscriptShapeError
+from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
+
+EXIT_VIOLATIONS = 1
+
+
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "repair",
+        help="make a transcript's tool_use / tool_result pairing legal and list each repair",
+        description=(
+            "Run the API-boundary repair on a transcript (JSON list of messages, request body "
+            "with 'messages', or JSONL of messages) and print the repaired messages and the "
+            "repairs as JSON."
+        ),
+    )
+    parser.add_argument("file", metavar="FILE", help="transcript file; - for stdin")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="repair nothing: print the violations as the API words them, exit 1 if any",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    name = "<stdin>" if args.file == "-" else args.file
+    messages = parse_transcript(_read(args.file, name), name)
+    try:
+        if args.strict:
+            violations = check_pairing(messages)
+            for violation in violations:
+                print(violation)
+            return EXIT_VIOLATIONS if violations else 0
+        repaired, repairs = ensure_tool_result_pairing(messages)
+    except TranscriptShapeError as error:
+        raise UserError(f"{name}: {error}") from None
+    output = {"messages": repaired, "repairs": [repair.to_json() for repair in repairs]}
+    print(json.dumps(output, ensure_ascii=False, indent=2))
+    return 0
+
+
+def parse_transcript(body: bytes, name: str) -> list[Any]:
+    """The list of messages in a file's bytes, whichever of the three formats it uses."""
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise UserError(f"{name}: not UTF-8 ({error.reason} at byte {error.start})") from None
+    stripped = text.strip()
+    if not stripped:
+        raise UserError(f"{name}: empty file: expected a transcript")
+    try:
+        document = json.loads(stripped)
+    except ValueError as error:
+        if stripped.startswith("{"):
+            return _parse_jsonl(text, name)
+        raise UserError(f"{name}: not JSON ({error})") from None
+    if isinstance(document, list):
+        return document
+    if isinstance(document, dict):
+        if "messages" in document:
+            messages = document["messages"]
+            if not isinstance(messages, list):
+                raise UserError(
+                    f"{name}: messages: must be a list, not {type(messages).__name__}"
+                )
+            return messages
+        if "role" in document:
+            return [document]  # JSONL holding a single message
+        raise UserError(f"{name}: a JSON object must be a request body with 'messages'")
+    raise UserError(
+        f"{name}: expected a list of messages or a request body, not {type(document).__name__}"
+    )
+
+
+def _parse_jsonl(text: str, name: str) -> list[Any]:
+    messages: list[Any] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except ValueError as error:
+            raise UserError(f"{name}: line {number}: not JSON ({error})") from None
+        if not isinstance(message, dict):
+            raise UserError(
+                f"{name}: line {number}: a message must be a JSON object, "
+                f"not {type(message).__name__}"
+            )
+        messages.append(message)
+    return messages
+
+
+def _read(path: str, name: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise UserError(f"{name}: cannot read: {error.strerror or error}") from None
