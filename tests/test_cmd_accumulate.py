@@ -1,0 +1,87 @@
+"""`sim accumulate FILE`: SSE or JSONL in, the accumulator's result as JSON out, bad input exit 2."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.cli import main
+from sim.wire.sse import decode_stream
+
+STREAMS = Path(__file__).parent / "fixtures" / "streams"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
+    status = main(["accumulate", *argv])
+    captured = capsys.readouterr()
+    return status, json.loads(captured.out) if status == 0 else captured.out, captured.err
+
+
+def jsonl_of(fixture: str) -> str:
+    events, _ = decode_stream((STREAMS / fixture).read_bytes())
+    return "\n".join(json.dumps(event) for event in events) + "\n"
+
+
+def test_sse_file_prints_blocks_message_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    status, result, _ = run(capsys, str(STREAMS / "tool_use_split.sse"))
+    assert status == 0
+    assert result == json.loads((STREAMS / "tool_use_split.expected.json").read_text(encoding="utf-8"))
+    assert [block["index"] for block in result["blocks"]] == [0, 1, 2]
+    assert {block["message_id"] for block in result["blocks"]} == {"msg_tools"}
+    assert result["stop_reason"] == "tool_use" and result["usage"]["output_tokens"] == 88
+
+
+def test_jsonl_gives_the_same_result_as_sse(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text(jsonl_of("thinking.sse"), encoding="utf-8")
+    status, result, _ = run(capsys, str(path))
+    assert status == 0
+    assert result == json.loads((STREAMS / "thinking.expected.json").read_text(encoding="utf-8"))
+
+
+def test_dash_reads_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO((STREAMS / "cut_mid_block.sse").read_bytes()), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    status, result, _ = run(capsys, "-")
+    assert status == 0
+    assert result["open_blocks"] == [2] and result["finished"] is False
+    assert result["partial_event"]["event"] == "content_block_delta"
+
+
+def test_error_event_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    status, result, _ = run(capsys, str(STREAMS / "error_mid_stream.sse"))
+    assert status == 0
+    assert result["error"] == {"type": "overloaded_error", "message": "Overloaded"}
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"", "empty file"),
+        (b"event: ping\ndata: {oops\n\n", "line 2: data is not JSON"),
+        (b'{"type": "message_start"\n', "line 1: not JSON"),
+        (b'{"type": "ping"}\n[1]\n', "line 2: an event must be a JSON object"),
+        (b'{"type": "content_block_stop", "index": 0}\n', "event 1: content_block_stop event before message_start"),
+        (b": just a comment\n", "no message_start"),
+        (b'{"type": "ping"}\n\xff\n', "not UTF-8"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, says: str
+) -> None:
+    path = tmp_path / "stream"
+    path.write_bytes(content)
+    status, out, err = run(capsys, str(path))
+    assert status == 2
+    assert out == ""
+    assert err.count("\n") == 1 and says in err and str(path) in err
+
+
+def test_missing_file_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, _, err = run(capsys, str(tmp_path / "absent.sse"))
+    assert status == 2 and "cannot read" in err
