@@ -1,0 +1,458 @@
+"""The tool-turn loop: a sans-I/O state machine for one session's turns.
+
+The driver calls the input methods below with the current time (`now_ns`) and carries out the
+commands they return (`sim.runtime.commands`): send this request, start / cancel this tool, ask
+for permission, wake me at this time. Observers may also read `ToolProgress`, `ResultReady`,
+`DiscardedResult`, `TurnEnded` and `SessionEnded` from the same lists. `loop.messages` is the
+transcript in API shape; `loop.record` the observable record (`sim.runtime.record`).
+
+Phases: idle -> awaiting response -> streaming -> tools -> (next request | idle), with backoff
+between a failed request and its retry. A session starts idle; `start(content)` begins a chain of
+turns that ends with `SessionEnded`, after which `start` may be called again.
+
+Rules
+-----
+1. Requests. Every request is built from `messages` after `ensure_tool_result_pairing` (strict
+   mode: `PairingError` instead of repairing); each repair is recorded and kept. The body is a
+   legal Messages API body: model, max_tokens, messages, tools, stream=True (and system if set).
+2. Streaming. Events go to a fresh `StreamAccumulator` per attempt. Each completed tool_use block
+   goes to the attempt's `ToolExecutor` at once, while the stream still runs (whether the call
+   starts then is the executor policy's business). The attempt's blocks enter the transcript only
+   when the response ends, merged into one assistant message per message id, without empty text
+   blocks; so a discarded attempt never reaches the transcript.
+3. Batches. When the response has ended and every call's result is in, one user message is
+   appended: the tool_results in tool_use order, then the attachments that arrived meanwhile
+   (queued user input, notifications, file changes) in arrival order. Then the next turn's request
+   is sent, unless the chain started by the last `start` has had `max_turns` turns
+   (`SessionEnded("max_turns")`).
+4. A response without tool calls ends the session with its stop reason (`end_turn`,
+   `stop_sequence`, `max_tokens`, `refusal`, `pause_turn`, ...). Attachments still waiting then
+   go into the next `start`'s user message, after the new content.
+5. max_tokens while a tool_use is incomplete: a block the stream never closed is dropped (it never
+   reaches the transcript); a closed block whose JSON was cut off or is invalid reaches the
+   transcript with input `{}` and gets an is_error result saying the input was not valid JSON.
+   The batch then goes back to the model like any other.
+6. Retries. A request that fails before any event (`request_failed`, or `stream_ended` with no
+   event) is retried after a backoff (`WaitUntil`, then `wake`) when its status is retryable and
+   retries remain (`sim.runtime.retry`); `retry_after_ns` wins over the backoff. Otherwise the
+   session ends with `request_failed`. The retry budget is per turn.
+7. Fallback. The N-th overloaded failure of a turn (HTTP 529 before any event, or an
+   `overloaded_error` event mid-stream; N = `fallback_after`) switches the session to the
+   fallback model, at once and for the rest of the session, with a fresh retry budget.
+8. Mid-stream overloaded errors are retried (or trigger the fallback) like failed requests: the
+   attempt is discarded. Discarding: the executor's unfinished calls end with synthetic results
+   that are dropped, running calls are cancelled and counted as wasted, and each completed block
+   of the attempt is tombstoned in the record. The transcript is as it was before the attempt.
+9. Stream error: a stream cut (`stream_ended` before `message_stop`), an `error` event that is
+   not retried, or a stream that breaks the protocol. The blocks completed so far are kept as the
+   assistant message; the executor is aborted (queued calls never start, cancellable running
+   calls are cancelled, others finish); once every call has its result, the batch is appended as
+   in rule 3 and the session ends with `stream_error`.
+10. User interrupt (`interrupt`). While streaming: the request is cancelled (`CancelRequest`),
+    the completed blocks are kept and the executor is aborted as in rule 9. While tools run: the
+    executor is aborted. In both cases, once every call has its result, the user message holds
+    the results, the attachments and the text `INTERRUPT_TEXT`, and the session ends with
+    `interrupted`. While waiting for a response or a retry: the request is cancelled and
+    `INTERRUPT_TEXT` is added to the last user message. When idle: nothing happens.
+11. Consecutive user content is always merged into one user message (a new prompt after a batch,
+    an interrupt marker), so roles alternate and the boundary layer has nothing to repair on
+    these paths.
+12. Late reports (events after `CancelRequest`, a cancelled tool's finish) are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+from sim.runtime.accumulator import BlockMessage, StreamAccumulator, StreamProtocolError, merge_block_messages
+from sim.runtime.attachments import Attachment, AttachmentKind
+from sim.runtime.commands import (
+    CancelRequest,
+    Command,
+    ExecutorCommand,
+    ResultReady,
+    SendRequest,
+    SessionEnded,
+    TurnEnded,
+    WaitUntil,
+)
+from sim.runtime.executor import ToolExecutor, build_validators
+from sim.runtime.outcomes import SyntheticCause, ToolOutcome
+from sim.runtime.permission import PermissionPolicy, allow_all
+from sim.runtime.policy import ExecutorPolicy
+from sim.runtime.record import Record, RecordKind
+from sim.runtime.repair import Repair, ensure_tool_result_pairing
+from sim.runtime.results import ToolContent
+from sim.runtime.retry import RetrySettings, is_retryable
+from sim.runtime.tooldef import ToolDefinition
+
+INTERRUPT_TEXT = "[Request interrupted by user]"
+OVERLOADED_STATUS = 529
+OVERLOADED_ERROR = "overloaded_error"
+
+
+class Phase(str, Enum):
+    IDLE = "idle"
+    BACKOFF = "backoff"
+    AWAITING_RESPONSE = "awaiting_response"
+    STREAMING = "streaming"
+    TOOLS = "tools"
+
+
+class ToolTurnLoop:
+    """One session's turns; see the module docstring for the rules."""
+
+    def __init__(
+        self,
+        tools: Sequence[ToolDefinition],
+        *,
+        model: str,
+        policy: ExecutorPolicy | str = ExecutorPolicy.STREAMING,
+        fallback_model: str | None = None,
+        fallback_after: int = 3,
+        max_turns: int = 20,
+        max_tokens: int = 4096,
+        retry: RetrySettings = RetrySettings(),
+        strict: bool = False,
+        permission: PermissionPolicy = allow_all,
+        system: str | None = None,
+        messages: Iterable[Mapping[str, Any]] = (),
+    ) -> None:
+        """`messages` resumes a session from an earlier transcript (checked or repaired at the
+        first request like any other)."""
+        self._tools = {tool.name: tool for tool in tools}
+        if len(self._tools) != len(tools):
+            raise ValueError("two tools share a name")
+        self._tools_api = [tool.to_api() for tool in tools]
+        self._validators = build_validators(self._tools)
+        self.policy = ExecutorPolicy(policy)
+        self.model = model
+        self.fallback_model = fallback_model
+        self.fallback_after = fallback_after
+        self.max_turns = max_turns
+        self.max_tokens = max_tokens
+        self.retry = retry
+        self.strict = strict
+        self.permission = permission
+        self.system = system
+        self.messages: list[dict[str, Any]] = [dict(message) for message in messages]
+        self.record = Record()
+        self.repairs: list[Repair] = []
+        self.requests_sent = 0
+        self.wasted_executions = 0
+        self.phase = Phase.IDLE
+        self._turn = 0
+        self._chain_turns = 0
+        self._attempt = 0
+        self._retries = 0
+        self._overloaded = 0
+        self._wake_ns = 0
+        self._pending: list[Attachment] = []
+        self._accumulator = StreamAccumulator()
+        self._executor = self._new_executor()
+        self._owner: dict[str, ToolExecutor] = {}
+        self._results: list[dict[str, Any]] = []
+        self._end_reason: str | None = None
+
+    # ----- driver inputs -----
+
+    def start(self, content: str | list[dict[str, Any]], now_ns: int) -> list[Command]:
+        """A user prompt: append it (with any waiting attachments) and send the first request."""
+        if self.phase is not Phase.IDLE:
+            raise RuntimeError(f"start() while {self.phase.value}")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+        if not blocks or blocks == [{"type": "text", "text": ""}]:
+            raise ValueError("a user prompt needs content")
+        blocks += self._take_attachments(now_ns)
+        self._append_user(blocks)
+        self._chain_turns = 0
+        return self._next_turn(now_ns)
+
+    def request_failed(
+        self, status: int | None, now_ns: int, *, retry_after_ns: int | None = None
+    ) -> list[Command]:
+        """The request failed before any event arrived; `status` is None when there was no
+        HTTP response at all (connection error)."""
+        if self.phase is not Phase.AWAITING_RESPONSE:
+            return []
+        self.record.add(now_ns, RecordKind.REQUEST_FAILED, name=self.model, value=status)
+        overloaded = status == OVERLOADED_STATUS
+        return self._after_failure(now_ns, overloaded, is_retryable(status), retry_after_ns)
+
+    def on_event(self, event: dict[str, Any], now_ns: int) -> list[Command]:
+        """One stream event, as the JSON dict of an SSE `data:` line."""
+        phase = self.phase
+        if phase is not Phase.STREAMING:
+            if phase is not Phase.AWAITING_RESPONSE:
+                return []  # Rule 12: the stream was abandoned.
+            self.phase = Phase.STREAMING
+            self.record.add(now_ns, RecordKind.FIRST_EVENT, name=event.get("type"))
+        accumulator = self._accumulator
+        try:
+            done = accumulator.feed(event)
+        except StreamProtocolError as error:
+            return self._stream_error(now_ns, str(error))
+        if done is not None:
+            return self._block_complete(done, now_ns)
+        if accumulator.finished:
+            return self._response_ended(now_ns)
+        if accumulator.error is not None:
+            error_type = str(accumulator.error.get("type", "error"))
+            if error_type == OVERLOADED_ERROR:
+                return self._after_failure(now_ns, True, True, None)
+            return self._stream_error(now_ns, error_type)
+        return []
+
+    def stream_ended(self, now_ns: int) -> list[Command]:
+        """The response stream closed. After `message_stop` this changes nothing; before it,
+        the stream was cut."""
+        if self.phase is Phase.AWAITING_RESPONSE:
+            self.record.add(now_ns, RecordKind.REQUEST_FAILED, name=self.model)
+            return self._after_failure(now_ns, False, True, None)
+        if self.phase is Phase.STREAMING:
+            return self._stream_error(now_ns, "stream_cut")
+        return []
+
+    def wake(self, now_ns: int) -> list[Command]:
+        """The time asked for by `WaitUntil` has come."""
+        if self.phase is not Phase.BACKOFF:
+            return []
+        if now_ns < self._wake_ns:
+            return [WaitUntil(self._wake_ns)]
+        return [self._send(now_ns)]
+
+    def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[Command]:
+        return self._route(self._owner[tool_use_id].tool_progress(tool_use_id, progress, now_ns), now_ns)
+
+    def tool_finished(
+        self, tool_use_id: str, outcome: ToolOutcome | str, content: ToolContent, now_ns: int
+    ) -> list[Command]:
+        executor = self._owner[tool_use_id]
+        return self._route(executor.tool_finished(tool_use_id, outcome, content, now_ns), now_ns)
+
+    def permission_decided(
+        self, tool_use_id: str, allowed: bool, now_ns: int, *, message: str | None = None
+    ) -> list[Command]:
+        executor = self._owner[tool_use_id]
+        return self._route(executor.permission_decided(tool_use_id, allowed, now_ns, message=message), now_ns)
+
+    def attachment(
+        self, block: dict[str, Any], now_ns: int, *, kind: AttachmentKind | str = AttachmentKind.NOTIFICATION
+    ) -> list[Command]:
+        """Content for the model that is not a tool result; it waits for the batch (rule 3)."""
+        self._pending.append(Attachment(AttachmentKind(kind), block, now_ns))
+        return []
+
+    def interrupt(self, now_ns: int) -> list[Command]:
+        """The user interrupts (rule 10)."""
+        phase = self.phase
+        if phase is Phase.IDLE:
+            return []
+        self.record.add(now_ns, RecordKind.INTERRUPT, detail=phase.value)
+        commands: list[Command] = []
+        if phase in (Phase.AWAITING_RESPONSE, Phase.BACKOFF):
+            if phase is Phase.AWAITING_RESPONSE:
+                commands.append(CancelRequest("user interrupt"))
+            self._append_user([{"type": "text", "text": INTERRUPT_TEXT}])
+            commands.append(self._end_session("interrupted", now_ns))
+            return commands
+        if self._end_reason is None:
+            self._end_reason = "interrupted"
+        if phase is Phase.STREAMING:
+            commands.append(CancelRequest("user interrupt"))
+            self._keep_completed_blocks()
+            self.phase = Phase.TOOLS
+        commands += self._route(self._executor.abort(SyntheticCause.USER_INTERRUPT, now_ns), now_ns)
+        return commands
+
+    # ----- state -----
+
+    @property
+    def turn(self) -> int:
+        """The current turn, counted over the whole session (1-based; 0 before the first)."""
+        return self._turn
+
+    def call_records(self) -> list[Any]:
+        """The current attempt's call records (`sim.runtime.executor.CallRecord`)."""
+        return self._executor.records()
+
+    # ----- internals -----
+
+    def _new_executor(self) -> ToolExecutor:
+        return ToolExecutor(
+            self._tools, self.policy, permission=self.permission, record=self.record,
+            validators=self._validators,
+        )
+
+    def _next_turn(self, now_ns: int) -> list[Command]:
+        self._turn += 1
+        self._chain_turns += 1
+        self._attempt = 0
+        self._retries = 0
+        self._overloaded = 0
+        self._end_reason = None
+        return [self._send(now_ns)]
+
+    def _send(self, now_ns: int) -> SendRequest:
+        self._attempt += 1
+        self.record.turn = self._turn
+        self.record.attempt = self._attempt
+        messages, repairs = ensure_tool_result_pairing(self.messages, strict=self.strict)
+        for repair in repairs:
+            self.record.add(now_ns, RecordKind.REPAIR, tool_use_id=repair.tool_use_id,
+                            detail=repair.kind.value, value=repair.message_index)
+        self.repairs += repairs
+        self.messages = messages
+        body: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": list(messages),
+            "tools": self._tools_api,
+            "stream": True,
+        }
+        if self.system is not None:
+            body["system"] = self.system
+        self._accumulator = StreamAccumulator()
+        self._executor = self._new_executor()
+        self._results = []
+        self.phase = Phase.AWAITING_RESPONSE
+        self.requests_sent += 1
+        self.record.add(now_ns, RecordKind.REQUEST_SENT, name=self.model, value=self._attempt)
+        return SendRequest(body, self.model, self._attempt)
+
+    def _block_complete(self, done: BlockMessage, now_ns: int) -> list[Command]:
+        block = done.block
+        self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, name=block["type"], value=done.index)
+        if block["type"] != "tool_use":
+            return []
+        self._owner[block["id"]] = self._executor
+        return self._route(self._executor.add_tool_use(block, now_ns, input_error=done.input_error), now_ns)
+
+    def _response_ended(self, now_ns: int) -> list[Command]:
+        self._keep_completed_blocks()
+        self.phase = Phase.TOOLS
+        return self._route(self._executor.message_ended(now_ns), now_ns)
+
+    def _keep_completed_blocks(self) -> None:
+        for message in merge_block_messages(self._accumulator.completed):
+            content = [b for b in message["content"] if not (b["type"] == "text" and not b["text"])]
+            if content:
+                self.messages.append({"role": "assistant", "content": content})
+
+    def _stream_error(self, now_ns: int, detail: str) -> list[Command]:
+        self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=detail)
+        self._end_reason = "stream_error"
+        self._keep_completed_blocks()
+        self.phase = Phase.TOOLS
+        return self._route(self._executor.abort(SyntheticCause.STREAM_ERROR, now_ns), now_ns)
+
+    def _can_fall_back(self) -> bool:
+        return (
+            self.fallback_model is not None
+            and self.model != self.fallback_model
+            and self._overloaded >= self.fallback_after
+        )
+
+    def _after_failure(
+        self, now_ns: int, overloaded: bool, retryable: bool, retry_after_ns: int | None
+    ) -> list[Command]:
+        """Rules 6-8: the attempt failed in a way that may be retried."""
+        if overloaded:
+            self._overloaded += 1
+        fall_back = overloaded and self._can_fall_back()
+        retry = not fall_back and retryable and self._retries < self.retry.max_retries
+        commands: list[Command] = []
+        if self.phase is Phase.STREAMING:
+            if not (fall_back or retry):
+                return self._stream_error(now_ns, OVERLOADED_ERROR)
+            self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=OVERLOADED_ERROR)
+            cause = SyntheticCause.FALLBACK if fall_back else SyntheticCause.DISCARDED
+            commands += self._discard_attempt(cause, now_ns)
+        if fall_back:
+            assert self.fallback_model is not None
+            self.record.add(now_ns, RecordKind.FALLBACK, name=self.fallback_model, value=self._overloaded)
+            self.model = self.fallback_model
+            self._retries = 0
+            self._overloaded = 0
+            commands.append(self._send(now_ns))
+        elif retry:
+            self._retries += 1
+            delay_ns = self.retry.delay_ns(self._retries, retry_after_ns)
+            self._wake_ns = now_ns + delay_ns
+            self.phase = Phase.BACKOFF
+            self.record.add(now_ns, RecordKind.RETRY, name=self.model, value=delay_ns)
+            commands.append(WaitUntil(self._wake_ns))
+        else:
+            commands.append(self._end_session("request_failed", now_ns))
+        return commands
+
+    def _discard_attempt(self, cause: SyntheticCause, now_ns: int) -> list[Command]:
+        for done in self._accumulator.completed:
+            self.record.add(now_ns, RecordKind.TOMBSTONE, name=done.block["type"], value=done.index)
+        executor = self._executor
+        commands: list[Command] = list(executor.discard(cause, now_ns))
+        self.wasted_executions += executor.wasted_executions
+        self._results = []
+        return commands
+
+    def _route(self, commands: list[ExecutorCommand], now_ns: int) -> list[Command]:
+        """Keep the handed-over results, pass every command on, and close the batch when it is
+        complete."""
+        routed: list[Command] = list(commands)
+        for command in commands:
+            if type(command) is ResultReady:
+                self._results.append(command.result)
+        if self.phase is Phase.TOOLS and self._executor.done:
+            routed += self._batch_complete(now_ns)
+        return routed
+
+    def _batch_complete(self, now_ns: int) -> list[Command]:
+        calls = self._executor.call_count
+        stop_reason = self._end_reason or self._accumulator.stop_reason or "end_turn"
+        content: list[dict[str, Any]] = list(self._results)
+        if calls or self._end_reason == "interrupted":
+            content += self._take_attachments(now_ns)
+        if self._end_reason == "interrupted":
+            content.append({"type": "text", "text": INTERRUPT_TEXT})
+        if content:
+            self._append_user(content)
+        self._results = []
+        self.record.add(now_ns, RecordKind.TURN_END, detail=stop_reason, value=calls)
+        commands: list[Command] = [TurnEnded(self._turn, stop_reason, calls)]
+        if self._end_reason is not None:
+            commands.append(self._end_session(self._end_reason, now_ns))
+        elif not calls:
+            commands.append(self._end_session(stop_reason, now_ns))
+        elif self._chain_turns >= self.max_turns:
+            commands.append(self._end_session("max_turns", now_ns))
+        else:
+            commands += self._next_turn(now_ns)
+        return commands
+
+    def _take_attachments(self, now_ns: int) -> list[dict[str, Any]]:
+        blocks = []
+        for attachment in self._pending:
+            self.record.add(now_ns, RecordKind.ATTACHMENT_APPENDED, detail=attachment.kind.value,
+                            value=attachment.arrived_ns)
+            blocks.append(attachment.block)
+        self._pending = []
+        return blocks
+
+    def _append_user(self, blocks: list[dict[str, Any]]) -> None:
+        """Append user content, merging it into a trailing user message (rule 11). The trailing
+        message is replaced, not mutated: earlier request bodies share it."""
+        if self.messages and self.messages[-1]["role"] == "user":
+            last = self.messages[-1]
+            earlier = last["content"]
+            if isinstance(earlier, str):
+                earlier = [{"type": "text", "text": earlier}]
+            self.messages[-1] = {**last, "content": [*earlier, *blocks]}
+        else:
+            self.messages.append({"role": "user", "content": blocks})
+
+    def _end_session(self, reason: str, now_ns: int) -> SessionEnded:
+        self.phase = Phase.IDLE
+        self.record.add(now_ns, RecordKind.SESSION_END, detail=reason)
+        return SessionEnded(reason)

@@ -1,0 +1,42 @@
+"""Retry settings and backoff for requests that fail before any stream event arrived.
+
+The defaults are the official SDK's: 2 retries, a backoff of 0.5 s doubling up to 8 s, each
+wait shortened by up to a quarter at random, and a server's `retry-after` obeyed as given.
+The random part is injected (`jitter`) so that runs are reproducible: by default there is none.
+Which failures are retried is the SDK's rule too: 408, 409, 429, every 5xx, and a connection
+that failed without a status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+def no_jitter(retry: int) -> float:
+    """The default jitter: none, so every wait is the full backoff."""
+    return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RetrySettings:
+    max_retries: int = 2
+    initial_delay_ns: int = 500_000_000
+    max_delay_ns: int = 8_000_000_000
+    # retry number (1 for the first retry) -> u in [0, 1); the wait is cut by the fraction u / 4.
+    jitter: Callable[[int], float] = no_jitter
+
+    def delay_ns(self, retry: int, retry_after_ns: int | None = None) -> int:
+        """How long to wait before retry number `retry` (1-based)."""
+        if retry_after_ns is not None and retry_after_ns > 0:
+            return retry_after_ns
+        backoff = min(self.initial_delay_ns << (retry - 1), self.max_delay_ns)
+        # Integer arithmetic on the jitter's fraction keeps every wait a whole number of ns.
+        cut = int(backoff * self.jitter(retry)) // 4
+        return backoff - cut
+
+
+def is_retryable(status: int | None) -> bool:
+    """Whether a request that failed with this HTTP status (None: no response at all) is
+    retried."""
+    return status is None or status in (408, 409, 429) or status >= 500
