@@ -28,6 +28,10 @@ class _Count(BaseModel):
     def mean(self) -> float:
         raise NotImplementedError
 
+    def smallest(self) -> int:
+        """The smallest count a draw can give."""
+        raise NotImplementedError
+
 
 class FixedCount(_Count):
     kind: Literal["fixed"]
@@ -39,6 +43,9 @@ class FixedCount(_Count):
 
     def mean(self) -> float:
         return float(self.n)
+
+    def smallest(self) -> int:
+        return self.n
 
 
 class UniformCount(_Count):
@@ -58,6 +65,9 @@ class UniformCount(_Count):
     def mean(self) -> float:
         return (self.low + self.high) / 2
 
+    def smallest(self) -> int:
+        return self.low
+
 
 class LogNormalCount(_Count):
     """Parameterised by its median and the sigma of the log; heavy-tailed like real output sizes."""
@@ -75,6 +85,10 @@ class LogNormalCount(_Count):
         # The cap is ignored here: the mean is for reporting, not for sampling.
         return self.median * math.exp(self.sigma**2 / 2)
 
+    def smallest(self) -> int:
+        # A draw below one half rounds to 0, however unlikely.
+        return 0
+
 
 class EmpiricalCount(_Count):
     """Draws uniformly from observed counts."""
@@ -87,6 +101,9 @@ class EmpiricalCount(_Count):
 
     def mean(self) -> float:
         return float(np.mean(self.values))
+
+    def smallest(self) -> int:
+        return min(self.values)
 
 
 def _bare_int_is_fixed(value: Any) -> Any:

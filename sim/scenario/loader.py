@@ -1,0 +1,193 @@
+"""Reading a scenario file: TOML syntax, then the schema, with errors a person can act on.
+
+Every failure is one `UserError` whose message starts with the file's path. A schema error names
+the field as the file spells it (`tools.define[2].duration.median_ms`) and says why in plain words;
+several errors give a summary line, then one line each:
+
+    scenarios/x.toml: 2 errors
+      load.concurency: unknown key (did you mean 'concurrency'?)
+      runtime.policies[1]: must be one of 'streaming', 'at_message_stop', 'serial' (got 'fast')
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from sim.errors import UserError
+from sim.scenario.schema import Scenario
+
+# Long inputs are cut in messages: the point is to recognise the value, not to print it again.
+_MAX_INPUT_CHARS = 60
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """The scenario in the TOML file at `path`; raises UserError (naming the file) if it is not one."""
+    path = Path(path)
+    try:
+        file_bytes = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory, not a scenario file") from None
+    except OSError as error:
+        raise UserError(f"{path}: cannot read: {error.strerror}") from None
+    try:
+        data = tomllib.loads(file_bytes.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise UserError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except tomllib.TOMLDecodeError as error:
+        # tomllib's message ends with "(at line L, column C)".
+        raise UserError(f"{path}: invalid TOML: {error}") from None
+    try:
+        return Scenario.from_file_bytes(data, file_bytes)
+    except ValidationError as error:
+        raise UserError(format_validation_error(path, error, data)) from None
+
+
+def format_validation_error(path: str | Path, error: ValidationError, data: Mapping[str, Any]) -> str:
+    """The errors of validating `data` (parsed from `path`) as the message described above."""
+    lines = sorted({f"{_toml_path(d['loc'], data)}: {_reason(d, data)}" for d in error.errors(include_url=False)})
+    if len(lines) == 1:
+        return f"{path}: {lines[0]}"
+    return "\n  ".join([f"{path}: {len(lines)} errors", *lines])
+
+
+def _toml_path(loc: Sequence[str | int], data: Any) -> str:
+    """`loc` spelled as in the file: keys joined by dots, list items as [i].
+
+    Pydantic puts the tag of a discriminated union (a distribution's kind) and the names of union
+    members into locations; they are not keys of the file. Walking the parsed file alongside the
+    location tells them apart: an element that is not in the data there (and is not the last one,
+    which may name a missing key) is dropped.
+    """
+    parts: list[str] = []
+    current = data
+    for position, element in enumerate(loc):
+        last = position == len(loc) - 1
+        if isinstance(current, Mapping) and element in current:
+            current = current[element]
+        elif isinstance(current, list) and isinstance(element, int) and 0 <= element < len(current):
+            current = current[element]
+        elif not last:
+            continue
+        if isinstance(element, int):
+            parts.append(f"[{element}]")
+        else:
+            parts.append(("." if parts else "") + str(element))
+    return "".join(parts) or "(top level)"
+
+
+def _reason(detail: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+    kind = detail["type"]
+    message: str = detail["msg"]
+    if kind == "extra_forbidden":
+        return "unknown key" + _suggestion(detail["loc"], data)
+    if kind == "missing":
+        return "required, but missing"
+    if kind == "union_tag_invalid":
+        ctx = detail.get("ctx", {})
+        return f"unknown kind {ctx.get('tag')!r} (expected one of {ctx.get('expected_tags')})"
+    if kind == "union_tag_not_found":
+        return "needs a `kind` key"
+    if kind == "literal_error":
+        expected = detail.get("ctx", {}).get("expected", "")
+        return f"must be one of {expected}{_got(detail)}"
+    message = message.removeprefix("Value error, ")
+    # Pydantic's own checks say "Input should be ..."; say what was given instead.
+    if message.startswith("Input should be "):
+        return "should be " + message.removeprefix("Input should be ") + _got(detail)
+    return message
+
+
+def _got(detail: Mapping[str, Any]) -> str:
+    if "input" not in detail or isinstance(detail["input"], (dict, list)):
+        return ""
+    shown = repr(detail["input"])
+    if len(shown) > _MAX_INPUT_CHARS:
+        shown = shown[: _MAX_INPUT_CHARS - 3] + "..."
+    return f" (got {shown})"
+
+
+def _suggestion(loc: Sequence[str | int], data: Mapping[str, Any]) -> str:
+    """" (did you mean 'x'?)" when the unknown key is close to a key the model there accepts."""
+    allowed = _allowed_keys(loc[:-1], data)
+    matches = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+    if matches:
+        return f" (did you mean {matches[0]!r}?)"
+    if allowed:
+        return f" (allowed: {', '.join(allowed)})"
+    return ""
+
+
+def _allowed_keys(loc: Sequence[str | int], data: Any) -> list[str]:
+    """The field names of the model at `loc`, found by walking the schema beside the data."""
+    annotation: Any = Scenario
+    current = data
+    for element in loc:
+        model = _model_for(annotation, current)
+        if model is not None:
+            if element not in model.model_fields:
+                continue  # a union tag or member name in the location
+            annotation = model.model_fields[element].annotation
+        else:
+            annotation = _item_type(annotation)
+        current = _step(current, element)
+    model = _model_for(annotation, current)
+    return sorted(model.model_fields) if model is not None else []
+
+
+def _step(data: Any, element: str | int) -> Any:
+    if isinstance(data, Mapping):
+        return data.get(element)
+    if isinstance(data, list) and isinstance(element, int) and 0 <= element < len(data):
+        return data[element]
+    return None
+
+
+def _model_for(annotation: Any, data: Any) -> type[BaseModel] | None:
+    """The model class `annotation` means for `data`: itself, or the union member whose `kind`
+    (or `type`) literal matches the data's."""
+    annotation = _strip_annotated(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    members = [m for m in _union_members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
+    if len(members) == 1:
+        return members[0]
+    for member in members:
+        for tag in ("kind", "type"):
+            field = member.model_fields.get(tag)
+            if field is not None and isinstance(data, Mapping) and data.get(tag) in typing.get_args(field.annotation):
+                return member
+    return None
+
+
+def _item_type(annotation: Any) -> Any:
+    """The element type of list[X] or the value type of dict[str, X] (looking through Optional)."""
+    for candidate in [_strip_annotated(annotation), *_union_members(annotation)]:
+        origin = typing.get_origin(candidate)
+        if origin is list:
+            return typing.get_args(candidate)[0]
+        if origin is dict:
+            return typing.get_args(candidate)[1]
+    return None
+
+
+def _strip_annotated(annotation: Any) -> Any:
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
+def _union_members(annotation: Any) -> list[Any]:
+    annotation = _strip_annotated(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [_strip_annotated(member) for member in typing.get_args(annotation)]
+    return []

@@ -1,0 +1,386 @@
+"""What a scenario file says, as pydantic models: one TOML file validates to one `Scenario`.
+
+Every table rejects keys it does not know. Times are written in ms (or s where a name says so) and
+read as integer ns through the `*_ns` properties. The tables:
+
+- `[load]`     how sessions arrive: a closed loop of N concurrent sessions, or an open loop
+               (Poisson arrivals or a trace); optionally a sweep over load levels.
+- `[session]`  what one session does: how many prompts, user think time, interrupts, attachments.
+- `[runtime]`  how the agent runtime behaves: executor policies to compare, strict mode, retries,
+               the turn limit, model fallback.
+- `[model]`    the mock model (`sim.model.config.ModelConfig`).
+- `[tools]`    the simulated tools: a catalogue, new tools, partial overrides of catalogue tools.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from sim.distributions import Distribution, LogNormal, NS_PER_MS
+from sim.model.config import GeneratedScript, ModelConfig
+from sim.runtime.tooldef import ToolDefinition
+from sim.scenario.counts import Count, fixed_count
+from sim.scenario.validation import FieldProblem, problems_under, raise_at, raise_problems
+from sim.tools.catalogue import catalogue
+from sim.tools.override import apply_override
+from sim.tools.spec import ToolSpec
+
+NS_PER_S = 1_000_000_000
+
+Policy = Literal["streaming", "at_message_stop", "serial"]
+ALL_POLICIES: tuple[Policy, ...] = ("streaming", "at_message_stop", "serial")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- [load] -------------------------------------------------------------------------------------
+
+
+class LoadConfig(_Section):
+    """How sessions arrive.
+
+    closed: `concurrency` sessions run at once; when one ends the next starts, until `sessions`
+    have run. open: sessions arrive on their own schedule, at `arrival_rate_per_s` (a Poisson
+    process) or at the times of `trace_ms`, however many are already running. `sweep` runs the
+    scenario once per load level (concurrency values when closed, arrival rates when open).
+    """
+
+    mode: Literal["closed", "open"] = Field(description="closed: fixed concurrency; open: arrivals.")
+    sessions: int = Field(ge=1, description="Sessions to run (per load level when sweeping).")
+    concurrency: int | None = Field(
+        default=None, ge=1, description="closed: sessions running at once."
+    )
+    arrival_rate_per_s: float | None = Field(
+        default=None, gt=0, description="open: mean session arrivals per second (Poisson)."
+    )
+    trace_ms: list[Annotated[float, Field(ge=0)]] | None = Field(
+        default=None,
+        min_length=1,
+        description="open: session arrival times in ms from the start, non-decreasing; the first "
+        "`sessions` of them are used.",
+    )
+    sweep: list[Annotated[float, Field(gt=0)]] | None = Field(
+        default=None,
+        min_length=1,
+        description="Load levels to run one after another: concurrency values (closed) or arrival "
+        "rates per second (open); replaces concurrency / arrival_rate_per_s.",
+    )
+    horizon_s: float | None = Field(
+        default=None, gt=0, description="Stop at this much simulated time; none: run to the end."
+    )
+
+    @model_validator(mode="after")
+    def _fits_mode(self) -> LoadConfig:
+        problems: list[FieldProblem] = []
+
+        def forbid(field: str, reason: str) -> None:
+            if getattr(self, field) is not None:
+                problems.append(FieldProblem((field,), reason, getattr(self, field)))
+
+        if self.mode == "closed":
+            forbid("arrival_rate_per_s", 'applies only to mode = "open"')
+            forbid("trace_ms", 'applies only to mode = "open"')
+            if self.concurrency is None and self.sweep is None:
+                problems.append(FieldProblem(("concurrency",), 'mode = "closed" needs concurrency (or sweep)'))
+            if self.sweep is not None and any(level != int(level) for level in self.sweep):
+                problems.append(FieldProblem(("sweep",), "closed-loop levels are concurrencies: whole numbers", self.sweep))
+        else:
+            forbid("concurrency", 'applies only to mode = "closed"')
+            if self.trace_ms is not None:
+                forbid("arrival_rate_per_s", "give arrival_rate_per_s or trace_ms, not both")
+                forbid("sweep", "a trace fixes the arrival times; it cannot be swept")
+                if any(b < a for a, b in zip(self.trace_ms, self.trace_ms[1:])):
+                    problems.append(FieldProblem(("trace_ms",), "arrival times must not decrease"))
+                if len(self.trace_ms) < self.sessions:
+                    problems.append(FieldProblem(
+                        ("sessions",),
+                        f"the trace has only {len(self.trace_ms)} arrivals for {self.sessions} sessions",
+                        self.sessions,
+                    ))
+            elif self.arrival_rate_per_s is None and self.sweep is None:
+                problems.append(FieldProblem(
+                    ("arrival_rate_per_s",), 'mode = "open" needs arrival_rate_per_s, trace_ms or sweep'
+                ))
+        raise_problems("LoadConfig", problems)
+        return self
+
+    @property
+    def levels(self) -> tuple[float, ...]:
+        """The load levels to run: the sweep, or the one level given (empty for a trace)."""
+        if self.sweep is not None:
+            return tuple(self.sweep)
+        level = self.concurrency if self.mode == "closed" else self.arrival_rate_per_s
+        return () if level is None else (float(level),)
+
+    @property
+    def horizon_ns(self) -> int | None:
+        return None if self.horizon_s is None else int(round(self.horizon_s * NS_PER_S))
+
+    @property
+    def trace_ns(self) -> tuple[int, ...] | None:
+        """The arrival times used (the first `sessions` of the trace) in ns, or None."""
+        if self.trace_ms is None:
+            return None
+        return tuple(int(round(ms * NS_PER_MS)) for ms in self.trace_ms[: self.sessions])
+
+
+# --- [session] ----------------------------------------------------------------------------------
+
+
+class InterruptPhases(_Section):
+    """Relative weights of the phase a user interrupt lands in."""
+
+    streaming: float = Field(default=1.0, ge=0, description="While the model streams.")
+    tools: float = Field(default=1.0, ge=0, description="While tools run.")
+
+
+class InterruptConfig(_Section):
+    """User interrupts (pressing Esc): at most one per turn."""
+
+    probability: float = Field(default=0.0, ge=0, le=1, description="Chance a turn is interrupted.")
+    phase: InterruptPhases = Field(
+        default_factory=InterruptPhases, description="Weights of the phase the interrupt targets."
+    )
+    after: Distribution = Field(
+        default_factory=lambda: LogNormal(kind="lognormal", median_ms=2000, sigma=0.8),
+        description="Delay from the start of the chosen phase to the interrupt; if the phase is "
+        "over by then, the turn is not interrupted.",
+    )
+
+    @model_validator(mode="after")
+    def _some_phase(self) -> InterruptConfig:
+        if self.probability > 0 and self.phase.streaming + self.phase.tools <= 0:
+            raise_at("InterruptConfig", ("phase",), "the weights must not all be zero")
+        return self
+
+
+class AttachmentRates(_Section):
+    """Attachments arriving while tools run (Poisson, per second of tool time, by kind); they are
+    appended after the whole batch of tool results."""
+
+    queued_user_input: float = Field(default=0.0, ge=0, description="Messages the user types meanwhile.")
+    notification: float = Field(default=0.0, ge=0, description="System notifications.")
+    file_change: float = Field(default=0.0, ge=0, description="Files changed outside the agent.")
+
+    def rates(self) -> dict[str, float]:
+        """Rate per second by attachment kind, in a fixed order."""
+        return {
+            "queued_user_input": self.queued_user_input,
+            "notification": self.notification,
+            "file_change": self.file_change,
+        }
+
+
+class SessionConfig(_Section):
+    """One session: a user sends prompts, thinks between them, sometimes interrupts."""
+
+    user_prompts: Count = Field(
+        default_factory=lambda: fixed_count(1),
+        description="Prompts per session (each answered by one or more turns); never 0.",
+    )
+    think_time: Distribution = Field(
+        default_factory=lambda: LogNormal(kind="lognormal", median_ms=15_000, sigma=0.8, max_ms=600_000),
+        description="User think time between the answer to one prompt and the next prompt.",
+    )
+    interrupts: InterruptConfig = Field(
+        default_factory=InterruptConfig, description="User interrupts."
+    )
+    attachments: AttachmentRates = Field(
+        default_factory=AttachmentRates, description="Attachment arrival rates by kind."
+    )
+
+    @field_validator("user_prompts")
+    @classmethod
+    def _at_least_one_prompt(cls, prompts: Count) -> Count:
+        if prompts.smallest() < 1:
+            raise ValueError("can draw 0 prompts; use a fixed, uniform or empirical count of at least 1")
+        return prompts
+
+
+# --- [runtime] ----------------------------------------------------------------------------------
+
+
+class RetryConfig(_Section):
+    """Retries of requests refused before any event (429, 529, 500), as the anthropic SDK does them:
+    backoff doubles from initial to max, multiplied by a jitter factor in [1 - jitter, 1]."""
+
+    max_retries: int = Field(default=2, ge=0, description="Retries after the first attempt.")
+    initial_backoff_ms: float = Field(default=500, ge=0, description="Backoff before the first retry.")
+    max_backoff_ms: float = Field(default=8000, ge=0, description="Cap on the backoff.")
+    jitter: float = Field(default=0.25, ge=0, le=1, description="Largest fraction taken off a backoff.")
+    honour_retry_after: bool = Field(
+        default=True, description="Wait what a retry-after header asks instead, when it is given."
+    )
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RetryConfig:
+        if self.max_backoff_ms < self.initial_backoff_ms:
+            raise_at("RetryConfig", ("max_backoff_ms",), "is below initial_backoff_ms", self.max_backoff_ms)
+        return self
+
+    @property
+    def initial_backoff_ns(self) -> int:
+        return int(round(self.initial_backoff_ms * NS_PER_MS))
+
+    @property
+    def max_backoff_ns(self) -> int:
+        return int(round(self.max_backoff_ms * NS_PER_MS))
+
+
+class RuntimeConfig(_Section):
+    """The agent runtime under test."""
+
+    policies: list[Policy] = Field(
+        default_factory=lambda: list(ALL_POLICIES),
+        min_length=1,
+        description="Executor policies to run and compare, on the same random draws.",
+    )
+    strict: bool = Field(
+        default=False, description="A pairing mismatch stops the run instead of being repaired."
+    )
+    max_turns_per_prompt: int = Field(
+        default=50, ge=1, description="The loop's limit on model turns answering one prompt."
+    )
+    retries: RetryConfig = Field(default_factory=RetryConfig, description="Retries with backoff.")
+    fallback_after_overloads: int | None = Field(
+        default=None,
+        ge=1,
+        description="Switch to model.faults.fallback after this many overloaded errors in a row; "
+        "none: never.",
+    )
+
+    @field_validator("policies")
+    @classmethod
+    def _no_repeats(cls, policies: list[Policy]) -> list[Policy]:
+        repeated = sorted({p for p in policies if policies.count(p) > 1})
+        if repeated:
+            raise ValueError(f"listed more than once: {', '.join(repeated)}")
+        return policies
+
+
+# --- [tools] ------------------------------------------------------------------------------------
+
+
+class ToolsConfig(_Section):
+    """The tools of the scenario: a catalogue's, then the defined ones, with overrides applied."""
+
+    catalogue: Literal["default", "none"] = Field(
+        default="default", description="The catalogue to start from; none: no catalogue tools."
+    )
+    define: list[ToolSpec] = Field(default_factory=list, description="Tools added to the catalogue's.")
+    override: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Partial changes to catalogue tools by name (see sim.tools.override).",
+    )
+
+    _specs: tuple[ToolSpec, ...] = PrivateAttr()
+
+    @model_validator(mode="after")
+    def _resolve(self) -> ToolsConfig:
+        base = {spec.name: spec for spec in catalogue(self.catalogue)}
+        problems: list[FieldProblem] = []
+        for name, changes in self.override.items():
+            if name not in base:
+                known = ", ".join(base) or "none"
+                problems.append(FieldProblem(("override", name), f"no catalogue tool by this name (catalogue tools: {known})"))
+                continue
+            try:
+                base[name] = apply_override(base[name], changes)
+            except ValidationError as error:
+                problems.extend(problems_under(("override", name), error))
+        seen = set(base)
+        for index, spec in enumerate(self.define):
+            if spec.name in seen:
+                problems.append(FieldProblem(
+                    ("define", index, "name"),
+                    f"a tool named {spec.name!r} already exists (change a catalogue tool with [tools.override.{spec.name}])",
+                    spec.name,
+                ))
+            seen.add(spec.name)
+        raise_problems("ToolsConfig", problems)
+        self._specs = (*base.values(), *self.define)
+        return self
+
+    @property
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """Every tool of the scenario: catalogue order, then definition order."""
+        return self._specs
+
+
+# --- the scenario -------------------------------------------------------------------------------
+
+
+class Scenario(_Section):
+    """One scenario file. Cross-section rules: a generated script's tool_mix names only tools of the
+    scenario and has tools to call; fallback is configured in both [runtime] and [model.faults] or
+    in neither."""
+
+    name: str = Field(min_length=1, description="Short name, shown in results.")
+    description: str = Field(default="", description="What the scenario is for.")
+    seed: int = Field(ge=0, description="Root seed of every random stream.")
+    load: LoadConfig = Field(description="How sessions arrive.")
+    session: SessionConfig = Field(default_factory=SessionConfig, description="One session's behaviour.")
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="The runtime under test.")
+    model: ModelConfig = Field(default_factory=ModelConfig, description="The mock model.")
+    tools: ToolsConfig = Field(default_factory=ToolsConfig, description="The simulated tools.")
+
+    _content_hash: str | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _sections_agree(self) -> Scenario:
+        problems: list[FieldProblem] = []
+        names = {spec.name for spec in self.tools.specs}
+        script = self.model.script
+        if isinstance(script, GeneratedScript):
+            for tool in sorted(set(script.tool_mix) - names):
+                problems.append(FieldProblem(
+                    ("model", "script", "tool_mix", tool), "no tool by this name in [tools]", tool
+                ))
+            if not names and script.end_probability < 1:
+                problems.append(FieldProblem(
+                    ("model", "script"), "the generated script calls tools but [tools] has none"
+                ))
+        fallback = self.model.faults.fallback
+        after = self.runtime.fallback_after_overloads
+        if after is not None and fallback is None:
+            problems.append(FieldProblem(
+                ("runtime", "fallback_after_overloads"), "needs a fallback model: set model.faults.fallback", after
+            ))
+        if fallback is not None and after is None:
+            problems.append(FieldProblem(
+                ("model", "faults", "fallback"),
+                "is never used: set runtime.fallback_after_overloads", fallback,
+            ))
+        raise_problems("Scenario", problems)
+        return self
+
+    @property
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        """Every simulated tool of the scenario, in a fixed order."""
+        return self.tools.specs
+
+    def tool_definitions(self) -> tuple[ToolDefinition, ...]:
+        """What the runtime sees of the scenario's tools."""
+        return tuple(spec.definition() for spec in self.tools.specs)
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 (hex) of the scenario file's bytes; for a scenario not read from a file, of its
+        canonical JSON."""
+        if self._content_hash is None:
+            canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+            self._content_hash = hashlib.sha256(canonical.encode()).hexdigest()
+        return self._content_hash
+
+    @classmethod
+    def from_file_bytes(cls, data: dict[str, Any], file_bytes: bytes) -> Scenario:
+        """Validate parsed TOML `data`, remembering the hash of the bytes it was parsed from."""
+        scenario = cls.model_validate(data)
+        scenario._content_hash = hashlib.sha256(file_bytes).hexdigest()
+        return scenario

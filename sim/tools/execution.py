@@ -1,0 +1,114 @@
+"""One call of a simulated tool, planned in advance: the driver then just plays the plan back.
+
+`sample_call(spec, rng)` draws everything about a call at once (permission decision, outcome,
+duration, progress times, result text), always making the same draws in the same order, so the plan
+depends only on the spec and the generator. Give it a generator keyed by the call, e.g.
+`sim.randomness.stream(seed, "tool", session_id, turn_index, call_index)`, and every executor policy
+sees the same plan for the same call (common random numbers).
+
+How a driver plays a plan: wait `permission_delay_ns`; if not `permitted`, the call ends refused
+(the rest of the plan is unused). Otherwise it runs, emitting progress at `progress_ns` (offsets
+from its start), and after `duration_ns` returns `text` as a result (`outcome` "success"), as an
+is_error result ("error"), or raises with `text` as the message ("exception"). A "hang" call has no
+duration and no progress: it runs until it is cancelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from sim.distributions import NS_PER_MS
+from sim.tools.spec import ToolSpec
+
+Outcome = Literal["success", "error", "exception", "hang"]
+
+# A progress gap is at least this long, so a gap distribution that can draw ~0 cannot flood the
+# simulator with events.
+MIN_PROGRESS_GAP_NS = NS_PER_MS
+# Text that fills a successful result to its drawn length; its content does not matter.
+_FILLER_LINE = "simulated tool output: lorem ipsum dolor sit amet, consectetur adipiscing elit\n"
+
+
+@dataclass(frozen=True, slots=True)
+class CallPlan:
+    """Everything about one call of a simulated tool, decided before it runs."""
+
+    # False: the call is refused (by a `deny` rule, or by the user when asked).
+    permitted: bool
+    # True when the user was asked (permission mode "ask").
+    asked: bool
+    # Time taken to decide on permission, before the tool starts; 0 unless asked.
+    permission_delay_ns: int
+    outcome: Outcome
+    # Running time from start to result or failure; None for a hang.
+    duration_ns: int | None
+    # Offsets from the start at which the tool reports progress, increasing, all below duration_ns.
+    progress_ns: tuple[int, ...]
+    # The result text ("success", "error") or the exception's message ("exception"); "" for a hang.
+    text: str
+
+    @property
+    def is_error(self) -> bool:
+        """Whether the call ends as an is_error tool_result (refused, failed, raised or hung)."""
+        return not self.permitted or self.outcome != "success"
+
+
+def sample_call(spec: ToolSpec, rng: np.random.Generator) -> CallPlan:
+    """Draw the plan of one call of `spec` from `rng` (deterministic given the generator's state)."""
+    # Every draw is made whatever the earlier ones decided, in this fixed order, so changing one
+    # probability does not shift the draws of the others. Progress, whose number of draws varies,
+    # comes last.
+    permission = spec.permission
+    deny_draw = rng.random()
+    decision_delay_ns = permission.decision_delay.sample_ns(rng)
+    outcome_draw = rng.random()
+    duration_ns = spec.duration.sample_ns(rng)
+    result_chars = spec.result_chars.sample(rng)
+
+    if permission.mode == "ask":
+        asked, permitted, delay_ns = True, deny_draw >= permission.deny_probability, decision_delay_ns
+    else:
+        asked, permitted, delay_ns = False, permission.mode == "allow", 0
+
+    outcome = _outcome(spec, outcome_draw)
+    if outcome == "hang":
+        return CallPlan(permitted, asked, delay_ns, outcome, None, (), "")
+    progress = _progress_offsets(spec, rng, duration_ns)
+    if outcome == "success":
+        text = _filler(result_chars)
+    elif outcome == "error":
+        text = f"Error: {spec.name} failed (simulated error)"
+    else:
+        text = f"RuntimeError: {spec.name} raised (simulated exception)"
+    return CallPlan(permitted, asked, delay_ns, outcome, duration_ns, progress, text)
+
+
+def _outcome(spec: ToolSpec, draw: float) -> Outcome:
+    failures = spec.failures
+    if draw < failures.error:
+        return "error"
+    if draw < failures.error + failures.exception:
+        return "exception"
+    if draw < failures.total():
+        return "hang"
+    return "success"
+
+
+def _progress_offsets(spec: ToolSpec, rng: np.random.Generator, duration_ns: int) -> tuple[int, ...]:
+    if spec.progress_every is None:
+        return ()
+    offsets: list[int] = []
+    at = 0
+    while True:
+        at += max(spec.progress_every.sample_ns(rng), MIN_PROGRESS_GAP_NS)
+        if at >= duration_ns:
+            return tuple(offsets)
+        offsets.append(at)
+
+
+def _filler(chars: int) -> str:
+    repeats = chars // len(_FILLER_LINE) + 1
+    return (_FILLER_LINE * repeats)[:chars]

@@ -1,0 +1,167 @@
+"""A simulated tool described by data: its schema, how it may run, how long it takes, how it fails.
+
+A `ToolSpec` is what a scenario's `[[tools.define]]` entry (or a catalogue entry) validates to.
+What the runtime sees of it is `ToolSpec.definition()`; the rest (durations, failures, permission,
+result size) is for the driver hosting the tool, which draws one call's plan with
+`sim.tools.execution.sample_call`.
+
+    [[tools.define]]
+    name = "Lint"
+    input_schema = { type = "object", properties = { path = { type = "string" } }, required = ["path"] }
+    concurrency_safe = true
+    duration = { kind = "lognormal", median_ms = 400, sigma = 0.5 }
+    failures = { error = 0.1 }
+    permission = { mode = "ask", decision_delay = { kind = "fixed", ms = 2000 }, deny_probability = 0.2 }
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import jsonschema
+from jsonschema.exceptions import SchemaError, best_match
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from sim.distributions import Distribution, Fixed, fixed_ms
+from sim.runtime.tooldef import ToolDefinition
+from sim.scenario.counts import Count, fixed_count
+from sim.scenario.validation import raise_at
+from sim.tools.inputs import check_inputs_can_be_generated
+
+# The Messages API's rule for tool names.
+TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+
+
+class ToolFailures(BaseModel):
+    """Per-call probabilities of each way a call can fail; what is left over is success."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    error: float = Field(
+        default=0.0, ge=0, le=1, description="The tool runs and returns an is_error result."
+    )
+    exception: float = Field(
+        default=0.0, ge=0, le=1, description="The tool raises instead of returning a result."
+    )
+    hang: float = Field(
+        default=0.0, ge=0, le=1, description="The tool never finishes; only cancellation ends it."
+    )
+
+    def total(self) -> float:
+        return self.error + self.exception + self.hang
+
+
+class Permission(BaseModel):
+    """Whether a call may run: always, never, or after asking the user (which takes time)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: Literal["allow", "deny", "ask"] = Field(
+        default="allow", description="allow: runs at once; deny: always refused; ask: the user decides."
+    )
+    decision_delay: Distribution = Field(
+        default_factory=lambda: fixed_ms(0),
+        description="How long the user takes to decide (mode = 'ask' only; ignored otherwise).",
+    )
+    deny_probability: float = Field(
+        default=0.0, ge=0, le=1, description="Chance the user refuses (mode = 'ask' only)."
+    )
+
+
+class ToolSpec(BaseModel):
+    """One simulated tool. Cross-field rules: failure probabilities sum to at most 1; every example
+    input matches the schema; without examples, inputs can be generated from the schema."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN, description="The name the model calls it by.")
+    description: str = Field(default="", description="Shown to the model in the tools parameter.")
+    input_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object"},
+        description="JSON schema of the input (an object schema, as the Messages API requires).",
+    )
+    examples: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Valid inputs the mock model picks from; without them inputs are generated "
+        "from input_schema.",
+    )
+    concurrency_safe: bool = Field(
+        default=False, description="May run beside other concurrency-safe calls."
+    )
+    cancels_siblings: bool = Field(
+        default=False, description="An error in this tool cancels the other calls of the batch."
+    )
+    cancellable: bool = Field(
+        default=True, description="A user interrupt may cancel it while it runs."
+    )
+    duration: Distribution = Field(description="Time from start to result (or to the failure).")
+    progress_every: Distribution | None = Field(
+        default=None, description="Gap between progress events while running; none: no progress."
+    )
+    failures: ToolFailures = Field(
+        default_factory=ToolFailures, description="Probabilities of each failure kind per call."
+    )
+    permission: Permission = Field(
+        default_factory=Permission, description="Permission decision before the call runs."
+    )
+    result_chars: Count = Field(
+        default_factory=lambda: fixed_count(200),
+        description="Length in characters of a successful result's text.",
+    )
+
+    _validator: jsonschema.protocols.Validator = PrivateAttr()
+
+    @field_validator("input_schema")
+    @classmethod
+    def _is_a_json_object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
+        validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        try:
+            validator_class.check_schema(schema)
+        except SchemaError as error:
+            where = "/".join(map(str, error.absolute_path)) or "the top level"
+            raise ValueError(f"not a valid JSON schema: {error.message} (at {where})") from None
+        if schema.get("type") != "object":
+            raise ValueError('the Messages API needs an object schema: set type = "object"')
+        return schema
+
+    @field_validator("progress_every")
+    @classmethod
+    def _progress_gap_is_positive(cls, gap: Distribution | None) -> Distribution | None:
+        if isinstance(gap, Fixed) and gap.ms <= 0:
+            raise ValueError("a fixed progress gap must be above 0 ms")
+        return gap
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ToolSpec:
+        total = self.failures.total()
+        if total > 1:
+            raise_at("ToolSpec", ("failures",), f"the probabilities sum to {total:g}, above 1")
+        self._validator = jsonschema.validators.validator_for(
+            self.input_schema, default=jsonschema.Draft202012Validator
+        )(self.input_schema)
+        for index, example in enumerate(self.examples):
+            problem = self.input_problem(example)
+            if problem is not None:
+                raise_at("ToolSpec", ("examples", index), f"does not match input_schema: {problem}")
+        if not self.examples:
+            try:
+                check_inputs_can_be_generated(self)
+            except ValueError as error:
+                raise_at("ToolSpec", ("input_schema",), str(error))
+        return self
+
+    def input_problem(self, candidate: dict[str, Any]) -> str | None:
+        """Why `candidate` fails the input schema (the first reason found), or None if it is valid."""
+        error = best_match(self._validator.iter_errors(candidate))
+        return None if error is None else error.message
+
+    def definition(self) -> ToolDefinition:
+        """What the runtime sees of this tool."""
+        return ToolDefinition(
+            name=self.name,
+            input_schema=self.input_schema,
+            description=self.description,
+            concurrency_safe=self.concurrency_safe,
+            cancels_siblings=self.cancels_siblings,
+            cancellable=self.cancellable,
+        )
