@@ -8,7 +8,6 @@ from typing import Any
 
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary
-from sim.report import write_report
 
 
 def add_parser(subparsers: Any) -> None:
@@ -23,6 +22,9 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: matplotlib takes a second to load, which no other command should pay.
+    from sim.report.writer import write_report
+
     folder = read_run(args.run_dir)
     page = write_report(folder)
     print_summary(folder.summary, title=f"Summary of {folder.path}")

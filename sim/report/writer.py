@@ -1,0 +1,26 @@
+"""The report folder of a run: figures and page, written atomically into ``<run>/report/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sim.metrics.atomic import atomic_directory
+from sim.metrics.reader import RunFolder
+from sim.report.html import render_html
+from sim.report.plots import draw_figures
+
+REPORT_FOLDER = "report"
+REPORT_PAGE = "report.html"
+
+
+def write_report(run: RunFolder) -> Path:
+    """Draws the figures and the page into ``<run>/report/`` atomically; returns the page's path.
+
+    An older report there is replaced whole.
+    """
+    destination = run.path / REPORT_FOLDER
+    with atomic_directory(destination, replace=True) as staging:
+        figures = draw_figures(run, staging)
+        page = render_html(run.metadata, run.summary, figures)
+        (staging / REPORT_PAGE).write_text(page, encoding="utf-8")
+    return destination / REPORT_PAGE

@@ -1,0 +1,117 @@
+"""`sim compare`: the exact gate (exit 0/1), tolerances, wall-clock metrics, bad input (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+from sim.errors import UserError
+from sim.metrics import read_run, write_run
+from sim.report.compare import compare_runs, parse_tolerances, tolerance_for
+from tests.test_metrics_support import collect, handmade_rows, metadata, turn
+
+
+def write(folder: Path, rows=None, speed: float | None = None, scenario: str = "handmade",
+          sha256: str = "0" * 64) -> Path:
+    tables = collect(rows if rows is not None else handmade_rows(), scenario=scenario).tables()
+    speeds = None if speed is None else {"streaming": speed}
+    write_run(folder, tables, metadata(scenario, sha256), events_per_wall_s=speeds)
+    return folder
+
+
+def slower_rows() -> list:
+    """The hand-made run with one streaming turn 10% slower (latency_ns.p50 300 -> 330)."""
+    rows = handmade_rows()
+    rows[2] = ("turns", turn("streaming", 1, 0, sent=0, ttfts=30, latency=330))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write(tmp_path_factory.mktemp("compare") / "base", speed=100.0)
+
+
+def test_identical_runs_pass(base: Path, tmp_path: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", str(base), str(write(tmp_path / "new", speed=100.0))]) == 0
+    assert "0 moved, 0 beyond tolerance" in capsys.readouterr().out
+
+
+def test_any_simulated_change_fails_by_default(base: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    new = write(tmp_path / "new", slower_rows(), speed=100.0)
+    assert main(["compare", str(base), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "latency_ns.p50" in out and "FAIL" in out and "+10.000%" in out
+
+
+def test_a_tolerance_lets_a_metric_move_that_far(base: Path, tmp_path: Path) -> None:
+    new = write(tmp_path / "new", slower_rows(), speed=100.0)
+    assert main(["compare", str(base), str(new), "--tolerance", "latency_ns.p50=0.1"]) == 0
+    assert main(["compare", str(base), str(new), "--tolerance", "latency_ns.*=0.099"]) == 1
+
+
+def test_wall_clock_metrics_are_shown_but_never_gate(
+    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", str(base), str(write(tmp_path / "new", speed=55.0))]) == 0
+    out = capsys.readouterr().out
+    assert "harness.events_per_wall_s" in out and "wall clock (not gated)" in out
+    assert "1 moved, 0 beyond tolerance" in out
+
+
+def test_row_count_changes_fail(base: Path, tmp_path: Path) -> None:
+    rows = handmade_rows() + [("repairs", {"policy": "serial", "session_id": 0, "turn_index": 0,
+                                           "request_index": 0, "kind": "missing_result"})]
+    changes = compare_runs(read_run(base), read_run(write(tmp_path / "new", rows, speed=100.0)))
+    failed = {(c.policy, c.metric) for c in changes if c.beyond_tolerance}
+    assert ("serial", "rows.repairs") in failed
+    assert ("serial", "repairs_per_1k_requests.missing_result") in failed
+
+
+def test_a_metric_only_one_run_has_fails(base: Path, tmp_path: Path) -> None:
+    rows = [row for row in handmade_rows() if row[1]["policy"] == "streaming"]
+    changes = compare_runs(read_run(base), read_run(write(tmp_path / "new", rows, speed=100.0)))
+    gone = [c for c in changes if c.policy == "serial" and c.metric == "ttfts_ns.p50"]
+    assert gone[0].new is None and gone[0].beyond_tolerance
+
+
+@pytest.mark.parametrize(
+    ("scenario", "sha256", "message"),
+    [("other", "0" * 64, "scenario 'other' differs"), ("handmade", "f" * 64, "scenario_sha256")],
+)
+def test_runs_of_different_scenarios_are_bad_input(
+    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    scenario: str, sha256: str, message: str,
+) -> None:
+    new = write(tmp_path / "new", scenario=scenario, sha256=sha256)
+    assert main(["compare", str(base), str(new)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_a_missing_folder_is_bad_input(base: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", str(base), str(tmp_path / "absent")]) == 2
+    assert "no such run folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["latency_ns.p50", "=0.1", "x=-1", "x=fast", "x=inf"])
+def test_malformed_tolerances_are_bad_input(text: str) -> None:
+    with pytest.raises(UserError, match="METRIC=REL"):
+        parse_tolerances([text])
+
+
+def test_a_tolerance_that_matches_no_metric_is_bad_input(base: Path) -> None:
+    with pytest.raises(UserError, match="matches no metric"):
+        compare_runs(read_run(base), read_run(base), {"latency.p50": 0.1})
+
+
+def test_exact_tolerance_beats_the_longest_glob() -> None:
+    tolerances = {"*": 0.5, "latency_ns.*": 0.1, "latency_ns.p99": 0.0}
+    assert tolerance_for("latency_ns.p99", tolerances) == 0.0
+    assert tolerance_for("latency_ns.p50", tolerances) == 0.1
+    assert tolerance_for("ttfts_ns.p50", tolerances) == 0.5
+    assert tolerance_for("ttfts_ns.p50", {}) == 0.0
