@@ -37,6 +37,8 @@ TOOL_RESULT = "tool_result"
 # Server-executed tool calls: their results come back inside the same assistant message.
 SERVER_TOOL_USES = frozenset({"server_tool_use", "mcp_tool_use"})
 ROLES = frozenset({"user", "assistant"})
+# Common block types that carry no pairing id: validated with one set lookup.
+_PLAIN_BLOCK_TYPES = frozenset({"text", "image", "document", "thinking", "redacted_thinking"})
 
 
 class TranscriptShapeError(ValueError):
@@ -65,7 +67,9 @@ def expected_server_result_type(use_block: Mapping[str, Any]) -> str:
 
 def message_role(message: object, index: int) -> str:
     """The role of `messages[index]`, after checking the message is a mapping with a known role."""
-    if not isinstance(message, Mapping):
+    # `type(...) is dict` first: the ABC check of isinstance(..., Mapping) is slow and this
+    # runs once per message and per block of every request.
+    if type(message) is not dict and not isinstance(message, Mapping):
         raise TranscriptShapeError(
             f"messages[{index}]: a message must be an object, not {type(message).__name__}"
         )
@@ -92,11 +96,36 @@ def message_blocks(message: Mapping[str, Any], index: int) -> list[Mapping[str, 
             f"not {type(content).__name__}"
         )
     for position, block in enumerate(content):
+        # Fast path for the JSON-decoded shape, inlined because it runs for every block of every
+        # request; anything unusual gets the full check, which explains what is wrong.
+        if type(block) is dict:
+            block_type = block.get("type")
+            if type(block_type) is str:
+                if block_type in _PLAIN_BLOCK_TYPES:
+                    continue
+                if block_type == TOOL_USE or block_type in SERVER_TOOL_USES:
+                    if type(block.get("id")) is str:
+                        continue
+                elif block_type == TOOL_RESULT or block_type.endswith("_tool_result"):
+                    if type(block.get("tool_use_id")) is str:
+                        continue
+                else:
+                    continue
         _check_block(block, index, position)
     return content
 
 
+def _has_pairing_id(block: Mapping[str, Any], block_type: str) -> bool:
+    """Whether a block that pairs by id carries its id as a string (others: always true)."""
+    if block_type == TOOL_USE or block_type in SERVER_TOOL_USES:
+        return isinstance(block.get("id"), str)
+    if block_type == TOOL_RESULT or is_server_result(block_type):
+        return isinstance(block.get("tool_use_id"), str)
+    return True
+
+
 def _check_block(block: object, index: int, position: int) -> None:
+    """Raise `TranscriptShapeError` saying where and why if `block` is not a content block."""
     where = f"messages[{index}].content[{position}]"
     if not isinstance(block, Mapping):
         raise TranscriptShapeError(f"{where}: a block must be an object, not {type(block).__name__}")
@@ -104,13 +133,12 @@ def _check_block(block: object, index: int, position: int) -> None:
     if block_type is None:
         raise TranscriptShapeError(f"{where}: block has no 'type'")
     if not isinstance(block_type, str):
-        raise TranscriptShapeError(f"{where}.type: must be a string, not {type(block_type).__name__}")
-    if block_type == TOOL_USE or block_type in SERVER_TOOL_USES:
-        if not isinstance(block.get("id"), str):
-            raise TranscriptShapeError(f"{where}: `{block_type}` block has no string 'id'")
-    elif block_type == TOOL_RESULT or is_server_result(block_type):
-        if not isinstance(block.get("tool_use_id"), str):
-            raise TranscriptShapeError(f"{where}: `{block_type}` block has no string 'tool_use_id'")
+        raise TranscriptShapeError(
+            f"{where}.type: must be a string, not {type(block_type).__name__}"
+        )
+    if not _has_pairing_id(block, block_type):
+        field = "id" if block_type == TOOL_USE or block_type in SERVER_TOOL_USES else "tool_use_id"
+        raise TranscriptShapeError(f"{where}: `{block_type}` block has no string '{field}'")
 
 
 # --- The API's wording. Each template quotes a real 400 response where one was found. ---
