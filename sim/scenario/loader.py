@@ -12,6 +12,7 @@ several errors give a summary line, then one line each:
 from __future__ import annotations
 
 import difflib
+import re
 import tomllib
 import types
 import typing
@@ -24,6 +25,8 @@ from pydantic import BaseModel, ValidationError
 from sim.errors import UserError
 from sim.scenario.schema import Scenario
 
+# TOML keys that need no quotes; others are shown quoted, as the file must spell them.
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # Long inputs are cut in messages: the point is to recognise the value, not to print it again.
 _MAX_INPUT_CHARS = 60
 
@@ -76,13 +79,18 @@ def _toml_path(loc: Sequence[str | int], data: Any) -> str:
             current = current[element]
         elif isinstance(current, list) and isinstance(element, int) and 0 <= element < len(current):
             current = current[element]
-        elif not last:
+        elif not last or _is_tag(current, element):
             continue
         if isinstance(element, int):
             parts.append(f"[{element}]")
         else:
-            parts.append(("." if parts else "") + str(element))
+            key = element if _BARE_KEY.fullmatch(element) else f'"{element}"'
+            parts.append(("." if parts else "") + key)
     return "".join(parts) or "(top level)"
+
+
+def _is_tag(data: Any, element: str | int) -> bool:
+    return isinstance(data, Mapping) and element in (data.get("kind"), data.get("type"))
 
 
 def _reason(detail: Mapping[str, Any], data: Mapping[str, Any]) -> str:
