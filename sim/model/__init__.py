@@ -1,0 +1,1 @@
+"""The scripted mock model: timed Messages API streams with configurable latency and faults."""

@@ -1,0 +1,88 @@
+"""Which faults fire for one response: one random stream per fault kind, one draw per unit.
+
+Each fault has a unit (request, stream, text block, tool_use block, tool call) and a probability
+per unit. Each kind draws from its own stream keyed by (kind, session, turn, attempt), so turning
+one fault up never moves the draws of another, and the same turn gets the same faults under
+every executor policy. A fault with probability 0 draws nothing.
+
+A fault that fires but has nothing to act on (a duplicate id with no earlier id to copy, a
+cut later than an earlier cut) has no effect and is not reported.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from sim.model.config import FaultsConfig
+from sim.model.response import Turn
+from sim.randomness import stream
+
+# Per request, decided before streaming; the first that fires, in this order, is the answer.
+HTTP_FAULTS: Final = {"http_429": 429, "http_529": 529, "http_500": 500}
+# Per stream: an error event at a random point, and the error it carries.
+ERROR_EVENT_FAULTS: Final = {
+    "error_overloaded": ("overloaded_error", "Overloaded"),
+    "error_api": ("api_error", "Internal server error"),
+}
+# Per tool call, applied to the content before streaming.
+TOOL_CALL_FAULTS: Final = (
+    "unknown_tool",
+    "invalid_tool_input",
+    "malformed_tool_json",
+    "duplicate_tool_id",
+)
+# Per stream with at least one tool call.
+STOP_FAULTS: Final = ("max_tokens_mid_tool_use", "end_turn_with_tool_use")
+# Where a cut or an error ends a stream; when several fire, the earliest point wins.
+CUT_FAULTS: Final = (
+    "cut_before_first_block",  # per stream
+    "cut_mid_text",  # per text block
+    "cut_mid_tool_json",  # per tool_use block
+    "cut_after_tool_use_stop",  # per tool_use block
+    "cut_before_message_stop",  # per stream
+)
+STALL: Final = "stall"  # per stream
+
+ALL_FAULTS: Final = (
+    *HTTP_FAULTS,
+    *ERROR_EVENT_FAULTS,
+    *TOOL_CALL_FAULTS,
+    *STOP_FAULTS,
+    *CUT_FAULTS,
+    STALL,
+)
+
+
+class FaultDice:
+    """The draws of every fault kind for one response."""
+
+    def __init__(self, root_seed: int, config: FaultsConfig, turn: Turn) -> None:
+        self._root_seed = root_seed
+        self._config = config
+        self._turn = turn
+        self._streams: dict[str, np.random.Generator] = {}
+
+    def probability(self, kind: str) -> float:
+        value: float = getattr(self._config, kind)
+        return value
+
+    def rng(self, kind: str) -> np.random.Generator:
+        """The fault's own stream (for its firing draws, then where and how it strikes)."""
+        rng = self._streams.get(kind)
+        if rng is None:
+            turn = self._turn
+            rng = stream(self._root_seed, "fault", kind, turn.session_id, turn.turn_index, turn.attempt)
+            self._streams[kind] = rng
+        return rng
+
+    def fires(self, kind: str, units: int = 1) -> list[bool]:
+        """Whether the fault fires for each of `units` units, in order."""
+        p = self.probability(kind)
+        if p <= 0 or units == 0:
+            return [False] * units
+        return (self.rng(kind).random(units) < p).tolist()
+
+    def fires_once(self, kind: str) -> bool:
+        return self.fires(kind, 1)[0]

@@ -1,0 +1,365 @@
+"""The scripted mock model: one request body in, one response out (an HTTP error or a stream).
+
+Pure and deterministic: no clock, no simulator. The answer depends only on the scenario's
+`[model]` table, the root seed, the request body, the turn's identity (session, turn, attempt)
+and the endpoint's utilisation. Each concern draws from its own keyed stream (content, latency,
+each fault kind), so the same turn gets the same draws whatever else happened in the run.
+
+What it checks and draws, in order:
+
+1. the model name (404 if unknown) and the transcript's pairing (400, worded by `check_pairing`);
+2. HTTP faults (429, 529, 500 before streaming);
+3. the content (explicit script or generated), then tool-call faults (unknown tool, invalid
+   input, malformed JSON, duplicate id), chunking, `max_tokens` (the request's, and the
+   `max_tokens_mid_tool_use` fault), `end_turn_with_tool_use`;
+4. the timing (latency preset, overrides, endpoint factor);
+5. error events, cuts and stalls; keep-alive pings.
+
+The fallback model (`faults.fallback`) answers requests that name it, with its own latency
+preset and without faults: it is where a loop goes when the primary is failing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from sim.distributions import ms_to_ns
+from sim.model.api_errors import INVALID_REQUEST, STATUS_ERRORS, error_body
+from sim.model.chunking import (
+    chunk_tokens,
+    chunk_tool_json_fine,
+    chunk_tool_json_pairs,
+    tool_json,
+)
+from sim.model.config import ExplicitScript, ModelConfig, ProfileName
+from sim.model.disruption import disrupt, with_keepalive_pings
+from sim.model.endpoint import Endpoint
+from sim.model.faults import HTTP_FAULTS, TOOL_CALL_FAULTS, FaultDice
+from sim.model.ids import api_id
+from sim.model.latency import MODEL_NAMES, Latency, resolve_latency
+from sim.model.response import HttpError, Response, StreamResponse, Turn
+from sim.model.script import ExplicitPlanner, GeneratedPlanner, PlannedBlock, ToolInputs
+from sim.model.stream import StreamBlock, build_timeline
+from sim.randomness import stream
+from sim.runtime.pairing import TranscriptShapeError, check_pairing
+
+# Tokens are counted as characters / 4 on the request's JSON: cheap and close enough for usage.
+_CHARS_PER_INPUT_TOKEN = 4
+DEFAULT_MAX_TOKENS = 4096
+UNKNOWN_TOOL_NAME = "undefined_tool"
+
+
+def _input_tokens(body: Mapping[str, Any]) -> int:
+    size = 0
+    for key in ("system", "messages", "tools"):
+        if key in body:
+            size += len(json.dumps(body[key], ensure_ascii=False, separators=(",", ":")))
+    return max(1, size // _CHARS_PER_INPUT_TOKEN)
+
+
+def _last_tool_use_id(messages: Any) -> str | None:
+    for message in reversed(messages):
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            for block in reversed(message["content"]):
+                if block.get("type") == "tool_use":
+                    return str(block["id"])
+    return None
+
+
+def _signature(root_seed: int, turn: Turn, index: int) -> str:
+    key = f"sig:{root_seed}:{turn.session_id}:{turn.turn_index}:{turn.attempt}:{index}".encode()
+    return base64.b64encode(hashlib.blake2b(key, digest_size=64).digest()).decode()
+
+
+class MockModel:
+    """Answers Messages API requests as scripted in a scenario's `[model]` table.
+
+    `tools` maps each tool name of the catalogue to a source of valid and invalid inputs; a
+    generated script calls only these, an explicit script's invalid-input fault needs them.
+    """
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        root_seed: int,
+        tools: Mapping[str, ToolInputs] | None = None,
+    ) -> None:
+        self.config = config
+        self.root_seed = root_seed
+        self.tools: Mapping[str, ToolInputs] = tools or {}
+        self.endpoint = Endpoint(config.endpoint)
+        self.name = config.name or MODEL_NAMES[config.profile]
+        self.latency = resolve_latency(config.profile, config.latency)
+        self._latencies: dict[str, Latency] = {self.name: self.latency}
+        self.fallback_name: str | None = None
+        fallback: ProfileName | None = config.faults.fallback
+        if fallback is not None:
+            self.fallback_name = MODEL_NAMES[fallback]
+            if self.fallback_name == self.name:
+                self.fallback_name += "-fallback"
+            self._latencies[self.fallback_name] = resolve_latency(fallback, config.latency)
+        script = config.script
+        self._planner = (
+            ExplicitPlanner(script)
+            if isinstance(script, ExplicitScript)
+            else GeneratedPlanner(script, self.tools)
+        )
+        self._unknown_tool = UNKNOWN_TOOL_NAME
+        while self._unknown_tool in self.tools:
+            self._unknown_tool += "_"
+
+    def request_id(self, turn: Turn) -> str:
+        return api_id("req", self.root_seed, turn.session_id, turn.turn_index, turn.attempt)
+
+    def refuse(self, turn: Turn, utilisation: float = 1.0) -> HttpError:
+        """The endpoint's answer to a request it will not take (the simulator decides when)."""
+        at_ns = self._error_delay(turn, self.latency, utilisation)
+        return self.endpoint.refusal(self.request_id(turn), at_ns)
+
+    def respond(
+        self, body: Mapping[str, Any], turn: Turn, utilisation: float = 0.0
+    ) -> Response:
+        """The response to request `body` sent by `turn` while the endpoint is at `utilisation`."""
+        model = body.get("model", self.name)
+        latency = self._latencies.get(model)
+        if latency is None:
+            return self._error(404, "not_found_error", f"model: {model}", turn, utilisation)
+        problem = self._pairing_problem(body.get("messages", []))
+        if problem is not None:
+            return self._error(400, INVALID_REQUEST, problem, turn, utilisation)
+        dice = FaultDice(self.root_seed, self.config.faults, turn)
+        primary = model == self.name
+        if primary:
+            for kind, status in HTTP_FAULTS.items():
+                if dice.fires_once(kind):
+                    error_type, message = STATUS_ERRORS[status]
+                    return self._error(status, error_type, message, turn, utilisation, kind)
+        return self._stream(body, turn, model, latency, dice if primary else None, utilisation)
+
+    # -- errors -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _pairing_problem(messages: Any) -> str | None:
+        try:
+            violations = check_pairing(messages)
+        except TranscriptShapeError as error:
+            return str(error)
+        return violations[0] if violations else None
+
+    def _error_delay(self, turn: Turn, latency: Latency, utilisation: float) -> int:
+        rng = stream(self.root_seed, "error_delay", turn.session_id, turn.turn_index, turn.attempt)
+        factor = self.endpoint.latency_factor(utilisation)
+        return int(round(latency.http_error_delay.sample_ns(rng) * factor))
+
+    def _error(
+        self,
+        status: int,
+        error_type: str,
+        message: str,
+        turn: Turn,
+        utilisation: float,
+        fault: str | None = None,
+    ) -> HttpError:
+        retry = ms_to_ns(self.config.faults.retry_after_ms) if status in (429, 529) else None
+        return HttpError(
+            status=status,
+            body=error_body(error_type, message, self.request_id(turn)),
+            at_ns=self._error_delay(turn, self.latency, utilisation),
+            retry_after_ns=retry,
+            faults=(fault,) if fault else (),
+        )
+
+    # -- the stream ---------------------------------------------------------------------------
+
+    def _stream(
+        self,
+        body: Mapping[str, Any],
+        turn: Turn,
+        model: str,
+        latency: Latency,
+        dice: FaultDice | None,
+        utilisation: float,
+    ) -> StreamResponse:
+        keys = (turn.session_id, turn.turn_index, turn.attempt)
+        content_rng = stream(self.root_seed, "content", *keys)
+        planned = self._planner.plan(turn.turn_index, content_rng)
+        faults: list[str] = []
+        calls = [index for index, block in enumerate(planned) if block.type == "tool_use"]
+        malformed: set[int] = set()
+        duplicated: set[int] = set()
+        if dice is not None:
+            malformed, duplicated = self._tool_call_faults(planned, calls, dice, faults)
+        ids = self._tool_ids(planned, calls, duplicated, turn, body, faults)
+        blocks = [
+            self._chunked(block, index, ids, index in malformed, turn, content_rng)
+            for index, block in enumerate(planned)
+        ]
+        max_tokens = int(body.get("max_tokens", DEFAULT_MAX_TOKENS))
+        output_tokens = sum(sum(block.chunks.tokens) for block in blocks)
+        stop_reason = "tool_use" if calls else "end_turn"
+        if output_tokens > max_tokens:
+            blocks = _truncated_at_tokens(blocks, max_tokens)
+            stop_reason, output_tokens = "max_tokens", max_tokens
+        elif dice and calls and dice.fires_once("max_tokens_mid_tool_use"):
+            blocks = _cut_inside_a_tool_use(blocks, dice)
+            stop_reason, output_tokens = "max_tokens", max_tokens
+            faults.append("max_tokens_mid_tool_use")
+        if dice and stop_reason == "tool_use" and dice.fires_once("end_turn_with_tool_use"):
+            stop_reason = "end_turn"
+            faults.append("end_turn_with_tool_use")
+
+        message_id = api_id("msg", self.root_seed, *keys)
+        message = {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": _input_tokens(body),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 1,
+            },
+        }
+        timeline = build_timeline(
+            message,
+            blocks,
+            stop_reason,
+            output_tokens,
+            latency,
+            stream(self.root_seed, "latency", *keys),
+            self.endpoint.latency_factor(utilisation),
+        )
+        if dice is None:
+            times, events, end_ns, ending, stall_at = (
+                timeline.times, timeline.events, timeline.times[-1], "complete", None
+            )
+        else:
+            hit = disrupt(
+                timeline,
+                dice,
+                self.config.faults.stall_duration,
+                self.config.faults.stall_resume_probability,
+            )
+            times, events, end_ns, ending, stall_at = (
+                hit.times, hit.events, hit.end_ns, hit.ending, hit.stall_at
+            )
+            faults.extend(hit.faults)
+        paired = with_keepalive_pings(times, events, end_ns, latency.ping_interval_ns, stall_at)
+        return StreamResponse(paired, end_ns, ending, message_id, model, tuple(faults))
+
+    def _tool_call_faults(
+        self, planned: list[PlannedBlock], calls: list[int], dice: FaultDice, faults: list[str]
+    ) -> tuple[set[int], set[int]]:
+        """Rewrites the calls hit by unknown-tool or invalid-input faults; returns the block
+        indices whose JSON is to be malformed and those whose id is to be a duplicate."""
+        draws = {kind: dice.fires(kind, len(calls)) for kind in TOOL_CALL_FAULTS}
+        malformed = set()
+        duplicated = set()
+        for position, index in enumerate(calls):
+            call = planned[index]
+            if draws["unknown_tool"][position]:
+                call.name = self._unknown_tool
+                faults.append("unknown_tool")
+            elif draws["invalid_tool_input"][position] and call.name in self.tools:
+                rng = dice.rng("invalid_tool_input")
+                invalid = self.tools[call.name].sample_invalid_input(rng)
+                if invalid is not None:
+                    call.input = invalid
+                    faults.append("invalid_tool_input")
+            if draws["malformed_tool_json"][position]:
+                malformed.add(index)
+                faults.append("malformed_tool_json")
+            if draws["duplicate_tool_id"][position]:
+                duplicated.add(index)
+        return malformed, duplicated
+
+    def _tool_ids(
+        self,
+        planned: list[PlannedBlock],
+        calls: list[int],
+        duplicated: set[int],
+        turn: Turn,
+        body: Mapping[str, Any],
+        faults: list[str],
+    ) -> dict[int, str]:
+        """The tool_use id of each call's block index. A duplicate copies the previous id of
+        this response, or the transcript's last one; with neither it has no effect."""
+        ids: dict[int, str] = {}
+        previous: str | None = None
+        for index in calls:
+            new_id = api_id(
+                "toolu", self.root_seed, turn.session_id, turn.turn_index, turn.attempt, index
+            )
+            if index in duplicated:
+                if previous is None:
+                    previous = _last_tool_use_id(body.get("messages", []))
+                if previous is not None:
+                    new_id = previous
+                    faults.append("duplicate_tool_id")
+            ids[index] = new_id
+            previous = new_id
+        return ids
+
+    def _chunked(
+        self,
+        block: PlannedBlock,
+        index: int,
+        ids: dict[int, str],
+        malformed: bool,
+        turn: Turn,
+        rng: np.random.Generator,
+    ) -> StreamBlock:
+        if block.type == "text":
+            return StreamBlock("text", chunk_tokens(block.tokens, rng))
+        if block.type == "thinking":
+            signature = block.signature or _signature(self.root_seed, turn, index)
+            return StreamBlock("thinking", chunk_tokens(block.tokens, rng), signature=signature)
+        if self.config.tool_json_streaming == "pairs":
+            chunks = chunk_tool_json_pairs(block.input, rng)
+        else:
+            chunks = chunk_tool_json_fine(tool_json(block.input), rng)
+        if malformed:
+            # The closing brace never comes: the text does not parse as JSON.
+            chunks.pieces[-1] = chunks.pieces[-1][:-1]
+        return StreamBlock("tool_use", chunks, tool_id=ids[index], name=block.name)
+
+
+def _truncated_at_tokens(blocks: list[StreamBlock], limit: int) -> list[StreamBlock]:
+    """The blocks as far as `limit` output tokens reach; the block reached last is cut short."""
+    used = 0
+    kept: list[StreamBlock] = []
+    for block in blocks:
+        count = 0
+        for tokens in block.chunks.tokens:
+            if used + tokens > limit:
+                break
+            used += tokens
+            count += 1
+        if count == len(block.chunks.pieces):
+            kept.append(block)
+            continue
+        kept.append(replace(block, chunks=block.chunks.truncated(count), signature=""))
+        break
+    return kept
+
+
+def _cut_inside_a_tool_use(blocks: list[StreamBlock], dice: FaultDice) -> list[StreamBlock]:
+    """The blocks up to one tool_use, which stops before its JSON is complete."""
+    rng = dice.rng("max_tokens_mid_tool_use")
+    tools = [index for index, block in enumerate(blocks) if block.type == "tool_use"]
+    index = tools[int(rng.integers(0, len(tools)))]
+    block = blocks[index]
+    # Keep the opening empty delta and more, never the fragment that closes the object.
+    count = int(rng.integers(1, max(len(block.chunks.pieces), 2)))
+    return [*blocks[:index], replace(block, chunks=block.chunks.truncated(count))]

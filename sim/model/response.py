@@ -1,0 +1,52 @@
+"""What the model answers one request with: an HTTP error, or a timed stream of events.
+
+Times are integer nanoseconds from the moment the request was sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Who is asking: the identity that keys every random draw of the response."""
+
+    session_id: int
+    turn_index: int
+    attempt: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class HttpError:
+    """An error status before any streaming, with the API's JSON error body."""
+
+    status: int
+    body: dict[str, Any]
+    at_ns: int
+    retry_after_ns: int | None = None
+    faults: tuple[str, ...] = ()
+
+
+StreamEnding = Literal["complete", "error_event", "cut"]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamResponse:
+    """HTTP 200 and a stream: `events` are `(t_ns, event)` in sending order, times non-decreasing.
+
+    `end_ns` is when the server closes the connection: the last event's time for a complete
+    stream or one ended by an `error` event, later for a cut that follows a silence (a stall).
+    `faults` names every fault that took effect, in the order they were decided.
+    """
+
+    events: list[tuple[int, dict[str, Any]]]
+    end_ns: int
+    ending: StreamEnding
+    message_id: str
+    model: str
+    faults: tuple[str, ...] = ()
+
+
+Response = HttpError | StreamResponse

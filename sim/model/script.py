@@ -1,0 +1,140 @@
+"""What one response says: its blocks, from an explicit script or drawn from distributions.
+
+A plan is content only (text tokens, thinking tokens, tool names and inputs); ids, chunking,
+timing and faults come later. Generated text is drawn from a small vocabulary: its meaning does
+not matter to the simulator, its length in tokens does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from sim.model.chunking import split_tokens
+from sim.model.config import (
+    ExplicitScript,
+    GeneratedScript,
+    ScriptedResponse,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+)
+
+_VOCABULARY = (
+    "the file function test module error value config path line call return update check "
+    "read write change import class method type result output input parse build run fix add "
+    "remove first next then so it this that we need to in of and for with from is will should "
+    "now let me look at see which where because before after tool search code"
+).split()
+_WORDS = np.array(_VOCABULARY, dtype=object)
+_SPACED_WORDS = np.array([" " + word for word in _VOCABULARY], dtype=object)
+
+
+class ToolInputs(Protocol):
+    """The model's view of one tool of the catalogue: inputs to call it with."""
+
+    def sample_input(self, rng: np.random.Generator) -> dict[str, Any]:
+        """An input that satisfies the tool's schema."""
+        ...
+
+    def sample_invalid_input(self, rng: np.random.Generator) -> dict[str, Any] | None:
+        """An input that fails the tool's schema; None if the schema accepts every object."""
+        ...
+
+
+@dataclass(slots=True)
+class PlannedBlock:
+    type: str  # "text" | "thinking" | "tool_use"
+    tokens: list[str] = field(default_factory=list)  # text or thinking, joined is the content
+    signature: str = ""
+    name: str = ""
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+def random_tokens(count: int, rng: np.random.Generator) -> list[str]:
+    """`count` word tokens: the first bare, the rest with a leading space."""
+    if count <= 0:
+        return []
+    picks = rng.integers(0, len(_VOCABULARY), size=count)
+    tokens: list[str] = _SPACED_WORDS[picks].tolist()
+    tokens[0] = _WORDS[picks[0]]
+    return tokens
+
+
+class ExplicitPlanner:
+    """Turn `i` answers with response `i` of the script (the last once they run out)."""
+
+    def __init__(self, script: ExplicitScript) -> None:
+        # Tokenised once: the same response is replayed by every session.
+        self._responses = [self._template(response) for response in script.responses]
+
+    @staticmethod
+    def _template(response: ScriptedResponse) -> list[PlannedBlock]:
+        blocks = []
+        for block in response.blocks:
+            if isinstance(block, TextBlock):
+                blocks.append(PlannedBlock("text", tokens=split_tokens(block.text)))
+            elif isinstance(block, ThinkingBlock):
+                blocks.append(
+                    PlannedBlock(
+                        "thinking", tokens=split_tokens(block.thinking), signature=block.signature
+                    )
+                )
+            elif isinstance(block, ToolUseBlock):
+                blocks.append(PlannedBlock("tool_use", name=block.name, input=block.input))
+        return blocks
+
+    def plan(self, turn_index: int, rng: np.random.Generator) -> list[PlannedBlock]:
+        template = self._responses[min(turn_index, len(self._responses) - 1)]
+        # Copies: faults rewrite blocks, the template must stay as scripted.
+        return [
+            PlannedBlock(b.type, b.tokens, b.signature, b.name, dict(b.input)) for b in template
+        ]
+
+
+class GeneratedPlanner:
+    """Draws, in this order: whether the turn ends the task, thinking length, text length, the
+    number of tool calls, each call's tool, each call's input."""
+
+    def __init__(self, script: GeneratedScript, tools: Mapping[str, ToolInputs]) -> None:
+        self._script = script
+        self._tools = tools
+        mix = script.tool_mix or {name: 1.0 for name in sorted(tools)}
+        unknown = sorted(set(mix) - set(tools))
+        if unknown:
+            raise ValueError(f"script.tool_mix names tools not in the catalogue: {unknown}")
+        if not mix and script.end_probability < 1:
+            raise ValueError("the generated script calls tools but the catalogue has none")
+        self._names = sorted(mix)
+        # Cumulative weights: a uniform draw scaled to the total picks a tool by bisection,
+        # several times faster than Generator.choice with probabilities.
+        self._cumulative = np.cumsum([mix[name] for name in self._names], dtype=float)
+
+    def plan(self, turn_index: int, rng: np.random.Generator) -> list[PlannedBlock]:
+        script = self._script
+        ends = rng.random() < script.end_probability or turn_index >= script.max_turns - 1
+        thinking = script.thinking_tokens.sample(rng)
+        blocks = []
+        if thinking > 0:
+            blocks.append(PlannedBlock("thinking", tokens=random_tokens(thinking, rng)))
+        if ends:
+            blocks.append(
+                PlannedBlock("text", tokens=random_tokens(script.final_text_tokens.sample(rng), rng))
+            )
+            return blocks
+        text = script.text_tokens.sample(rng)
+        if text > 0:
+            blocks.append(PlannedBlock("text", tokens=random_tokens(text, rng)))
+        calls = script.tool_calls.sample(rng)
+        draws = rng.random(calls) * self._cumulative[-1]
+        picks = np.searchsorted(self._cumulative, draws, side="right").clip(max=len(self._names) - 1)
+        picks = picks.tolist()
+        for pick in picks:
+            name = self._names[pick]
+            blocks.append(
+                PlannedBlock("tool_use", name=name, input=self._tools[name].sample_input(rng))
+            )
+        return blocks
