@@ -295,6 +295,8 @@ VIOLATIONS: list[tuple[list[dict[str, Any]], str]] = [
     ([message_start(), tool(0), {"type": "content_block_delta", "index": 0}], "malformed content_block_delta event"),
     ([{"no_type": 1}], "malformed untyped event"),
     ([message_start(), block_start(-1, {"type": "text"})], "bad index"),
+    ([message_start(), block_start(0, {"type": "thinking", "thinking": None})], "thinking block whose thinking is not a string"),
+    ([message_start(), {"type": "message_delta", "delta": [], "usage": {}}], "delta or usage is not an object"),
 ]
 
 
@@ -307,3 +309,14 @@ def test_protocol_violations_raise_and_say_what_arrived(events: list[dict[str, A
     with pytest.raises(StreamProtocolError, match=says) as raised:
         accumulator.feed(culprit)
     assert json.dumps(culprit)[:40] in str(raised.value)  # the message shows the event itself
+
+
+def test_a_violation_leaves_the_accumulator_unchanged() -> None:
+    accumulator = started(block_start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="a"))
+    with pytest.raises(StreamProtocolError, match="text_delta whose text is not a string"):
+        accumulator.feed(delta(0, type="text_delta", text=None))
+    with pytest.raises(StreamProtocolError, match="malformed error event"):
+        accumulator.feed({"type": "error", "error": [1, 2, 3]})
+    done = accumulator.feed(block_stop(0))
+    assert done is not None and done.block["text"] == "a"
+    assert accumulator.error is None

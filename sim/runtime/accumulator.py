@@ -174,8 +174,10 @@ class StreamAccumulator:
                 if state is not None:
                     delta = event["delta"]
                     if delta["type"] == state.append_type:
-                        state.parts.append(delta[state.append_key])
-                        return None
+                        text = delta[state.append_key]
+                        if type(text) is str:
+                            state.parts.append(text)
+                            return None
                 return self._other_delta(event, state)
             if not self._live:
                 self._check_can_start(kind, event)
@@ -195,7 +197,7 @@ class StreamAccumulator:
                 self._live = False
             # ping and unknown event types: nothing to do.
             return None
-        except (KeyError, TypeError, AttributeError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise StreamProtocolError(
                 f"malformed {event.get('type', 'untyped')!s} event ({error!r}): {_describe(event)}"
             ) from None
@@ -255,6 +257,8 @@ class StreamAccumulator:
             block.setdefault("signature", "")
         elif block_type == "text":
             block.setdefault("text", "")
+        if block_type in ("text", "thinking") and type(block[block_type]) is not str:
+            raise StreamProtocolError(f"a {block_type} block whose {block_type} is not a string: {_describe(event)}")
         self._open[index] = _OpenBlock(block)
         self._used_indices.add(index)
 
@@ -270,6 +274,10 @@ class StreamAccumulator:
         delta_type = delta["type"]
         block = state.block
         block_type = block["type"]
+        if delta_type == state.append_type:
+            raise StreamProtocolError(
+                f"{delta_type} whose {state.append_key} is not a string, at index {index}: {_describe(event)}"
+            )
         if delta_type == "signature_delta" and block_type == "thinking":
             block["signature"] = delta["signature"]
         elif delta_type == "citations_delta" and block_type == "text":
@@ -290,17 +298,14 @@ class StreamAccumulator:
         del self._open[index]
         block = state.block
         input_error = raw_input = None
+        joined = "".join(state.parts)  # every part was checked to be a str on arrival
         if state.target_key is not None:
-            block[state.target_key] = "".join(state.parts)
+            block[state.target_key] = joined
         elif state.append_type:  # a tool block: parse the input text, once
-            raw = "".join(state.parts)
-            if raw:
-                parsed, input_error = _parse_tool_input(raw)
-                if parsed is None:
-                    block["input"] = {}
-                    raw_input = raw
-                else:
-                    block["input"] = parsed
+            if joined:
+                parsed, input_error = _parse_tool_input(joined)
+                block["input"] = {} if parsed is None else parsed
+                raw_input = None if parsed is not None else joined
             elif not isinstance(block.get("input"), dict):
                 block["input"] = {}
         assert self.message_id is not None  # blocks open only after message_start

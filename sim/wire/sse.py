@@ -63,12 +63,11 @@ class SSEDecoder:
     """
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._pending: list[bytes] = []  # the bytes of the current, unterminated line
         self._line_number = 0
         self._event: str | None = None
         self._data: list[str] = []
         self._first_data_line = 0
-        self._at_start = True
         self._skip_lf = False
         self._closed = False
 
@@ -76,23 +75,20 @@ class SSEDecoder:
         """Decode a chunk; returns the events it completed, in order. Raises SSEDecodeError."""
         if self._closed:
             raise SSEDecodeError("feed() after close()")
-        if not chunk:
-            return []
-        if self._skip_lf:  # the previous chunk ended in CR: an LF here completes that CRLF
+        if self._skip_lf and chunk:  # the previous chunk ended in CR: an LF here completes that CRLF
             self._skip_lf = False
             chunk = chunk.removeprefix(b"\n")
-        buffer = self._buffer + chunk
-        if self._at_start:
-            if len(buffer) < len(_UTF8_BOM) and _UTF8_BOM.startswith(buffer):
-                self._buffer = buffer
-                return []
-            buffer = buffer.removeprefix(_UTF8_BOM)
-            self._at_start = False
-        lines = buffer.splitlines(keepends=True)
-        self._buffer = b""
-        if lines and not lines[-1].endswith((b"\n", b"\r")):
-            self._buffer = lines.pop()  # an unterminated line waits for the rest of its bytes
-        elif lines and lines[-1].endswith(b"\r"):
+        if b"\n" not in chunk and b"\r" not in chunk:
+            # Mid-line: keep the piece without rescanning what came before, so a long line fed
+            # in small chunks costs linear time.
+            self._pending.append(chunk)
+            return []
+        self._pending.append(chunk)
+        lines = b"".join(self._pending).splitlines(keepends=True)
+        self._pending = []
+        if not lines[-1].endswith((b"\n", b"\r")):
+            self._pending.append(lines.pop())  # an unterminated line waits for the rest of its bytes
+        elif lines[-1].endswith(b"\r"):
             self._skip_lf = True
         events: list[dict[str, Any]] = []
         for raw in lines:
@@ -105,10 +101,14 @@ class SSEDecoder:
         """End of input. Returns None if the stream ended between events, else the partial event
         that was cut off, which is not dispatched (as the SSE spec and the SDK do)."""
         self._closed = True
-        unterminated, self._buffer = self._buffer, b""
+        unterminated = b"".join(self._pending)
+        self._pending = []
         if not unterminated and self._event is None and not self._data:
             return None
-        return PartialEvent(self._event, tuple(self._data), self._text(unterminated, self._line_number + 1))
+        line_number = self._line_number + 1
+        if line_number == 1:
+            unterminated = unterminated.removeprefix(_UTF8_BOM)
+        return PartialEvent(self._event, tuple(self._data), self._text(unterminated, line_number))
 
     def _text(self, raw: bytes, line_number: int) -> str:
         try:
@@ -118,6 +118,8 @@ class SSEDecoder:
 
     def _line(self, raw: bytes) -> dict[str, Any] | None:
         self._line_number += 1
+        if self._line_number == 1:
+            raw = raw.removeprefix(_UTF8_BOM)  # the spec allows one at the very start
         if not raw:
             return self._dispatch()
         line = self._text(raw, self._line_number)
