@@ -261,3 +261,11 @@ def test_duplicate_ids_are_refused() -> None:
     executor.add_tool_use(read("a"), 1)
     with pytest.raises(ValueError, match="duplicate"):
         executor.add_tool_use(read("a"), 2)
+
+
+def test_a_malformed_schema_is_refused_when_the_executor_is_made() -> None:
+    import jsonschema.exceptions
+
+    broken = ToolDefinition("Broken", {"type": "no-such-type"})
+    with pytest.raises(jsonschema.exceptions.SchemaError):
+        ToolExecutor({"Broken": broken}, "streaming")

@@ -45,6 +45,8 @@ Rules
 
 from __future__ import annotations
 
+import functools
+import json
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -428,12 +430,18 @@ class ToolExecutor:
 
 def build_validators(tools: Mapping[str, ToolDefinition]) -> dict[str, jsonschema.protocols.Validator]:
     """One JSON-schema validator per tool; a malformed schema raises `SchemaError` here, early."""
-    validators: dict[str, jsonschema.protocols.Validator] = {}
-    for name, tool in tools.items():
-        cls = jsonschema.validators.validator_for(tool.input_schema)
-        cls.check_schema(tool.input_schema)
-        validators[name] = cls(tool.input_schema)
-    return validators
+    return {name: _validator(json.dumps(tool.input_schema, sort_keys=True)) for name, tool in tools.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    # Checking a schema and building its validator costs milliseconds, far more than a whole
+    # simulated turn; the simulator builds thousands of loops over a few schemas, so each
+    # schema is compiled once per process. Keyed by canonical JSON because schemas are dicts.
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def _as_text(content: ToolContent) -> str:
