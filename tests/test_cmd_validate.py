@@ -22,7 +22,13 @@ policies = ["streaming", "serial"]
 
 def test_the_required_scenarios_are_shipped() -> None:
     names = {path.stem for path in SCENARIOS}
-    assert {"default", "interrupt_storm", "fallback_storm", "overload", "fine_grained_tools"} <= names
+    assert {
+        "default",
+        "interrupt_storm",
+        "fallback_storm",
+        "overload",
+        "fine_grained_tools",
+    } <= names
 
 
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.name)
@@ -37,14 +43,18 @@ def test_shipped_scenario_says_what_it_is_for(path: Path) -> None:
     assert load_scenario(path).description
 
 
-def test_ok_line_names_the_scenario_tools_and_policies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ok_line_names_the_scenario_tools_and_policies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "good.toml"
     path.write_text(GOOD)
     assert main(["validate", str(path)]) == 0
     assert capsys.readouterr().out == f"{path}: ok (good, 8 tools, policies streaming, serial)\n"
 
 
-def test_every_file_is_checked_and_any_error_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_file_is_checked_and_any_error_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     good, bad, absent = tmp_path / "good.toml", tmp_path / "bad.toml", tmp_path / "absent.toml"
     good.write_text(GOOD)
     bad.write_text(GOOD.replace("sessions = 4", "sessions = -1"))

@@ -48,8 +48,15 @@ def test_empirical_draws_only_observed_values() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    [-1, True, "3", {"kind": "uniform", "low": 5, "high": 2}, {"kind": "empirical", "values": []},
-     {"kind": "fixed", "n": 1, "extra": 2}, {"kind": "lognormal", "median": 0, "sigma": 1}],
+    [
+        -1,
+        True,
+        "3",
+        {"kind": "uniform", "low": 5, "high": 2},
+        {"kind": "empirical", "values": []},
+        {"kind": "fixed", "n": 1, "extra": 2},
+        {"kind": "lognormal", "median": 0, "sigma": 1},
+    ],
 )
 def test_invalid_counts_are_rejected(value: object) -> None:
     with pytest.raises(ValidationError):

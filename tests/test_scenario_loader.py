@@ -75,7 +75,10 @@ def test_unknown_key_is_named_with_a_suggestion(tmp_path: Path) -> None:
 
 def test_unknown_top_level_table_lists_allowed_keys(tmp_path: Path) -> None:
     message = error_of(write(tmp_path, MINIMAL + "[xyzzy]\na = 1\n"))
-    assert "xyzzy: unknown key (allowed: description, load, model, name, runtime, seed, session, tools)" in message
+    assert (
+        "xyzzy: unknown key "
+        "(allowed: description, load, model, name, runtime, seed, session, tools)" in message
+    )
 
 
 def test_wrong_type(tmp_path: Path) -> None:
@@ -105,12 +108,15 @@ def test_bad_policy_name(tmp_path: Path) -> None:
     text = MINIMAL + '[runtime]\npolicies = ["streaming", "fast"]\n'
     message = error_of(write(tmp_path, text))
     assert message.endswith(
-        "runtime.policies[1]: must be one of 'streaming', 'at_message_stop' or 'serial' (got 'fast')"
+        "runtime.policies[1]: "
+        "must be one of 'streaming', 'at_message_stop' or 'serial' (got 'fast')"
     )
 
 
 def test_bad_json_schema_in_a_defined_tool(tmp_path: Path) -> None:
-    text = MINIMAL + """
+    text = (
+        MINIMAL
+        + """
 [[tools.define]]
 name = "A"
 duration = { kind = "fixed", ms = 1 }
@@ -122,19 +128,26 @@ name = "C"
 duration = { kind = "fixed", ms = 1 }
 input_schema = { type = "object", properties = { p = { type = "strin" } } }
 """
+    )
     message = error_of(write(tmp_path, text))
     assert "tools.define[2].input_schema: not a valid JSON schema" in message
     assert "properties/p/type" in message
 
 
 def test_bad_distribution_in_a_defined_tool(tmp_path: Path) -> None:
-    text = MINIMAL + '[[tools.define]]\nname = "A"\nduration = { kind = "uniform", low_ms = 5, high_ms = 1 }\n'
+    text = (
+        MINIMAL
+        + '[[tools.define]]\nname = "A"\nduration = { kind = "uniform", low_ms = 5, high_ms = 1 }\n'
+    )
     message = error_of(write(tmp_path, text))
     assert message.endswith("tools.define[0].duration: high_ms (1.0) is below low_ms (5.0)")
 
 
 def test_several_errors_give_a_summary_then_one_per_line(tmp_path: Path) -> None:
-    text = MINIMAL.replace("sessions = 4", "sessions = 0") + '[runtime]\nstrict = "maybe"\npolicies = []\n'
+    text = (
+        MINIMAL.replace("sessions = 4", "sessions = 0")
+        + '[runtime]\nstrict = "maybe"\npolicies = []\n'
+    )
     path = write(tmp_path, text)
     lines = error_of(path).splitlines()
     assert lines[0] == f"{path}: 3 errors"
@@ -146,13 +159,16 @@ def test_several_errors_give_a_summary_then_one_per_line(tmp_path: Path) -> None
 
 
 def test_override_errors_are_located_in_the_override(tmp_path: Path) -> None:
-    text = MINIMAL + """
+    text = (
+        MINIMAL
+        + """
 [tools.override.Bash]
 duration = { median_ms = 0 }
 failurs = 1
 [tools.override.Nope]
 x = 1
 """
+    )
     message = error_of(write(tmp_path, text))
     assert "tools.override.Bash.duration.median_ms: should be greater than 0 (got 0)" in message
     assert "tools.override.Bash.failurs: unknown key" in message

@@ -26,7 +26,12 @@ def test_defaults_follow_the_sdk_and_run_every_policy() -> None:
     s = scenario()
     assert tuple(s.runtime.policies) == ALL_POLICIES
     retries = s.runtime.retries
-    assert (retries.max_retries, retries.initial_backoff_ns, retries.max_backoff_ns, retries.jitter) == (
+    assert (
+        retries.max_retries,
+        retries.initial_backoff_ns,
+        retries.max_backoff_ns,
+        retries.jitter,
+    ) == (
         2,
         500_000_000,
         8_000_000_000,
@@ -87,7 +92,9 @@ def test_user_prompts_may_not_draw_zero() -> None:
 
 def test_interrupts_need_a_phase_with_weight() -> None:
     with pytest.raises(ValidationError) as error:
-        scenario(session={"interrupts": {"probability": 0.1, "phase": {"streaming": 0, "tools": 0}}})
+        scenario(
+            session={"interrupts": {"probability": 0.1, "phase": {"streaming": 0, "tools": 0}}}
+        )
     assert locations(error) == {("session", "interrupts", "phase")}
 
 
@@ -98,7 +105,9 @@ def test_fallback_must_be_configured_on_both_sides() -> None:
     with pytest.raises(ValidationError) as error:
         scenario(model={"faults": {"fallback": "haiku"}})
     assert locations(error) == {("model", "faults", "fallback")}
-    both = scenario(runtime={"fallback_after_overloads": 3}, model={"faults": {"fallback": "haiku"}})
+    both = scenario(
+        runtime={"fallback_after_overloads": 3}, model={"faults": {"fallback": "haiku"}}
+    )
     assert both.runtime.fallback_after_overloads == 3
 
 
@@ -119,7 +128,11 @@ def test_tools_are_catalogue_then_defined_with_overrides_merged() -> None:
     assert names == ["Read", "Grep", "Glob", "Bash", "Edit", "Write", "WebFetch", "Task", "Lint"]
     bash = s.tool_specs[3]
     # Merged key by key: the kind, sigma and other failure probabilities are kept.
-    assert (bash.duration.kind, bash.duration.median_ms, bash.duration.sigma) == ("lognormal", 200, 1.4)
+    assert (bash.duration.kind, bash.duration.median_ms, bash.duration.sigma) == (
+        "lognormal",
+        200,
+        1.4,
+    )
     assert (bash.failures.error, bash.failures.exception) == (0.5, 0.002)
     assert [d.name for d in s.tool_definitions()] == names
 
@@ -137,7 +150,10 @@ def test_override_cannot_rename_and_define_cannot_shadow() -> None:
                 "define": [{"name": "Grep", "duration": {"kind": "fixed", "ms": 1}}],
             }
         )
-    assert locations(error) == {("tools", "override", "Read", "name"), ("tools", "define", 0, "name")}
+    assert locations(error) == {
+        ("tools", "override", "Read", "name"),
+        ("tools", "define", 0, "name"),
+    }
 
 
 def test_content_hash_without_a_file_is_stable() -> None:

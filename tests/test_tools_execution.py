@@ -30,14 +30,20 @@ def within(observed: int, n: int, p: float) -> bool:
 
 def test_outcome_rates_match_the_probabilities() -> None:
     sampled = plans(spec(failures={"error": 0.1, "exception": 0.05, "hang": 0.02}))
-    counts = {kind: sum(p.outcome == kind for p in sampled) for kind in ("error", "exception", "hang")}
+    counts = {
+        kind: sum(p.outcome == kind for p in sampled) for kind in ("error", "exception", "hang")
+    }
     assert within(counts["error"], N, 0.1)
     assert within(counts["exception"], N, 0.05)
     assert within(counts["hang"], N, 0.02)
 
 
 def test_ask_permission_denies_at_its_rate_and_takes_its_delay() -> None:
-    permission = {"mode": "ask", "deny_probability": 0.3, "decision_delay": {"kind": "fixed", "ms": 2000}}
+    permission = {
+        "mode": "ask",
+        "deny_probability": 0.3,
+        "decision_delay": {"kind": "fixed", "ms": 2000},
+    }
     sampled = plans(spec(permission=permission))
     assert all(p.asked and p.permission_delay_ns == 2_000_000_000 for p in sampled)
     assert within(sum(not p.permitted for p in sampled), N, 0.3)
@@ -72,7 +78,12 @@ def test_error_and_exception_texts_name_the_tool() -> None:
 
 def test_hang_has_no_duration_and_no_progress() -> None:
     (hang,) = plans(spec(failures={"hang": 1.0}, progress_every={"kind": "fixed", "ms": 1}), n=1)
-    assert (hang.outcome, hang.duration_ns, hang.progress_ns, hang.is_error) == ("hang", None, (), True)
+    assert (hang.outcome, hang.duration_ns, hang.progress_ns, hang.is_error) == (
+        "hang",
+        None,
+        (),
+        True,
+    )
 
 
 def test_progress_times_are_increasing_and_inside_the_run() -> None:
@@ -82,7 +93,10 @@ def test_progress_times_are_increasing_and_inside_the_run() -> None:
 
 
 def test_progress_gap_has_a_floor() -> None:
-    s = spec(duration={"kind": "fixed", "ms": 10}, progress_every={"kind": "uniform", "low_ms": 0, "high_ms": 0.001})
+    s = spec(
+        duration={"kind": "fixed", "ms": 10},
+        progress_every={"kind": "uniform", "low_ms": 0, "high_ms": 0.001},
+    )
     (plan,) = plans(s, n=1)
     assert plan.progress_ns == tuple(range(MIN_PROGRESS_GAP_NS, 10_000_000, MIN_PROGRESS_GAP_NS))
 

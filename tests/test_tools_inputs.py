@@ -1,4 +1,4 @@
-"""Inputs for the mock model: catalogue examples and generated inputs are valid, broken ones are not."""
+"""Inputs for the mock model: examples and generated inputs are valid, broken ones are not."""
 
 from typing import Any
 
@@ -57,7 +57,11 @@ SCHEMAS: list[dict[str, Any]] = [
             "mode": {"enum": ["a", "b"]},
             "fixed": {"const": 7},
             "tags": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2},
-            "nested": {"type": "object", "properties": {"x": {"type": ["null", "integer"]}}, "required": ["x"]},
+            "nested": {
+                "type": "object",
+                "properties": {"x": {"type": ["null", "integer"]}},
+                "required": ["x"],
+            },
             "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
         },
         "required": ["path", "n", "ratio", "tags", "nested"],

@@ -26,7 +26,11 @@ def test_definition_carries_the_runtime_facts() -> None:
         True,
         False,
     )
-    assert definition.to_api() == {"name": "T", "input_schema": {"type": "object"}, "description": "d"}
+    assert definition.to_api() == {
+        "name": "T",
+        "input_schema": {"type": "object"},
+        "description": "d",
+    }
 
 
 @pytest.mark.parametrize("name", ["", "has space", "x" * 65, "dot.name"])
@@ -37,7 +41,12 @@ def test_name_follows_the_api_rule(name: str) -> None:
 
 def test_invalid_json_schema_is_rejected() -> None:
     with pytest.raises(ValidationError) as error:
-        spec(input_schema={"type": "object", "properties": {"n": {"type": "integer", "minimum": "0"}}})
+        spec(
+            input_schema={
+                "type": "object",
+                "properties": {"n": {"type": "integer", "minimum": "0"}},
+            }
+        )
     assert "not a valid JSON schema" in str(error.value)
     assert locations(error) == {("input_schema",)}
 

@@ -22,7 +22,8 @@ def add_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "validate",
         help="check scenario files without running them",
-        description="Check scenario files: TOML syntax, unknown keys, types, ranges, cross-references.",
+        description="Check scenario files: TOML syntax, unknown keys, types, ranges, "
+        "cross-references.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
     parser.set_defaults(func=run)

@@ -32,7 +32,7 @@ _MAX_INPUT_CHARS = 60
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """The scenario in the TOML file at `path`; raises UserError (naming the file) if it is not one."""
+    """The scenario in the TOML file at `path`; raises UserError, naming the file, if it is bad."""
     path = Path(path)
     try:
         file_bytes = path.read_bytes()
@@ -55,9 +55,16 @@ def load_scenario(path: str | Path) -> Scenario:
         raise UserError(format_validation_error(path, error, data)) from None
 
 
-def format_validation_error(path: str | Path, error: ValidationError, data: Mapping[str, Any]) -> str:
+def format_validation_error(
+    path: str | Path, error: ValidationError, data: Mapping[str, Any]
+) -> str:
     """The errors of validating `data` (parsed from `path`) as the message described above."""
-    lines = sorted({f"{_toml_path(d['loc'], data)}: {_reason(d, data)}" for d in error.errors(include_url=False)})
+    lines = sorted(
+        {
+            f"{_toml_path(d['loc'], data)}: {_reason(d, data)}"
+            for d in error.errors(include_url=False)
+        }
+    )
     if len(lines) == 1:
         return f"{path}: {lines[0]}"
     return "\n  ".join([f"{path}: {len(lines)} errors", *lines])
@@ -74,12 +81,10 @@ def _toml_path(loc: Sequence[str | int], data: Any) -> str:
     parts: list[str] = []
     current = data
     for position, element in enumerate(loc):
-        last = position == len(loc) - 1
-        if isinstance(current, Mapping) and element in current:
-            current = current[element]
-        elif isinstance(current, list) and isinstance(element, int) and 0 <= element < len(current):
-            current = current[element]
-        elif not last or _is_tag(current, element):
+        child = _step(current, element)  # None means absent: TOML has no null
+        if child is not None:
+            current = child
+        elif position < len(loc) - 1 or _is_tag(current, element):
             continue
         if isinstance(element, int):
             parts.append(f"[{element}]")
@@ -104,7 +109,7 @@ def _reason(detail: Mapping[str, Any], data: Mapping[str, Any]) -> str:
         ctx = detail.get("ctx", {})
         return f"unknown kind {ctx.get('tag')!r} (expected one of {ctx.get('expected_tags')})"
     if kind == "union_tag_not_found":
-        return "needs a `kind` key"
+        return f"needs a {detail.get('ctx', {}).get('discriminator', 'kind')} key"
     if kind == "literal_error":
         expected = detail.get("ctx", {}).get("expected", "")
         return f"must be one of {expected}{_got(detail)}"
@@ -125,7 +130,7 @@ def _got(detail: Mapping[str, Any]) -> str:
 
 
 def _suggestion(loc: Sequence[str | int], data: Mapping[str, Any]) -> str:
-    """" (did you mean 'x'?)" when the unknown key is close to a key the model there accepts."""
+    """ " (did you mean 'x'?)" when the unknown key is close to a key the model there accepts."""
     allowed = _allowed_keys(loc[:-1], data)
     matches = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
     if matches:
@@ -166,13 +171,19 @@ def _model_for(annotation: Any, data: Any) -> type[BaseModel] | None:
     annotation = _strip_annotated(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    members = [m for m in _union_members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
+    members = [
+        m for m in _union_members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)
+    ]
     if len(members) == 1:
         return members[0]
     for member in members:
         for tag in ("kind", "type"):
             field = member.model_fields.get(tag)
-            if field is not None and isinstance(data, Mapping) and data.get(tag) in typing.get_args(field.annotation):
+            if (
+                field is not None
+                and isinstance(data, Mapping)
+                and data.get(tag) in typing.get_args(field.annotation)
+            ):
                 return member
     return None
 

@@ -18,9 +18,17 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from sim.distributions import Distribution, LogNormal, NS_PER_MS
+from sim.distributions import NS_PER_MS, Distribution, LogNormal
 from sim.model.config import GeneratedScript, ModelConfig
 from sim.runtime.tooldef import ToolDefinition
 from sim.scenario.counts import Count, fixed_count
@@ -51,7 +59,9 @@ class LoadConfig(_Section):
     scenario once per load level (concurrency values when closed, arrival rates when open).
     """
 
-    mode: Literal["closed", "open"] = Field(description="closed: fixed concurrency; open: arrivals.")
+    mode: Literal["closed", "open"] = Field(
+        description="closed: fixed concurrency; open: arrivals."
+    )
     sessions: int = Field(ge=1, description="Sessions to run (per load level when sweeping).")
     concurrency: int | None = Field(
         default=None, ge=1, description="closed: sessions running at once."
@@ -87,26 +97,40 @@ class LoadConfig(_Section):
             forbid("arrival_rate_per_s", 'applies only to mode = "open"')
             forbid("trace_ms", 'applies only to mode = "open"')
             if self.concurrency is None and self.sweep is None:
-                problems.append(FieldProblem(("concurrency",), 'mode = "closed" needs concurrency (or sweep)'))
+                problems.append(
+                    FieldProblem(("concurrency",), 'mode = "closed" needs concurrency (or sweep)')
+                )
             if self.sweep is not None and any(level != int(level) for level in self.sweep):
-                problems.append(FieldProblem(("sweep",), "closed-loop levels are concurrencies: whole numbers", self.sweep))
+                problems.append(
+                    FieldProblem(
+                        ("sweep",),
+                        "closed-loop levels are concurrencies: whole numbers",
+                        self.sweep,
+                    )
+                )
         else:
             forbid("concurrency", 'applies only to mode = "closed"')
             if self.trace_ms is not None:
                 forbid("arrival_rate_per_s", "give arrival_rate_per_s or trace_ms, not both")
                 forbid("sweep", "a trace fixes the arrival times; it cannot be swept")
-                if any(b < a for a, b in zip(self.trace_ms, self.trace_ms[1:])):
+                if any(b < a for a, b in zip(self.trace_ms, self.trace_ms[1:], strict=False)):
                     problems.append(FieldProblem(("trace_ms",), "arrival times must not decrease"))
                 if len(self.trace_ms) < self.sessions:
-                    problems.append(FieldProblem(
-                        ("sessions",),
-                        f"the trace has only {len(self.trace_ms)} arrivals for {self.sessions} sessions",
-                        self.sessions,
-                    ))
+                    problems.append(
+                        FieldProblem(
+                            ("sessions",),
+                            f"the trace has only {len(self.trace_ms)} arrivals for {self.sessions} "
+                            "sessions",
+                            self.sessions,
+                        )
+                    )
             elif self.arrival_rate_per_s is None and self.sweep is None:
-                problems.append(FieldProblem(
-                    ("arrival_rate_per_s",), 'mode = "open" needs arrival_rate_per_s, trace_ms or sweep'
-                ))
+                problems.append(
+                    FieldProblem(
+                        ("arrival_rate_per_s",),
+                        'mode = "open" needs arrival_rate_per_s, trace_ms or sweep',
+                    )
+                )
         raise_problems("LoadConfig", problems)
         return self
 
@@ -164,7 +188,9 @@ class AttachmentRates(_Section):
     """Attachments arriving while tools run (Poisson, per second of tool time, by kind); they are
     appended after the whole batch of tool results."""
 
-    queued_user_input: float = Field(default=0.0, ge=0, description="Messages the user types meanwhile.")
+    queued_user_input: float = Field(
+        default=0.0, ge=0, description="Messages the user types meanwhile."
+    )
     notification: float = Field(default=0.0, ge=0, description="System notifications.")
     file_change: float = Field(default=0.0, ge=0, description="Files changed outside the agent.")
 
@@ -185,7 +211,9 @@ class SessionConfig(_Section):
         description="Prompts per session (each answered by one or more turns); never 0.",
     )
     think_time: Distribution = Field(
-        default_factory=lambda: LogNormal(kind="lognormal", median_ms=15_000, sigma=0.8, max_ms=600_000),
+        default_factory=lambda: LogNormal(
+            kind="lognormal", median_ms=15_000, sigma=0.8, max_ms=600_000
+        ),
         description="User think time between the answer to one prompt and the next prompt.",
     )
     interrupts: InterruptConfig = Field(
@@ -199,7 +227,9 @@ class SessionConfig(_Section):
     @classmethod
     def _at_least_one_prompt(cls, prompts: Count) -> Count:
         if prompts.smallest() < 1:
-            raise ValueError("can draw 0 prompts; use a fixed, uniform or empirical count of at least 1")
+            raise ValueError(
+                "can draw 0 prompts; use a fixed, uniform or empirical count of at least 1"
+            )
         return prompts
 
 
@@ -211,9 +241,13 @@ class RetryConfig(_Section):
     backoff doubles from initial to max, multiplied by a jitter factor in [1 - jitter, 1]."""
 
     max_retries: int = Field(default=2, ge=0, description="Retries after the first attempt.")
-    initial_backoff_ms: float = Field(default=500, ge=0, description="Backoff before the first retry.")
+    initial_backoff_ms: float = Field(
+        default=500, ge=0, description="Backoff before the first retry."
+    )
     max_backoff_ms: float = Field(default=8000, ge=0, description="Cap on the backoff.")
-    jitter: float = Field(default=0.25, ge=0, le=1, description="Largest fraction taken off a backoff.")
+    jitter: float = Field(
+        default=0.25, ge=0, le=1, description="Largest fraction taken off a backoff."
+    )
     honour_retry_after: bool = Field(
         default=True, description="Wait what a retry-after header asks instead, when it is given."
     )
@@ -221,7 +255,12 @@ class RetryConfig(_Section):
     @model_validator(mode="after")
     def _ordered(self) -> RetryConfig:
         if self.max_backoff_ms < self.initial_backoff_ms:
-            raise_at("RetryConfig", ("max_backoff_ms",), "is below initial_backoff_ms", self.max_backoff_ms)
+            raise_at(
+                "RetryConfig",
+                ("max_backoff_ms",),
+                "is below initial_backoff_ms",
+                self.max_backoff_ms,
+            )
         return self
 
     @property
@@ -273,7 +312,9 @@ class ToolsConfig(_Section):
     catalogue: Literal["default", "none"] = Field(
         default="default", description="The catalogue to start from; none: no catalogue tools."
     )
-    define: list[ToolSpec] = Field(default_factory=list, description="Tools added to the catalogue's.")
+    define: list[ToolSpec] = Field(
+        default_factory=list, description="Tools added to the catalogue's."
+    )
     override: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Partial changes to catalogue tools by name (see sim.tools.override).",
@@ -288,7 +329,12 @@ class ToolsConfig(_Section):
         for name, changes in self.override.items():
             if name not in base:
                 known = ", ".join(base) or "none"
-                problems.append(FieldProblem(("override", name), f"no catalogue tool by this name (catalogue tools: {known})"))
+                problems.append(
+                    FieldProblem(
+                        ("override", name),
+                        f"no catalogue tool by this name (catalogue tools: {known})",
+                    )
+                )
                 continue
             try:
                 base[name] = apply_override(base[name], changes)
@@ -297,11 +343,14 @@ class ToolsConfig(_Section):
         seen = set(base)
         for index, spec in enumerate(self.define):
             if spec.name in seen:
-                problems.append(FieldProblem(
-                    ("define", index, "name"),
-                    f"a tool named {spec.name!r} already exists (change a catalogue tool with [tools.override.{spec.name}])",
-                    spec.name,
-                ))
+                problems.append(
+                    FieldProblem(
+                        ("define", index, "name"),
+                        f"a tool named {spec.name!r} already exists (change a catalogue tool "
+                        f"with [tools.override.{spec.name}])",
+                        spec.name,
+                    )
+                )
             seen.add(spec.name)
         raise_problems("ToolsConfig", problems)
         self._specs = (*base.values(), *self.define)
@@ -325,8 +374,12 @@ class Scenario(_Section):
     description: str = Field(default="", description="What the scenario is for.")
     seed: int = Field(ge=0, description="Root seed of every random stream.")
     load: LoadConfig = Field(description="How sessions arrive.")
-    session: SessionConfig = Field(default_factory=SessionConfig, description="One session's behaviour.")
-    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="The runtime under test.")
+    session: SessionConfig = Field(
+        default_factory=SessionConfig, description="One session's behaviour."
+    )
+    runtime: RuntimeConfig = Field(
+        default_factory=RuntimeConfig, description="The runtime under test."
+    )
     model: ModelConfig = Field(default_factory=ModelConfig, description="The mock model.")
     tools: ToolsConfig = Field(default_factory=ToolsConfig, description="The simulated tools.")
 
@@ -339,24 +392,37 @@ class Scenario(_Section):
         script = self.model.script
         if isinstance(script, GeneratedScript):
             for tool in sorted(set(script.tool_mix) - names):
-                problems.append(FieldProblem(
-                    ("model", "script", "tool_mix", tool), "no tool by this name in [tools]", tool
-                ))
+                problems.append(
+                    FieldProblem(
+                        ("model", "script", "tool_mix", tool),
+                        "no tool by this name in [tools]",
+                        tool,
+                    )
+                )
             if not names and script.end_probability < 1:
-                problems.append(FieldProblem(
-                    ("model", "script"), "the generated script calls tools but [tools] has none"
-                ))
+                problems.append(
+                    FieldProblem(
+                        ("model", "script"), "the generated script calls tools but [tools] has none"
+                    )
+                )
         fallback = self.model.faults.fallback
         after = self.runtime.fallback_after_overloads
         if after is not None and fallback is None:
-            problems.append(FieldProblem(
-                ("runtime", "fallback_after_overloads"), "needs a fallback model: set model.faults.fallback", after
-            ))
+            problems.append(
+                FieldProblem(
+                    ("runtime", "fallback_after_overloads"),
+                    "needs a fallback model: set model.faults.fallback",
+                    after,
+                )
+            )
         if fallback is not None and after is None:
-            problems.append(FieldProblem(
-                ("model", "faults", "fallback"),
-                "is never used: set runtime.fallback_after_overloads", fallback,
-            ))
+            problems.append(
+                FieldProblem(
+                    ("model", "faults", "fallback"),
+                    "is never used: set runtime.fallback_after_overloads",
+                    fallback,
+                )
+            )
         raise_problems("Scenario", problems)
         return self
 
@@ -374,7 +440,9 @@ class Scenario(_Section):
         """sha256 (hex) of the scenario file's bytes; for a scenario not read from a file, of its
         canonical JSON."""
         if self._content_hash is None:
-            canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+            canonical = json.dumps(
+                self.model_dump(mode="json"), sort_keys=True, separators=(",", ":")
+            )
             self._content_hash = hashlib.sha256(canonical.encode()).hexdigest()
         return self._content_hash
 

@@ -35,7 +35,9 @@ class FieldProblem:
 def _details(problem: FieldProblem) -> InitErrorDetails:
     # A custom error keeps the message as written (no "Value error, " prefix) and the kind given.
     return InitErrorDetails(
-        type=PydanticCustomError(problem.kind, problem.message), loc=problem.loc, input=problem.input
+        type=PydanticCustomError(problem.kind, problem.message),
+        loc=problem.loc,
+        input=problem.input,
     )
 
 
@@ -52,7 +54,7 @@ def raise_at(title: str, loc: Sequence[str | int], message: str, input: Any = No
 
 
 def problems_under(prefix: Sequence[str | int], error: ValidationError) -> list[FieldProblem]:
-    """The errors of `error` as problems located under `prefix`, keeping their kinds and messages."""
+    """The errors of `error` located under `prefix`, keeping their kinds and messages."""
     return [
         FieldProblem((*prefix, *detail["loc"]), detail["msg"], detail.get("input"), detail["type"])
         for detail in error.errors(include_url=False)

@@ -9,8 +9,8 @@ after 120 s (`BASH_DEFAULT_TIMEOUT_MS`, at most 600 s), long output is truncated
 characters, and Read returns at most 2,000 lines. Everything else is an estimate, not a
 measurement, and should be replaced with recorded latencies (an `empirical` distribution) where they
 exist: file reads, edits and globs on a warm page cache take milliseconds; ripgrep searches a
-mid-sized repository in tens of milliseconds (its README benchmarks search the Linux kernel tree in a
-fraction of a second); shell commands in agent sessions range from `ls` (milliseconds) to test
+mid-sized repository in tens of milliseconds (its README benchmarks search the Linux kernel tree
+in a fraction of a second); shell commands in agent sessions range from `ls` (milliseconds) to test
 suites (minutes), hence a wide lognormal capped at the timeout; a web fetch is an HTTP round trip
 plus a summarising model call (seconds); a sub-agent runs a whole tool loop of its own (tens of
 seconds to minutes). About one Bash command in eight exits non-zero (failing tests, grep without
@@ -37,8 +37,14 @@ def _string(description: str) -> dict[str, Any]:
     return {"type": "string", "description": description}
 
 
-_PATHS = ("/repo/src/app.py", "/repo/src/models/user.py", "/repo/tests/test_app.py", "/repo/README.md",
-          "/repo/pyproject.toml", "/repo/src/api/routes.py")
+_PATHS = (
+    "/repo/src/app.py",
+    "/repo/src/models/user.py",
+    "/repo/tests/test_app.py",
+    "/repo/README.md",
+    "/repo/pyproject.toml",
+    "/repo/src/api/routes.py",
+)
 _ASK_USER = {
     "mode": "ask",
     # A user reading a diff and pressing enter: a couple of seconds, sometimes much longer.
@@ -96,12 +102,18 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
         "description": "Find files whose path matches a glob pattern.",
         "input_schema": {
             "type": "object",
-            "properties": {"pattern": _string("Glob pattern"), "path": _string("Directory to search")},
+            "properties": {
+                "pattern": _string("Glob pattern"),
+                "path": _string("Directory to search"),
+            },
             "required": ["pattern"],
             "additionalProperties": False,
         },
-        "examples": [{"pattern": "**/*.py"}, {"pattern": "src/**/*.ts", "path": "/repo"},
-                     {"pattern": "tests/test_*.py"}],
+        "examples": [
+            {"pattern": "**/*.py"},
+            {"pattern": "src/**/*.ts", "path": "/repo"},
+            {"pattern": "tests/test_*.py"},
+        ],
         "concurrency_safe": True,
         "duration": _lognormal(25, 0.6, 2000),
         "result_chars": _chars(800, 1.0, 30_000),
@@ -148,11 +160,22 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
             "additionalProperties": False,
         },
         "examples": [
-            {"file_path": "/repo/src/app.py", "old_string": "return None", "new_string": "return result"},
-            {"file_path": "/repo/src/models/user.py", "old_string": "name: str",
-             "new_string": "name: str = ''"},
-            {"file_path": "/repo/tests/test_app.py", "old_string": "assert x == 1",
-             "new_string": "assert x == 2", "replace_all": True},
+            {
+                "file_path": "/repo/src/app.py",
+                "old_string": "return None",
+                "new_string": "return result",
+            },
+            {
+                "file_path": "/repo/src/models/user.py",
+                "old_string": "name: str",
+                "new_string": "name: str = ''",
+            },
+            {
+                "file_path": "/repo/tests/test_app.py",
+                "old_string": "assert x == 1",
+                "new_string": "assert x == 2",
+                "replace_all": True,
+            },
         ],
         "cancellable": False,
         "duration": _lognormal(15, 0.5, 1000),
@@ -173,7 +196,10 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
             "additionalProperties": False,
         },
         "examples": [
-            {"file_path": "/repo/src/util.py", "content": "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n"},
+            {
+                "file_path": "/repo/src/util.py",
+                "content": "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n",
+            },
             {"file_path": "/repo/notes.md", "content": "# Notes\n"},
         ],
         "cancellable": False,
@@ -195,7 +221,10 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
             "additionalProperties": False,
         },
         "examples": [
-            {"url": "https://docs.python.org/3/library/tomllib.html", "prompt": "How do I parse a file?"},
+            {
+                "url": "https://docs.python.org/3/library/tomllib.html",
+                "prompt": "How do I parse a file?",
+            },
             {"url": "https://pypi.org/project/simpy/", "prompt": "Latest version?"},
             {"url": "https://github.com/python-hyper/h11", "prompt": "Summarise the design"},
         ],
@@ -218,9 +247,15 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
             "additionalProperties": False,
         },
         "examples": [
-            {"description": "Find config loading", "prompt": "Find where configuration files are loaded",
-             "subagent_type": "explore"},
-            {"description": "Fix flaky test", "prompt": "Make tests/test_app.py::test_retry deterministic"},
+            {
+                "description": "Find config loading",
+                "prompt": "Find where configuration files are loaded",
+                "subagent_type": "explore",
+            },
+            {
+                "description": "Fix flaky test",
+                "prompt": "Make tests/test_app.py::test_retry deterministic",
+            },
         ],
         "concurrency_safe": True,
         "duration": _lognormal(45_000, 0.8, 600_000),
@@ -235,7 +270,7 @@ CATALOGUE_NAMES = ("default", "none")
 
 @cache
 def catalogue(name: str) -> tuple[ToolSpec, ...]:
-    """The tools of the catalogue called `name` ("default", or "none" for no tools), in a fixed order."""
+    """The tools of the catalogue `name` ("default"; "none" has no tools), in a fixed order."""
     if name == "default":
         return tuple(ToolSpec.model_validate(entry) for entry in _DEFAULT)
     if name == "none":

@@ -57,7 +57,7 @@ class CallPlan:
 
 
 def sample_call(spec: ToolSpec, rng: np.random.Generator) -> CallPlan:
-    """Draw the plan of one call of `spec` from `rng` (deterministic given the generator's state)."""
+    """Draw the plan of one call of `spec` from `rng` (deterministic given the rng's state)."""
     # Every draw is made whatever the earlier ones decided, in this fixed order, so changing one
     # probability does not shift the draws of the others. Progress, whose number of draws varies,
     # comes last.
@@ -69,7 +69,11 @@ def sample_call(spec: ToolSpec, rng: np.random.Generator) -> CallPlan:
     result_chars = spec.result_chars.sample(rng)
 
     if permission.mode == "ask":
-        asked, permitted, delay_ns = True, deny_draw >= permission.deny_probability, decision_delay_ns
+        asked, permitted, delay_ns = (
+            True,
+            deny_draw >= permission.deny_probability,
+            decision_delay_ns,
+        )
     else:
         asked, permitted, delay_ns = False, permission.mode == "allow", 0
 
@@ -97,7 +101,9 @@ def _outcome(spec: ToolSpec, draw: float) -> Outcome:
     return "success"
 
 
-def _progress_offsets(spec: ToolSpec, rng: np.random.Generator, duration_ns: int) -> tuple[int, ...]:
+def _progress_offsets(
+    spec: ToolSpec, rng: np.random.Generator, duration_ns: int
+) -> tuple[int, ...]:
     if spec.progress_every is None:
         return ()
     offsets: list[int] = []

@@ -1,4 +1,4 @@
-"""Tool inputs for the mock model: valid ones to call a tool with, invalid ones for the schema fault.
+"""Tool inputs for the mock model: valid ones to call a tool with, invalid ones for the fault.
 
 A spec's `examples` are the preferred source of valid inputs (the catalogue gives every tool a few
 realistic ones). Without examples, an input is generated from the JSON schema; the generator knows
@@ -60,7 +60,7 @@ def sample_invalid_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, 
     for key in schema.get("required", []):
         candidates.append({k: v for k, v in valid.items() if k != key})
     for key, subschema in sorted(properties.items()):
-        wrong = _WRONG_TYPE_VALUE.get(_first_type(subschema) or "", None)
+        wrong = _WRONG_TYPE_VALUE.get(_first_type(subschema) or "")
         if wrong is not None:
             candidates.append({**valid, key: wrong})
     if schema.get("additionalProperties") is False:

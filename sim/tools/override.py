@@ -35,7 +35,9 @@ def apply_override(spec: ToolSpec, override: Mapping[str, Any]) -> ToolSpec:
     return ToolSpec.model_validate(merged)
 
 
-def _merge(base: Mapping[str, Any], override: Mapping[str, Any], *, top_level: bool) -> dict[str, Any]:
+def _merge(
+    base: Mapping[str, Any], override: Mapping[str, Any], *, top_level: bool
+) -> dict[str, Any]:
     merged = dict(base)
     for key, value in override.items():
         current = merged.get(key)

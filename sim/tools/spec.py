@@ -7,11 +7,11 @@ result size) is for the driver hosting the tool, which draws one call's plan wit
 
     [[tools.define]]
     name = "Lint"
-    input_schema = { type = "object", properties = { path = { type = "string" } }, required = ["path"] }
+    input_schema = { type = "object", properties = { path = { type = "string" } } }
     concurrency_safe = true
     duration = { kind = "lognormal", median_ms = 400, sigma = 0.5 }
     failures = { error = 0.1 }
-    permission = { mode = "ask", decision_delay = { kind = "fixed", ms = 2000 }, deny_probability = 0.2 }
+    permission = { mode = "ask", decision_delay = { kind = "fixed", ms = 2000 } }
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ class Permission(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     mode: Literal["allow", "deny", "ask"] = Field(
-        default="allow", description="allow: runs at once; deny: always refused; ask: the user decides."
+        default="allow",
+        description="allow: runs at once; deny: always refused; ask: the user decides.",
     )
     decision_delay: Distribution = Field(
         default_factory=lambda: fixed_ms(0),
@@ -114,7 +115,9 @@ class ToolSpec(BaseModel):
     @field_validator("input_schema")
     @classmethod
     def _is_a_json_object_schema(cls, schema: dict[str, Any]) -> dict[str, Any]:
-        validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        validator_class = jsonschema.validators.validator_for(
+            schema, default=jsonschema.Draft202012Validator
+        )
         try:
             validator_class.check_schema(schema)
         except SchemaError as error:
@@ -151,7 +154,7 @@ class ToolSpec(BaseModel):
         return self
 
     def input_problem(self, candidate: dict[str, Any]) -> str | None:
-        """Why `candidate` fails the input schema (the first reason found), or None if it is valid."""
+        """Why `candidate` fails the input schema (the most relevant reason), or None if valid."""
         error = best_match(self._validator.iter_errors(candidate))
         return None if error is None else error.message
 
