@@ -37,7 +37,12 @@ def test_a_request_body_is_repaired(capsys: pytest.CaptureFixture[str]) -> None:
     assert result["messages"][2] == {
         "role": "user",
         "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_02", "is_error": True, "content": MISSING_RESULT_TEXT},
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_02",
+                "is_error": True,
+                "content": MISSING_RESULT_TEXT,
+            },
             {"type": "tool_result", "tool_use_id": "toolu_01", "content": "alpha"},
         ],
     }
@@ -59,7 +64,9 @@ def test_jsonl_from_stdin_drops_leading_orphans(
             {"role": "user", "content": [{"type": "text", "text": "Carry on."}]},
             {"role": "assistant", "content": "Carrying on."},
         ],
-        "repairs": [{"kind": "leading_orphan_removed", "message_index": 0, "tool_use_id": "toolu_07"}],
+        "repairs": [
+            {"kind": "leading_orphan_removed", "message_index": 0, "tool_use_id": "toolu_07"}
+        ],
     }
 
 
@@ -82,15 +89,27 @@ def test_strict_on_a_clean_transcript_exits_0_silently(capsys: pytest.CaptureFix
     ("body", "error"),
     [
         ("", "empty file: expected a transcript"),
-        ("[{", "not JSON (Expecting property name enclosed in double quotes: line 1 column 3 (char 2))"),
+        (
+            "[{",
+            "not JSON (Expecting property name enclosed in double quotes: line 1 column 3 (char 2))",
+        ),
         ('{"role": "user", "content": "a"}\n{oops\n', "line 2: not JSON"),
-        ('{"role": "user", "content": "a"}\n[1]\n', "line 2: a message must be a JSON object, not list"),
+        (
+            '{"role": "user", "content": "a"}\n[1]\n',
+            "line 2: a message must be a JSON object, not list",
+        ),
         ('{"model": "m"}', "a JSON object must be a request body with 'messages'"),
         ('{"messages": {}}', "messages: must be a list, not dict"),
         ("42", "expected a list of messages or a request body, not int"),
-        ('[{"role": "tool", "content": "x"}]', "messages[0].role: 'tool' is not 'user' or 'assistant'"),
+        (
+            '[{"role": "tool", "content": "x"}]',
+            "messages[0].role: 'tool' is not 'user' or 'assistant'",
+        ),
         ('[{"content": "x"}]', "messages[0]: message has no 'role'"),
-        ('[{"role": "user", "content": 7}]', "messages[0].content: must be a string or a list of blocks, not int"),
+        (
+            '[{"role": "user", "content": 7}]',
+            "messages[0].content: must be a string or a list of blocks, not int",
+        ),
     ],
 )
 def test_input_that_is_not_a_transcript_is_one_line_and_exit_2(
@@ -113,7 +132,12 @@ def test_a_block_without_type_is_named_with_its_place(capsys: pytest.CaptureFixt
         assert err == f"sim repair: error: {path}: messages[1].content[1]: block has no 'type'\n"
 
 
-def test_a_missing_file_is_a_clean_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_missing_file_is_a_clean_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     status, _, err = run_cli(capsys, str(tmp_path / "absent.json"))
     assert status == 2
-    assert err == f"sim repair: error: {tmp_path / 'absent.json'}: cannot read: No such file or directory\n"
+    assert (
+        err
+        == f"sim repair: error: {tmp_path / 'absent.json'}: cannot read: No such file or directory\n"
+    )

@@ -43,7 +43,12 @@ def result(tool_id: str, content: str = "ok") -> dict[str, Any]:
 
 
 def missing(tool_id: str) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": tool_id, "is_error": True, "content": MISSING_RESULT_TEXT}
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_id,
+        "is_error": True,
+        "content": MISSING_RESULT_TEXT,
+    }
 
 
 def server_use(tool_id: str) -> dict[str, Any]:
@@ -79,14 +84,20 @@ def test_a_valid_transcript_comes_back_equal_with_shared_messages() -> None:
 
 def test_missing_result_is_inserted_first_in_the_next_user_message() -> None:
     repaired, repairs = repair(
-        [user(text("go")), assistant(use("toolu_01"), use("toolu_02")), user(result("toolu_02"), text("and?"))]
+        [
+            user(text("go")),
+            assistant(use("toolu_01"), use("toolu_02")),
+            user(result("toolu_02"), text("and?")),
+        ]
     )
     assert repaired[2] == user(missing("toolu_01"), result("toolu_02"), text("and?"))
     assert repairs == [Repair(K.MISSING_RESULT_INSERTED, 2, "toolu_01")]
 
 
 def test_missing_results_before_a_string_user_message() -> None:
-    repaired, repairs = repair([user(text("go")), assistant(use("toolu_01")), {"role": "user", "content": "stop"}])
+    repaired, repairs = repair(
+        [user(text("go")), assistant(use("toolu_01")), {"role": "user", "content": "stop"}]
+    )
     assert repaired[2] == user(missing("toolu_01"), text("stop"))
     assert repairs == [Repair(K.MISSING_RESULT_INSERTED, 2, "toolu_01")]
 
@@ -123,7 +134,9 @@ def test_result_for_a_tool_use_two_messages_back_is_an_orphan() -> None:
 
 
 def test_duplicate_tool_use_in_one_message_keeps_the_first() -> None:
-    repaired, repairs = repair([user(text("go")), assistant(use("toolu_01"), use("toolu_01")), user(result("toolu_01"))])
+    repaired, repairs = repair(
+        [user(text("go")), assistant(use("toolu_01"), use("toolu_01")), user(result("toolu_01"))]
+    )
     assert repaired[1] == assistant(use("toolu_01"))
     assert repairs == [Repair(K.DUPLICATE_TOOL_USE_REMOVED, 1, "toolu_01")]
 
@@ -149,7 +162,11 @@ def test_duplicate_tool_use_across_messages_drops_the_later_pair() -> None:
 
 def test_duplicate_result_keeps_the_first() -> None:
     repaired, repairs = repair(
-        [user(text("go")), assistant(use("toolu_01")), user(result("toolu_01", "a"), result("toolu_01", "b"))]
+        [
+            user(text("go")),
+            assistant(use("toolu_01")),
+            user(result("toolu_01", "a"), result("toolu_01", "b")),
+        ]
     )
     assert repaired[2] == user(result("toolu_01", "a"))
     assert repairs == [Repair(K.DUPLICATE_RESULT_REMOVED, 2, "toolu_01")]
@@ -176,7 +193,10 @@ def test_leading_orphan_results_of_a_resumed_session_are_removed() -> None:
 def test_a_first_message_of_only_orphan_results_gets_a_placeholder() -> None:
     repaired, repairs = repair([user(result("toolu_07")), assistant(text("ok"))])
     assert repaired[0] == user(text(PLACEHOLDER_TEXT))
-    assert repairs == [Repair(K.LEADING_ORPHAN_REMOVED, 0, "toolu_07"), Repair(K.PLACEHOLDER_INSERTED, 0, None)]
+    assert repairs == [
+        Repair(K.LEADING_ORPHAN_REMOVED, 0, "toolu_07"),
+        Repair(K.PLACEHOLDER_INSERTED, 0, None),
+    ]
 
 
 def test_a_transcript_starting_with_an_assistant_message_gets_a_user_message_first() -> None:
@@ -204,7 +224,12 @@ def test_consecutive_same_role_messages_merge_strings_becoming_text_blocks() -> 
 
 def test_merged_assistant_messages_answer_their_tool_uses_together() -> None:
     repaired, repairs = repair(
-        [user(text("go")), assistant(use("toolu_01")), assistant(use("toolu_02")), user(result("toolu_02"), result("toolu_01"))]
+        [
+            user(text("go")),
+            assistant(use("toolu_01")),
+            assistant(use("toolu_02")),
+            user(result("toolu_02"), result("toolu_01")),
+        ]
     )
     assert repaired[1] == assistant(use("toolu_01"), use("toolu_02"))
     assert repaired[2] == user(result("toolu_02"), result("toolu_01"))
@@ -212,14 +237,24 @@ def test_merged_assistant_messages_answer_their_tool_uses_together() -> None:
 
 
 def test_an_emptied_user_message_gets_a_placeholder() -> None:
-    repaired, repairs = repair([user(text("go")), assistant(text("hi")), user(result("toolu_05")), assistant(text("bye"))])
+    repaired, repairs = repair(
+        [user(text("go")), assistant(text("hi")), user(result("toolu_05")), assistant(text("bye"))]
+    )
     assert repaired[2] == user(text(PLACEHOLDER_TEXT))
-    assert repairs == [Repair(K.ORPHAN_RESULT_REMOVED, 2, "toolu_05"), Repair(K.PLACEHOLDER_INSERTED, 2, None)]
+    assert repairs == [
+        Repair(K.ORPHAN_RESULT_REMOVED, 2, "toolu_05"),
+        Repair(K.PLACEHOLDER_INSERTED, 2, None),
+    ]
 
 
 def test_empty_content_gets_a_placeholder_except_a_final_assistant_prefill() -> None:
     repaired, repairs = repair(
-        [{"role": "user", "content": ""}, assistant(), user(text("x")), {"role": "assistant", "content": ""}]
+        [
+            {"role": "user", "content": ""},
+            assistant(),
+            user(text("x")),
+            {"role": "assistant", "content": ""},
+        ]
     )
     assert repaired == [
         user(text(PLACEHOLDER_TEXT)),
@@ -227,11 +262,16 @@ def test_empty_content_gets_a_placeholder_except_a_final_assistant_prefill() -> 
         user(text("x")),
         {"role": "assistant", "content": ""},
     ]
-    assert repairs == [Repair(K.PLACEHOLDER_INSERTED, 0, None), Repair(K.PLACEHOLDER_INSERTED, 1, None)]
+    assert repairs == [
+        Repair(K.PLACEHOLDER_INSERTED, 0, None),
+        Repair(K.PLACEHOLDER_INSERTED, 1, None),
+    ]
 
 
 def test_empty_text_blocks_are_removed() -> None:
-    repaired, repairs = repair([user(text(""), text("go")), assistant(text(""), use("toolu_01")), user(result("toolu_01"))])
+    repaired, repairs = repair(
+        [user(text(""), text("go")), assistant(text(""), use("toolu_01")), user(result("toolu_01"))]
+    )
     assert repaired[0] == user(text("go"))
     assert repaired[1] == assistant(use("toolu_01"))
     assert repairs == [Repair(K.EMPTY_TEXT_REMOVED, 0, None), Repair(K.EMPTY_TEXT_REMOVED, 1, None)]
@@ -239,15 +279,33 @@ def test_empty_text_blocks_are_removed() -> None:
 
 def test_server_tool_use_without_its_result_is_removed() -> None:
     repaired, repairs = repair(
-        [user(text("search")), assistant(server_use("srvtoolu_01"), server_use("srvtoolu_02"), server_result("srvtoolu_02"), text("found"))]
+        [
+            user(text("search")),
+            assistant(
+                server_use("srvtoolu_01"),
+                server_use("srvtoolu_02"),
+                server_result("srvtoolu_02"),
+                text("found"),
+            ),
+        ]
     )
-    assert repaired[1] == assistant(server_use("srvtoolu_02"), server_result("srvtoolu_02"), text("found"))
+    assert repaired[1] == assistant(
+        server_use("srvtoolu_02"), server_result("srvtoolu_02"), text("found")
+    )
     assert repairs == [Repair(K.SERVER_TOOL_USE_REMOVED, 1, "srvtoolu_01")]
 
 
 def test_server_result_before_its_use_or_without_one_is_removed() -> None:
     repaired, repairs = repair(
-        [user(text("search")), assistant(server_result("srvtoolu_01"), server_use("srvtoolu_01"), server_result("srvtoolu_01"), server_result("srvtoolu_01"))]
+        [
+            user(text("search")),
+            assistant(
+                server_result("srvtoolu_01"),
+                server_use("srvtoolu_01"),
+                server_result("srvtoolu_01"),
+                server_result("srvtoolu_01"),
+            ),
+        ]
     )
     assert repaired[1] == assistant(server_use("srvtoolu_01"), server_result("srvtoolu_01"))
     assert repairs == [
@@ -270,7 +328,10 @@ def test_pairing_blocks_on_the_wrong_side_are_removed() -> None:
 def test_message_index_counts_in_the_output_transcript() -> None:
     # The user message inserted in front shifts every later index by one.
     _, repairs = repair([assistant(use("toolu_01")), user(text("no results"))])
-    assert repairs == [Repair(K.USER_MESSAGE_INSERTED, 0, None), Repair(K.MISSING_RESULT_INSERTED, 2, "toolu_01")]
+    assert repairs == [
+        Repair(K.USER_MESSAGE_INSERTED, 0, None),
+        Repair(K.MISSING_RESULT_INSERTED, 2, "toolu_01"),
+    ]
 
 
 def test_an_empty_transcript_is_left_alone() -> None:
@@ -299,5 +360,7 @@ def test_repair_report_serialises_to_json_fields() -> None:
 
 
 def test_input_that_is_not_a_transcript_raises_a_shape_error_naming_the_place() -> None:
-    with pytest.raises(TranscriptShapeError, match=r"messages\[1\]\.content\[0\]: block has no 'type'"):
+    with pytest.raises(
+        TranscriptShapeError, match=r"messages\[1\]\.content\[0\]: block has no 'type'"
+    ):
         ensure_tool_result_pairing([user(text("go")), assistant({"text": "x"})])

@@ -33,7 +33,12 @@ def result(tool_id: str, block_type: str = "tool_result") -> dict[str, Any]:
 def test_a_valid_transcript_has_no_violations() -> None:
     messages = [
         {"role": "user", "content": "hi"},
-        assistant(use("srvtoolu_01", "server_tool_use", "web_search"), result("srvtoolu_01", "web_search_tool_result"), use("toolu_01"), use("toolu_02")),
+        assistant(
+            use("srvtoolu_01", "server_tool_use", "web_search"),
+            result("srvtoolu_01", "web_search_tool_result"),
+            use("toolu_01"),
+            use("toolu_02"),
+        ),
         user(result("toolu_02"), result("toolu_01"), text("more")),
         {"role": "assistant", "content": ""},
     ]
@@ -41,7 +46,13 @@ def test_a_valid_transcript_has_no_violations() -> None:
 
 
 def test_missing_results_are_listed_at_the_assistant_message_like_the_api() -> None:
-    messages = [user(text("go")), assistant(text("x")), user(text("y")), assistant(use("toolu_01"), use("toolu_02")), user(text("no"))]
+    messages = [
+        user(text("go")),
+        assistant(text("x")),
+        user(text("y")),
+        assistant(use("toolu_01"), use("toolu_02")),
+        user(text("no")),
+    ]
     assert check_pairing(messages) == [
         "messages.3: `tool_use` ids were found without `tool_result` blocks immediately after: "
         "toolu_01, toolu_02. Each `tool_use` block must have a corresponding `tool_result` block "
@@ -58,7 +69,13 @@ def test_a_transcript_ending_on_tool_use_misses_its_results() -> None:
 
 
 def test_unexpected_results_are_listed_at_the_first_offending_block_like_the_api() -> None:
-    messages = [user(text("go")), assistant(text("a")), user(text("b")), assistant(use("toolu_01")), user(result("toolu_01"), result("toolu_09"), result("toolu_08"))]
+    messages = [
+        user(text("go")),
+        assistant(text("a")),
+        user(text("b")),
+        assistant(use("toolu_01")),
+        user(result("toolu_01"), result("toolu_09"), result("toolu_08")),
+    ]
     assert check_pairing(messages) == [
         "messages.4.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_09, "
         "toolu_08. Each `tool_result` block must have a corresponding `tool_use` block in the "
@@ -67,7 +84,11 @@ def test_unexpected_results_are_listed_at_the_first_offending_block_like_the_api
 
 
 def test_results_not_at_the_front() -> None:
-    messages = [user(text("go")), assistant(use("toolu_01"), use("toolu_02")), user(result("toolu_01"), text("x"), result("toolu_02"))]
+    messages = [
+        user(text("go")),
+        assistant(use("toolu_01"), use("toolu_02")),
+        user(result("toolu_01"), text("x"), result("toolu_02")),
+    ]
     assert check_pairing(messages) == [
         "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. "
         "Messages following `tool_use` blocks must begin with a matching number of `tool_result` "
@@ -84,7 +105,12 @@ def test_roles() -> None:
 
 
 def test_empty_content() -> None:
-    messages = [{"role": "user", "content": ""}, assistant(), user(text("")), {"role": "assistant", "content": []}]
+    messages = [
+        {"role": "user", "content": ""},
+        assistant(),
+        user(text("")),
+        {"role": "assistant", "content": []},
+    ]
     assert check_pairing(messages) == [
         "messages.0: user messages must have non-empty content",
         "messages: all messages must have non-empty content except for the optional final assistant message",
@@ -141,14 +167,35 @@ def test_pairing_blocks_on_the_wrong_side() -> None:
     [
         ([["user", "hi"]], r"messages\[0\]: a message must be an object, not list"),
         ([{"content": "hi"}], r"messages\[0\]: message has no 'role'"),
-        ([{"role": "system", "content": "hi"}], r"messages\[0\]\.role: 'system' is not 'user' or 'assistant'"),
+        (
+            [{"role": "system", "content": "hi"}],
+            r"messages\[0\]\.role: 'system' is not 'user' or 'assistant'",
+        ),
         ([{"role": "user"}], r"messages\[0\]: message has no 'content'"),
-        ([{"role": "user", "content": 3}], r"messages\[0\]\.content: must be a string or a list of blocks, not int"),
-        ([{"role": "user", "content": ["hi"]}], r"messages\[0\]\.content\[0\]: a block must be an object, not str"),
-        ([{"role": "user", "content": [{"text": "hi"}]}], r"messages\[0\]\.content\[0\]: block has no 'type'"),
-        ([{"role": "user", "content": [{"type": 1}]}], r"messages\[0\]\.content\[0\]\.type: must be a string, not int"),
-        ([{"role": "user", "content": [{"type": "tool_result"}]}], r"messages\[0\]\.content\[0\]: `tool_result` block has no string 'tool_use_id'"),
-        ([{"role": "assistant", "content": [{"type": "tool_use", "id": 5}]}], r"messages\[0\]\.content\[0\]: `tool_use` block has no string 'id'"),
+        (
+            [{"role": "user", "content": 3}],
+            r"messages\[0\]\.content: must be a string or a list of blocks, not int",
+        ),
+        (
+            [{"role": "user", "content": ["hi"]}],
+            r"messages\[0\]\.content\[0\]: a block must be an object, not str",
+        ),
+        (
+            [{"role": "user", "content": [{"text": "hi"}]}],
+            r"messages\[0\]\.content\[0\]: block has no 'type'",
+        ),
+        (
+            [{"role": "user", "content": [{"type": 1}]}],
+            r"messages\[0\]\.content\[0\]\.type: must be a string, not int",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "tool_result"}]}],
+            r"messages\[0\]\.content\[0\]: `tool_result` block has no string 'tool_use_id'",
+        ),
+        (
+            [{"role": "assistant", "content": [{"type": "tool_use", "id": 5}]}],
+            r"messages\[0\]\.content\[0\]: `tool_use` block has no string 'id'",
+        ),
     ],
 )
 def test_input_that_is_not_a_transcript_raises(messages: list[Any], error: str) -> None:

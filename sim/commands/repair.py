@@ -79,9 +79,7 @@ def parse_transcript(body: bytes, name: str) -> list[Any]:
         if "messages" in document:
             messages = document["messages"]
             if not isinstance(messages, list):
-                raise UserError(
-                    f"{name}: messages: must be a list, not {type(messages).__name__}"
-                )
+                raise UserError(f"{name}: messages: must be a list, not {type(messages).__name__}")
             return messages
         if "role" in document:
             return [document]  # JSONL holding a single message

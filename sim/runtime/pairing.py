@@ -1,4 +1,4 @@
-"""The Messages API's rules for a transcript's tool pairing, and a checker that words them as the API does.
+"""The Messages API's rules for tool pairing in a transcript, and a checker worded as the API.
 
 A transcript is a list of `{"role": "user" | "assistant", "content": str | list[block]}`. The API
 accepts it only if:
@@ -77,9 +77,7 @@ def message_role(message: object, index: int) -> str:
     if role is None:
         raise TranscriptShapeError(f"messages[{index}]: message has no 'role'")
     if role not in ROLES:
-        raise TranscriptShapeError(
-            f"messages[{index}].role: {role!r} is not 'user' or 'assistant'"
-        )
+        raise TranscriptShapeError(f"messages[{index}].role: {role!r} is not 'user' or 'assistant'")
     return str(role)
 
 
@@ -128,7 +126,9 @@ def _check_block(block: object, index: int, position: int) -> None:
     """Raise `TranscriptShapeError` saying where and why if `block` is not a content block."""
     where = f"messages[{index}].content[{position}]"
     if not isinstance(block, Mapping):
-        raise TranscriptShapeError(f"{where}: a block must be an object, not {type(block).__name__}")
+        raise TranscriptShapeError(
+            f"{where}: a block must be an object, not {type(block).__name__}"
+        )
     block_type = block.get("type")
     if block_type is None:
         raise TranscriptShapeError(f"{where}: block has no 'type'")
@@ -159,7 +159,8 @@ EMPTY_MESSAGE = (
 )
 # experientiallabs/experiential#804, aliasrobotics/cai#182
 EMPTY_TEXT_BLOCK = "messages: text content blocks must be non-empty"
-# anthropics/claude-code#5989 (two ids, comma-separated; the index is the assistant message)
+# anthropics/claude-code#5989 (two ids, comma-separated). The real API names the assistant
+# message only, with no `.content.N` (every sample seen, 2025 to 2026, e.g. claude-code#3512).
 MISSING_RESULTS = (
     "messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: "
     "{ids}. Each `tool_use` block must have a corresponding `tool_result` block in the next message."
@@ -196,7 +197,8 @@ UNEXPECTED_SERVER_RESULT = (
 )
 # No real sample found: our wording, in the API's style.
 MISPLACED_BLOCK = (
-    "messages.{index}.content.{position}: `{block_type}` blocks are not allowed in `{role}` messages"
+    "messages.{index}.content.{position}: `{block_type}` blocks are not allowed in "
+    "`{role}` messages"
 )
 
 

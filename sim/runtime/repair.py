@@ -75,7 +75,9 @@ MISSING_RESULT_TEXT = (
     "[tool result missing] No result was recorded for this tool call; this error result was "
     "inserted at the API boundary by the tool-result pairing repair."
 )
-PLACEHOLDER_TEXT = "[empty message] All content of this message was removed by the tool-result pairing repair."
+PLACEHOLDER_TEXT = (
+    "[empty message] All content of this message was removed by the tool-result pairing repair."
+)
 RESUMED_SESSION_TEXT = "[session resumed] Earlier messages of this conversation are not available."
 
 
