@@ -116,7 +116,11 @@ def _parse_tool_input(raw: str) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _describe(event: Mapping[str, Any]) -> str:
-    text = json.dumps(event, ensure_ascii=False, default=repr)
+    """The event as it arrived, shortened, for error messages."""
+    try:
+        text = json.dumps(event, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):  # keys JSON cannot write, or a cycle
+        text = repr(event)
     return text if len(text) <= 200 else text[:197] + "..."
 
 
