@@ -212,3 +212,32 @@ def test_the_record_holds_the_timeline_without_per_delta_entries() -> None:
 def test_two_tools_with_one_name_are_refused() -> None:
     with pytest.raises(ValueError, match="share a name"):
         ToolTurnLoop([READ, READ], model="m")
+
+
+def test_input_about_an_older_request_is_ignored() -> None:
+    loop = ToolTurnLoop(TOOLS, model="m")
+    [first] = loop.start("go", 0)
+    # The only call is rejected at once, so message_stop completes the batch and the next
+    # request goes out before the driver reports that the first stream closed.
+    out = feed(loop, tool_response("msg_1", ("x", "Nope", {})), 100)
+    [second] = of_type(SendRequest, out)
+    assert (first.request_id, second.request_id) == (1, 2)
+    assert loop.stream_ended(900, request_id=first.request_id) == []
+    assert loop.on_event({"type": "ping"}, 910, request_id=first.request_id) == []
+    assert loop.request_failed(529, 920, request_id=first.request_id) == []
+    assert loop.record.of_kind(RecordKind.REQUEST_FAILED) == []
+
+
+def test_call_records_cover_the_session_and_blocks_name_their_call() -> None:
+    loop = ToolTurnLoop(TOOLS, model="m", policy="at_message_stop")
+    loop.start("go", 0)
+    feed(loop, tool_response("msg_1", ("a", "Read", {"path": "/a"})), 100)
+    loop.tool_finished("a", "success", "A", 1_000)
+    feed(loop, tool_response("msg_2", ("b", "Read", {"path": "/b"})), 2_000)
+    loop.tool_finished("b", "success", "B", 3_000)
+    records = loop.call_records()
+    assert [r.tool_use_id for r in records] == ["a", "b"]
+    [block] = [e for e in loop.record.of_kind(RecordKind.BLOCK_COMPLETE) if e.tool_use_id == "a"]
+    # Start lag under the baseline: from the block's stop to the message's stop.
+    assert records[0].block_complete_ns == block.time_ns and records[0].start_ns == 100 + 10 * 11
+    assert records[0].start_ns - records[0].block_complete_ns == 20

@@ -51,15 +51,16 @@ def test_every_session_ends_legal_without_boundary_repairs(data: st.DataObject, 
     stream: list[dict[str, Any]] = []
     stream_open = False
     wake_at: int | None = None
+    request_id = 0
     ended = False
     for _ in range(400):
         for command in commands:
             if isinstance(command, SendRequest):
+                request_id = command.request_id
                 status, stream = draw_response(data, next_id)
                 stream_open = status is None
                 if status is not None:
-                    commands_after = loop.request_failed(status, now)
-                    commands.extend(commands_after)
+                    commands.extend(loop.request_failed(status, now, request_id=request_id))
             elif isinstance(command, StartTool):
                 running.append(command.tool_use_id)
             elif isinstance(command, CancelTool) and command.tool_use_id in running:
@@ -86,10 +87,10 @@ def test_every_session_ends_legal_without_boundary_repairs(data: st.DataObject, 
         move = data.draw(st.sampled_from(moves), label="move")
         if move == "event":
             if stream:
-                commands = loop.on_event(stream.pop(0), now)
+                commands = loop.on_event(stream.pop(0), now, request_id)
             else:
                 stream_open = False
-                commands = loop.stream_ended(now)
+                commands = loop.stream_ended(now, request_id)
         elif move == "finish":
             tool_use_id = data.draw(st.sampled_from(running), label="tool")
             running.remove(tool_use_id)

@@ -82,6 +82,9 @@ class SendRequest:
     model: str
     # 1 for the first attempt of a turn, 2 for its first retry, and so on.
     attempt: int
+    # The session's request counter (1, 2, ...): pass it back with the response's input so
+    # that input about an older request is recognised and ignored.
+    request_id: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,11 @@ Rules
 11. Consecutive user content is always merged into one user message (a new prompt after a batch,
     an interrupt marker), so roles alternate and the boundary layer has nothing to repair on
     these paths.
-12. Late reports (events after `CancelRequest`, a cancelled tool's finish) are ignored.
+12. Late reports are ignored: events after `CancelRequest`, a cancelled tool's finish, and any
+    response input whose `request_id` is not the latest `SendRequest`'s. A driver that may
+    deliver input for an older request (a stream it did not close, a `stream_ended` after
+    `message_stop` that raced the next request) passes `request_id`; without it, input is taken
+    to be about the latest request.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ from sim.runtime.commands import (
     TurnEnded,
     WaitUntil,
 )
-from sim.runtime.executor import ToolExecutor, build_validators
+from sim.runtime.executor import CallRecord, ToolExecutor, build_validators
 from sim.runtime.outcomes import SyntheticCause, ToolOutcome
 from sim.runtime.permission import PermissionPolicy, allow_all
 from sim.runtime.policy import ExecutorPolicy
@@ -152,6 +156,7 @@ class ToolTurnLoop:
         self._pending: list[Attachment] = []
         self._accumulator = StreamAccumulator()
         self._executor = self._new_executor()
+        self._executors: list[ToolExecutor] = []
         self._owner: dict[str, ToolExecutor] = {}
         self._results: list[dict[str, Any]] = []
         self._end_reason: str | None = None
@@ -171,18 +176,21 @@ class ToolTurnLoop:
         return self._next_turn(now_ns)
 
     def request_failed(
-        self, status: int | None, now_ns: int, *, retry_after_ns: int | None = None
+        self, status: int | None, now_ns: int, *, retry_after_ns: int | None = None,
+        request_id: int | None = None,
     ) -> list[Command]:
         """The request failed before any event arrived; `status` is None when there was no
         HTTP response at all (connection error)."""
-        if self.phase is not Phase.AWAITING_RESPONSE:
+        if self.phase is not Phase.AWAITING_RESPONSE or self._stale(request_id):
             return []
         self.record.add(now_ns, RecordKind.REQUEST_FAILED, name=self.model, value=status)
         overloaded = status == OVERLOADED_STATUS
         return self._after_failure(now_ns, overloaded, is_retryable(status), retry_after_ns)
 
-    def on_event(self, event: dict[str, Any], now_ns: int) -> list[Command]:
+    def on_event(self, event: dict[str, Any], now_ns: int, request_id: int | None = None) -> list[Command]:
         """One stream event, as the JSON dict of an SSE `data:` line."""
+        if request_id is not None and request_id != self.requests_sent:
+            return []
         phase = self.phase
         if phase is not Phase.STREAMING:
             if phase is not Phase.AWAITING_RESPONSE:
@@ -205,9 +213,11 @@ class ToolTurnLoop:
             return self._stream_error(now_ns, error_type)
         return []
 
-    def stream_ended(self, now_ns: int) -> list[Command]:
+    def stream_ended(self, now_ns: int, request_id: int | None = None) -> list[Command]:
         """The response stream closed. After `message_stop` this changes nothing; before it,
         the stream was cut."""
+        if self._stale(request_id):
+            return []
         if self.phase is Phase.AWAITING_RESPONSE:
             self.record.add(now_ns, RecordKind.REQUEST_FAILED, name=self.model)
             return self._after_failure(now_ns, False, True, None)
@@ -274,11 +284,14 @@ class ToolTurnLoop:
         """The current turn, counted over the whole session (1-based; 0 before the first)."""
         return self._turn
 
-    def call_records(self) -> list[Any]:
-        """The current attempt's call records (`sim.runtime.executor.CallRecord`)."""
-        return self._executor.records()
+    def call_records(self) -> list[CallRecord]:
+        """Every call of the session, attempt by attempt, in tool_use order."""
+        return [record for executor in self._executors for record in executor.records()]
 
     # ----- internals -----
+
+    def _stale(self, request_id: int | None) -> bool:
+        return request_id is not None and request_id != self.requests_sent
 
     def _new_executor(self) -> ToolExecutor:
         return ToolExecutor(
@@ -316,17 +329,19 @@ class ToolTurnLoop:
             body["system"] = self.system
         self._accumulator = StreamAccumulator()
         self._executor = self._new_executor()
+        self._executors.append(self._executor)
         self._results = []
         self.phase = Phase.AWAITING_RESPONSE
         self.requests_sent += 1
         self.record.add(now_ns, RecordKind.REQUEST_SENT, name=self.model, value=self._attempt)
-        return SendRequest(body, self.model, self._attempt)
+        return SendRequest(body, self.model, self._attempt, self.requests_sent)
 
     def _block_complete(self, done: BlockMessage, now_ns: int) -> list[Command]:
         block = done.block
-        self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, name=block["type"], value=done.index)
         if block["type"] != "tool_use":
+            self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, name=block["type"], value=done.index)
             return []
+        self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=block["id"], name="tool_use", value=done.index)
         self._owner[block["id"]] = self._executor
         return self._route(self._executor.add_tool_use(block, now_ns, input_error=done.input_error), now_ns)
 
