@@ -5,7 +5,9 @@ from pathlib import Path
 import pytest
 
 from sim.errors import UserError
-from sim.scenario.loader import load_scenario
+from sim.scenario.loader import load_scenario, with_overrides
+
+SCENARIOS = Path(__file__).parent.parent / "scenarios"
 
 MINIMAL = """
 name = "t"
@@ -171,7 +173,7 @@ x = 1
     )
     message = error_of(write(tmp_path, text))
     assert "tools.override.Bash.duration.median_ms: should be greater than 0 (got 0)" in message
-    assert "tools.override.Bash.failurs: unknown key" in message
+    assert "tools.override.Bash.failurs: unknown key (did you mean 'failures'?)" in message
     assert "tools.override.Nope: no catalogue tool by this name" in message
 
 
@@ -179,3 +181,28 @@ def test_cross_section_error_names_the_field(tmp_path: Path) -> None:
     text = MINIMAL + '[model.script]\nkind = "generated"\ntool_mix = { Read = 1, read_file = 2 }\n'
     message = error_of(write(tmp_path, text))
     assert message.endswith("model.script.tool_mix.read_file: no tool by this name in [tools]")
+
+
+def test_overrides_are_applied_and_keep_the_file_hash(tmp_path: Path) -> None:
+    original = load_scenario(write(tmp_path, MINIMAL))
+    changed = with_overrides(original, seed=9, sessions=7, policies=["serial"])
+    assert (changed.seed, changed.load.sessions, changed.runtime.policies) == (9, 7, ["serial"])
+    assert changed.content_hash == original.content_hash
+    assert with_overrides(original) == original
+
+
+def test_bad_override_is_a_user_error_naming_the_field(tmp_path: Path) -> None:
+    original = load_scenario(write(tmp_path, MINIMAL))
+    with pytest.raises(UserError) as info:
+        with_overrides(original, sessions=0, policies=["fast"])
+    lines = str(info.value).splitlines()
+    assert lines[0] == "t (overridden): 2 errors"
+    assert lines[1].strip().startswith("load.sessions: should be greater than or equal to 1")
+    assert lines[2].strip().startswith("runtime.policies[0]: must be one of")
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.toml")), ids=lambda p: p.name)
+def test_shipped_scenarios_survive_a_round_trip(path: Path) -> None:
+    # with_overrides re-validates a dump: every section must dump to what it was read from.
+    scenario = load_scenario(path)
+    assert with_overrides(scenario) == scenario

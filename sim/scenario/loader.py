@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from sim.errors import UserError
 from sim.scenario.schema import Scenario
+from sim.tools.spec import ToolSpec
 
 # TOML keys that need no quotes; others are shown quoted, as the file must spell them.
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -53,6 +54,36 @@ def load_scenario(path: str | Path) -> Scenario:
         return Scenario.from_file_bytes(data, file_bytes)
     except ValidationError as error:
         raise UserError(format_validation_error(path, error, data)) from None
+
+
+def with_overrides(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    sessions: int | None = None,
+    policies: Sequence[str] | None = None,
+) -> Scenario:
+    """`scenario` with command-line overrides applied (None: keep the file's value), validated
+    again, so an override the file could not hold (more sessions than a trace has arrivals, an
+    unknown policy) is refused the same way; raises UserError naming the flag's field.
+
+    The content hash stays the file's: whoever records it should record the overrides beside it.
+    """
+    data = scenario.model_dump(mode="python", exclude_unset=True)
+    if seed is not None:
+        data["seed"] = seed
+    if sessions is not None:
+        data["load"]["sessions"] = sessions
+    if policies is not None:
+        data.setdefault("runtime", {})["policies"] = list(policies)
+    try:
+        overridden = Scenario.model_validate(data)
+    except ValidationError as error:
+        raise UserError(
+            format_validation_error(f"{scenario.name} (overridden)", error, data)
+        ) from None
+    overridden._content_hash = scenario.content_hash
+    return overridden
 
 
 def format_validation_error(
@@ -144,6 +175,10 @@ def _allowed_keys(loc: Sequence[str | int], data: Any) -> list[str]:
     """The field names of the model at `loc`, found by walking the schema beside the data."""
     annotation: Any = Scenario
     current = data
+    if tuple(loc[:2]) == ("tools", "override") and len(loc) >= 3:
+        # An override is plain data until it is merged into a ToolSpec: walk it as one.
+        annotation, current = ToolSpec, _step(_step(_step(data, "tools"), "override"), loc[2])
+        loc = loc[3:]
     for element in loc:
         model = _model_for(annotation, current)
         if model is not None:
