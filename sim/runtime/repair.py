@@ -217,7 +217,7 @@ class _Repairer:
         if isinstance(content, str):
             if content or is_last:
                 return _as_dict(run.first)
-            return self._placeholder(run, index)
+            return self._emptied(run, index)
         used_ids = self.used_ids
         kept: list[Mapping[str, Any]] = []
         tool_use_ids: list[str] = []
@@ -263,7 +263,7 @@ class _Repairer:
             changed = True
         self.awaiting = tool_use_ids
         if not kept and (changed or not is_last):
-            return self._placeholder(run, index)
+            return self._emptied(run, index)
         if not changed:
             return _as_dict(run.first)
         return {**run.first, "content": kept}
@@ -285,7 +285,7 @@ class _Repairer:
         content = run.content
         if isinstance(content, str):
             if not content:
-                return self._placeholder(run, index, inserted=self._synthetic(awaiting, index))
+                return self._emptied(run, index, inserted=self._synthetic(awaiting, index))
             if not awaiting:
                 return _as_dict(run.first)
             content = [_text(content)]
@@ -329,7 +329,7 @@ class _Repairer:
         missing = [use_id for use_id in awaiting if use_id not in answered]
         synthetic = self._synthetic(missing, index)
         if not (results or others):
-            return self._placeholder(run, index, inserted=synthetic)
+            return self._emptied(run, index, inserted=synthetic)
         if not (changed or synthetic):
             return _as_dict(run.first)
         return {**run.first, "content": synthetic + results + others}
@@ -339,7 +339,7 @@ class _Repairer:
             self._report(RepairKind.MISSING_RESULT_INSERTED, index, use_id)
         return [_missing_result(use_id) for use_id in missing]
 
-    def _placeholder(
+    def _emptied(
         self, run: _Run, index: int, *, inserted: list[dict[str, Any]] | None = None
     ) -> dict[str, Any]:
         """The run's message with its content emptied: synthetic results, else a placeholder."""
