@@ -13,8 +13,13 @@ from sim.report.compare import compare_runs, parse_tolerances, tolerance_for
 from tests.test_metrics_support import collect, handmade_rows, metadata, turn
 
 
-def write(folder: Path, rows=None, speed: float | None = None, scenario: str = "handmade",
-          sha256: str = "0" * 64) -> Path:
+def write(
+    folder: Path,
+    rows=None,
+    speed: float | None = None,
+    scenario: str = "handmade",
+    sha256: str = "0" * 64,
+) -> Path:
     tables = collect(rows if rows is not None else handmade_rows(), scenario=scenario).tables()
     speeds = None if speed is None else {"streaming": speed}
     write_run(folder, tables, metadata(scenario, sha256), events_per_wall_s=speeds)
@@ -33,14 +38,16 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write(tmp_path_factory.mktemp("compare") / "base", speed=100.0)
 
 
-def test_identical_runs_pass(base: Path, tmp_path: Path,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_identical_runs_pass(
+    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["compare", str(base), str(write(tmp_path / "new", speed=100.0))]) == 0
     assert "0 moved, 0 beyond tolerance" in capsys.readouterr().out
 
 
-def test_any_simulated_change_fails_by_default(base: Path, tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_any_simulated_change_fails_by_default(
+    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     new = write(tmp_path / "new", slower_rows(), speed=100.0)
     assert main(["compare", str(base), str(new)]) == 1
     out = capsys.readouterr().out
@@ -63,8 +70,18 @@ def test_wall_clock_metrics_are_shown_but_never_gate(
 
 
 def test_row_count_changes_fail(base: Path, tmp_path: Path) -> None:
-    rows = handmade_rows() + [("repairs", {"policy": "serial", "session_id": 0, "turn_index": 0,
-                                           "request_index": 0, "kind": "missing_result"})]
+    rows = handmade_rows() + [
+        (
+            "repairs",
+            {
+                "policy": "serial",
+                "session_id": 0,
+                "turn_index": 0,
+                "request_index": 0,
+                "kind": "missing_result",
+            },
+        )
+    ]
     changes = compare_runs(read_run(base), read_run(write(tmp_path / "new", rows, speed=100.0)))
     failed = {(c.policy, c.metric) for c in changes if c.beyond_tolerance}
     assert ("serial", "rows.repairs") in failed
@@ -83,8 +100,12 @@ def test_a_metric_only_one_run_has_fails(base: Path, tmp_path: Path) -> None:
     [("other", "0" * 64, "scenario 'other' differs"), ("handmade", "f" * 64, "scenario_sha256")],
 )
 def test_runs_of_different_scenarios_are_bad_input(
-    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-    scenario: str, sha256: str, message: str,
+    base: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    scenario: str,
+    sha256: str,
+    message: str,
 ) -> None:
     new = write(tmp_path / "new", scenario=scenario, sha256=sha256)
     assert main(["compare", str(base), str(new)]) == 2
@@ -92,8 +113,9 @@ def test_runs_of_different_scenarios_are_bad_input(
     assert message in err and err.count("\n") == 1
 
 
-def test_a_missing_folder_is_bad_input(base: Path, tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_missing_folder_is_bad_input(
+    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["compare", str(base), str(tmp_path / "absent")]) == 2
     assert "no such run folder" in capsys.readouterr().err
 

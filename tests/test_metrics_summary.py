@@ -74,8 +74,9 @@ def test_summary_round_trips_through_arrow() -> None:
 
 def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
-    collector.add_session(policy="idle", session_id=0, arrival_ns=0, n_turns=0,
-                          outcome="completed", n_interrupts=0)
+    collector.add_session(
+        policy="idle", session_id=0, arrival_ns=0, n_turns=0, outcome="completed", n_interrupts=0
+    )
     values = by_key(summarize(collector.tables()))
     assert values == {
         ("idle", "ttfts_ns.count"): 0,
@@ -87,8 +88,9 @@ def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
 
 def test_load_sweep_gives_throughput_and_p99_per_policy_and_load() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
-    for index, (load, latency) in enumerate([(1.0, 1_000_000_000), (2.0, 500_000_000),
-                                             (2.0, 250_000_000)]):
+    for index, (load, latency) in enumerate(
+        [(1.0, 1_000_000_000), (2.0, 500_000_000), (2.0, 250_000_000)]
+    ):
         collector.add_turn(**turn("p", index, 0, sent=0, ttfts=None, latency=latency, load=load))
     points = load_sweep(collector.tables()["turns"])
     assert [(p.load, p.turns, p.turns_per_s, p.latency_p99_ns) for p in points] == [

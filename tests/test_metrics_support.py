@@ -25,30 +25,61 @@ SEED = 7
 
 
 def turn(
-    policy: str, session: int, index: int, sent: int, ttfts: int | None, latency: int,
-    outcome: str = "completed", load: float | None = None,
+    policy: str,
+    session: int,
+    index: int,
+    sent: int,
+    ttfts: int | None,
+    latency: int,
+    outcome: str = "completed",
+    load: float | None = None,
 ) -> dict[str, Any]:
     return {
-        "policy": policy, "session_id": session, "turn_index": index, "load": load,
-        "model": "claude-test", "request_sent_ns": sent, "first_event_ns": sent + 1,
+        "policy": policy,
+        "session_id": session,
+        "turn_index": index,
+        "load": load,
+        "model": "claude-test",
+        "request_sent_ns": sent,
+        "first_event_ns": sent + 1,
         "message_stop_ns": sent + 2,
-        "first_tool_start_ns": None if ttfts is None else sent + ttfts, "ttfts_ns": ttfts,
-        "turn_end_ns": sent + latency, "latency_ns": latency, "n_attempts": 1,
-        "n_tool_calls": 0 if ttfts is None else 1, "n_synthetic_results": 0, "n_repairs": 0,
-        "input_tokens": 5, "output_tokens": 100, "stop_reason": "tool_use", "outcome": outcome,
+        "first_tool_start_ns": None if ttfts is None else sent + ttfts,
+        "ttfts_ns": ttfts,
+        "turn_end_ns": sent + latency,
+        "latency_ns": latency,
+        "n_attempts": 1,
+        "n_tool_calls": 0 if ttfts is None else 1,
+        "n_synthetic_results": 0,
+        "n_repairs": 0,
+        "input_tokens": 5,
+        "output_tokens": 100,
+        "stop_reason": "tool_use",
+        "outcome": outcome,
     }
 
 
 def tool(
-    policy: str, session: int, index: int, tool_id: str, block_stop: int, lag: int | None,
+    policy: str,
+    session: int,
+    index: int,
+    tool_id: str,
+    block_stop: int,
+    lag: int | None,
     cause: str | None = None,
 ) -> dict[str, Any]:
     start = None if lag is None else block_stop + lag
     return {
-        "policy": policy, "session_id": session, "turn_index": index, "tool_use_id": tool_id,
-        "tool_name": "Read", "block_stop_ns": block_stop, "queued_ns": block_stop,
-        "start_ns": start, "end_ns": None if start is None else start + 50,
-        "start_lag_ns": lag, "outcome": "success" if cause is None else "cancelled",
+        "policy": policy,
+        "session_id": session,
+        "turn_index": index,
+        "tool_use_id": tool_id,
+        "tool_name": "Read",
+        "block_stop_ns": block_stop,
+        "queued_ns": block_stop,
+        "start_ns": start,
+        "end_ns": None if start is None else start + 50,
+        "start_lag_ns": lag,
+        "outcome": "success" if cause is None else "cancelled",
         "synthetic_cause": cause,
     }
 
@@ -57,25 +88,47 @@ def request(
     policy: str, session: int, index: int, attempt: int = 0, tokens: int = 100, sent: int = 0
 ) -> dict[str, Any]:
     return {
-        "policy": policy, "session_id": session, "turn_index": index, "request_index": 0,
-        "attempt": attempt, "model": "claude-test" if attempt == 0 else "claude-fallback",
-        "status": "ok" if attempt else "529", "retries": attempt, "fault": None,
-        "sent_ns": sent, "first_event_ns": sent + 1, "end_ns": sent + 2, "input_tokens": 5,
-        "output_tokens": tokens, "n_events": 12,
+        "policy": policy,
+        "session_id": session,
+        "turn_index": index,
+        "request_index": 0,
+        "attempt": attempt,
+        "model": "claude-test" if attempt == 0 else "claude-fallback",
+        "status": "ok" if attempt else "529",
+        "retries": attempt,
+        "fault": None,
+        "sent_ns": sent,
+        "first_event_ns": sent + 1,
+        "end_ns": sent + 2,
+        "input_tokens": 5,
+        "output_tokens": tokens,
+        "n_events": 12,
     }
 
 
 def repair(policy: str, session: int, index: int, kind: str, tool_id: str) -> dict[str, Any]:
     return {
-        "policy": policy, "session_id": session, "turn_index": index, "request_index": 0,
-        "kind": kind, "tool_use_id": tool_id,
+        "policy": policy,
+        "session_id": session,
+        "turn_index": index,
+        "request_index": 0,
+        "kind": kind,
+        "tool_use_id": tool_id,
     }
 
 
-def session(policy: str, session_id: int, n_turns: int, load: float | None = None) -> dict[str, Any]:
+def session(
+    policy: str, session_id: int, n_turns: int, load: float | None = None
+) -> dict[str, Any]:
     return {
-        "policy": policy, "session_id": session_id, "load": load, "arrival_ns": 0,
-        "start_ns": 0, "end_ns": 2_000_000_000, "n_turns": n_turns, "outcome": "completed",
+        "policy": policy,
+        "session_id": session_id,
+        "load": load,
+        "arrival_ns": 0,
+        "start_ns": 0,
+        "end_ns": 2_000_000_000,
+        "n_turns": n_turns,
+        "outcome": "completed",
         "n_interrupts": 0,
     }
 
@@ -87,8 +140,10 @@ def handmade_rows() -> list[tuple[str, dict[str, Any]]]:
         ("turns", turn(s, 0, 0, sent=0, ttfts=10, latency=100)),
         ("turns", turn(s, 0, 1, sent=500, ttfts=20, latency=200)),
         ("turns", turn(s, 1, 0, sent=0, ttfts=30, latency=300)),
-        ("turns", turn(s, 1, 1, sent=1_000, ttfts=None, latency=1_999_999_000,
-                       outcome="interrupted")),
+        (
+            "turns",
+            turn(s, 1, 1, sent=1_000, ttfts=None, latency=1_999_999_000, outcome="interrupted"),
+        ),
         ("turns", turn("serial", 0, 0, sent=0, ttfts=50, latency=1_000_000_000)),
         ("tools", tool(s, 0, 0, "toolu_a", block_stop=10, lag=0)),
         ("tools", tool(s, 0, 1, "toolu_b", block_stop=510, lag=0)),
@@ -114,8 +169,10 @@ def handmade_rows() -> list[tuple[str, dict[str, Any]]]:
 def collect(rows: list[tuple[str, dict[str, Any]]], scenario: str = SCENARIO) -> RunCollector:
     collector = RunCollector(run_id="run-1", scenario=scenario, seed=SEED)
     adders = {
-        "turns": collector.add_turn, "tools": collector.add_tool,
-        "repairs": collector.add_repair, "requests": collector.add_request,
+        "turns": collector.add_turn,
+        "tools": collector.add_tool,
+        "repairs": collector.add_repair,
+        "requests": collector.add_request,
         "sessions": collector.add_session,
     }
     for table, row in rows:
@@ -130,7 +187,10 @@ def handmade_tables() -> dict[str, pa.Table]:
 def metadata(scenario: str = SCENARIO, sha256: str = "0" * 64) -> RunMetadata:
     """Fixed metadata (no versions or commit read from this machine), for byte-exact tests."""
     return RunMetadata(
-        run_id="run-1", scenario=scenario, scenario_sha256=sha256, seed=SEED,
+        run_id="run-1",
+        scenario=scenario,
+        scenario_sha256=sha256,
+        seed=SEED,
         versions={"sim": "0.1.0", "numpy": "x", "pyarrow": "x", "simpy": "x", "anthropic": "x"},
         git_commit=None,
     )
@@ -142,5 +202,9 @@ def test_handmade_run_fits_every_schema() -> None:
     for spec in TABLES:
         assert tables[spec.name].schema.equals(spec.schema)
     assert {name: table.num_rows for name, table in tables.items()} == {
-        "turns": 5, "tools": 6, "repairs": 3, "requests": 6, "sessions": 3,
+        "turns": 5,
+        "tools": 6,
+        "repairs": 3,
+        "requests": 6,
+        "sessions": 3,
     }

@@ -34,8 +34,10 @@ def test_rows_are_sorted_by_policy_session_turn_whatever_the_order_added() -> No
     backward = collect(list(reversed(handmade_rows()))).tables()
     for name in forward:
         assert forward[name].equals(backward[name])
-        assert forward[name]["policy"].combine_chunks().dictionary.equals(
-            backward[name]["policy"].combine_chunks().dictionary
+        assert (
+            forward[name]["policy"]
+            .combine_chunks()
+            .dictionary.equals(backward[name]["policy"].combine_chunks().dictionary)
         )
     keys = [
         (row["policy"], row["session_id"], row["turn_index"])

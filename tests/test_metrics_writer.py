@@ -161,8 +161,13 @@ def test_collected_metadata_records_versions_and_this_checkout(tmp_path: Path) -
     recorded = RunMetadata.collect(run_id="r", scenario="s", scenario_sha256="x", seed=1)
     assert recorded.versions == package_versions()
     assert recorded.versions["pyarrow"] is not None
-    head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                          cwd=Path(__file__).parent, check=False).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+        check=False,
+    ).stdout.strip()
     assert recorded.git_commit == (head or None)
 
 

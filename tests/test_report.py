@@ -1,4 +1,4 @@
-"""`sim report`: figures and page written atomically into RUN_DIR/report/, clear bad-input errors."""
+"""`sim report`: figures and page written atomically into RUN_DIR/report/; bad input exits 2."""
 
 from __future__ import annotations
 
@@ -10,13 +10,16 @@ import pytest
 
 from sim.cli import main
 from sim.metrics import read_run, write_run
-from sim.report.writer import write_report
 from sim.report.plots import concurrency_steps
+from sim.report.writer import write_report
 from tests.test_metrics_support import collect, handmade_rows, metadata, turn
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ALWAYS_DRAWN = {
-    "ttfts_cdf.png", "latency_cdf.png", "start_lag.png", "repairs_synthetic.png",
+    "ttfts_cdf.png",
+    "latency_cdf.png",
+    "start_lag.png",
+    "repairs_synthetic.png",
     "tool_concurrency.png",
 }
 
@@ -46,8 +49,10 @@ def test_report_draws_the_figures_and_a_page_that_shows_them(run_dir: Path) -> N
 
 def test_a_load_sweep_adds_its_figure(tmp_path: Path) -> None:
     rows = handmade_rows() + [
-        ("turns", turn("streaming", 9, index, sent=0, ttfts=None, latency=10 ** 9,
-                       load=float(index + 1)))
+        (
+            "turns",
+            turn("streaming", 9, index, sent=0, ttfts=None, latency=10**9, load=float(index + 1)),
+        )
         for index in range(2)
     ]
     write_run(tmp_path / "run", collect(rows).tables(), metadata())

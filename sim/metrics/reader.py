@@ -33,7 +33,9 @@ def read_run(run_dir: Path) -> RunFolder:
         raise UserError(f"{run_dir}: no such run folder")
     if not run_dir.is_dir():
         raise UserError(f"{run_dir}: not a folder")
-    tables = {spec.name: _read_table(run_dir, f"{spec.name}.parquet", spec.schema) for spec in TABLES}
+    tables = {
+        spec.name: _read_table(run_dir, f"{spec.name}.parquet", spec.schema) for spec in TABLES
+    }
     summary = summary_from_arrow(_read_table(run_dir, SUMMARY_FILE, SUMMARY_SCHEMA))
     run_json = _require(run_dir, RUN_FILE)
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -30,7 +31,7 @@ import pyarrow.compute as pc
 
 from sim.metrics.schema import COMPLETED, SUMMARY_SCHEMA
 
-PERCENTILE_METHOD = "higher"
+PERCENTILE_METHOD: Final = "higher"
 PERCENTILES: tuple[tuple[str, float], ...] = (
     ("p50", 50.0),
     ("p90", 90.0),
@@ -81,12 +82,12 @@ def summarize(
     ``events_per_wall_s`` maps a policy to the harness speed measured while it ran.
     """
     policies = sorted(
-        set().union(*(distinct(table, "policy") for table in tables.values()))
+        {policy for table in tables.values() for policy in categories(table, "policy")}
         | set(events_per_wall_s or {})
     )
-    outcomes = sorted(distinct(tables["turns"], "outcome"))
-    kinds = sorted(distinct(tables["repairs"], "kind"))
-    causes = sorted(distinct(tables["tools"], "synthetic_cause"))
+    outcomes = categories(tables["turns"], "outcome")
+    kinds = categories(tables["repairs"], "kind")
+    causes = categories(tables["tools"], "synthetic_cause")
     rows: list[SummaryRow] = []
     for policy in policies:
         mine = {name: rows_of(table, policy) for name, table in tables.items()}
@@ -105,11 +106,11 @@ def load_sweep(turns: pa.Table) -> list[LoadPoint]:
 
     A run swept load when its turns carry two or more distinct non-null ``load`` values.
     """
-    loads = sorted(distinct(turns, "load"))
+    loads = sorted(float(load) for load in _distinct(turns["load"]))
     if len(loads) < 2:
         return []
     points = []
-    for policy in sorted(distinct(turns, "policy")):
+    for policy in categories(turns, "policy"):
         mine = rows_of(turns, policy)
         for load in loads:
             at_load = mine.filter(pc.equal(mine["load"], load))
@@ -146,9 +147,13 @@ def summary_from_arrow(table: pa.Table) -> list[SummaryRow]:
     return [SummaryRow(**row) for row in table.to_pylist()]
 
 
-def distinct(table: pa.Table, column: str) -> set[str] | set[float]:
-    """The distinct non-null values of a column (dictionary columns decoded)."""
-    return {value for value in pc.unique(_decoded(table[column])).to_pylist() if value is not None}
+def categories(table: pa.Table, column: str) -> list[str]:
+    """The distinct non-null values of a category column, sorted."""
+    return sorted(str(value) for value in _distinct(table[column]))
+
+
+def _distinct(column: pa.ChunkedArray) -> list[Any]:
+    return [value for value in pc.unique(_decoded(column)).to_pylist() if value is not None]
 
 
 def rows_of(table: pa.Table, policy: str) -> pa.Table:
@@ -173,7 +178,7 @@ def _distribution_rows(policy: str, tables: Mapping[str, pa.Table]) -> list[Summ
         data = values(tables[table_name], column)
         if data.size:
             quantiles = np.percentile(data, [q for _, q in PERCENTILES], method=PERCENTILE_METHOD)
-            for (label, _), quantile in zip(PERCENTILES, quantiles):
+            for (label, _), quantile in zip(PERCENTILES, quantiles, strict=True):
                 rows.append(SummaryRow(policy, f"{column}.{label}", float(quantile), "ns"))
         rows.append(SummaryRow(policy, f"{column}.count", float(data.size), count_unit))
     return rows

@@ -72,7 +72,7 @@ class TableBuilder:
             column.combine_chunks().dictionary_encode()
             if pa.types.is_dictionary(field.type)
             else column.combine_chunks()
-            for field, column in zip(self.spec.schema, ordered.columns)
+            for field, column in zip(self.spec.schema, ordered.columns, strict=True)
         ]
         return pa.Table.from_arrays(encoded, schema=self.spec.schema)
 

@@ -13,7 +13,6 @@ sorted), so writing the same run twice gives byte-identical files.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -131,10 +130,7 @@ def _check_tables(tables: Mapping[str, pa.Table]) -> None:
 
 
 def _write_parquet(path: Path, table: pa.Table, key_value: dict[bytes, bytes]) -> None:
-    # Serialise in memory first so the file is written in one go.
-    buffer = io.BytesIO()
-    pq.write_table(table.replace_schema_metadata(key_value), buffer, compression=COMPRESSION)
-    path.write_bytes(buffer.getvalue())
+    pq.write_table(table.replace_schema_metadata(key_value), path, compression=COMPRESSION)
 
 
 def _by_policy(summary: list[SummaryRow]) -> dict[str, dict[str, float]]:

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from sim.metrics.reader import RunFolder
-from sim.metrics.summary import NS_PER_S, SummaryRow, distinct, load_sweep, rows_of, values
+from sim.metrics.summary import NS_PER_S, SummaryRow, categories, load_sweep, rows_of, values
 
 NS_PER_MS = 1_000_000
 DPI = 110
@@ -89,8 +89,13 @@ def _cdf_figure(
         if data.size:
             ordered = np.sort(data) / NS_PER_MS
             fraction = np.arange(1, ordered.size + 1) / ordered.size
-            axes.step(ordered, fraction, where="post", label=f"{policy} (n={data.size:,})",
-                      color=_colour(policies, policy))
+            axes.step(
+                ordered,
+                fraction,
+                where="post",
+                label=f"{policy} (n={data.size:,})",
+                color=_colour(policies, policy),
+            )
     axes.set_xlabel(xlabel)
     axes.set_ylabel("fraction ≤ x")
     axes.set_ylim(0, 1.02)
@@ -100,27 +105,42 @@ def _cdf_figure(
 
 
 def _ttfts(run: RunFolder, policies: list[str]) -> Figure | str:
-    return _cdf_figure(run.tables["turns"], "ttfts_ns", policies,
-                       "time to first tool start (ms, simulated)", "no turn started a tool")
+    return _cdf_figure(
+        run.tables["turns"],
+        "ttfts_ns",
+        policies,
+        "time to first tool start (ms, simulated)",
+        "no turn started a tool",
+    )
 
 
 def _latency(run: RunFolder, policies: list[str]) -> Figure | str:
-    return _cdf_figure(run.tables["turns"], "latency_ns", policies,
-                       "turn latency (ms, simulated)", "the run has no turns")
+    return _cdf_figure(
+        run.tables["turns"],
+        "latency_ns",
+        policies,
+        "turn latency (ms, simulated)",
+        "the run has no turns",
+    )
 
 
 def _start_lag(run: RunFolder, policies: list[str]) -> Figure | str:
-    return _cdf_figure(run.tables["tools"], "start_lag_ns", policies,
-                       "tool start lag after its block stopped (ms, simulated)",
-                       "no tool started")
+    return _cdf_figure(
+        run.tables["tools"],
+        "start_lag_ns",
+        policies,
+        "tool start lag after its block stopped (ms, simulated)",
+        "no tool started",
+    )
 
 
 def _rates(run: RunFolder, policies: list[str]) -> Figure | str:
     figure = Figure(figsize=(10, 4.2), layout="constrained")
     left, right = figure.subplots(1, 2)
     _rate_bars(left, run.summary, "repairs_per_1k_requests", policies, "repairs by kind")
-    _rate_bars(right, run.summary, "synthetic_per_1k_requests", policies,
-               "synthetic results by cause")
+    _rate_bars(
+        right, run.summary, "synthetic_per_1k_requests", policies, "synthetic results by cause"
+    )
     handles = [Patch(color=_colour(policies, policy), label=policy) for policy in policies]
     figure.legend(handles=handles, loc="outside lower center", ncols=len(policies))
     return figure
@@ -146,10 +166,16 @@ def _rate_bars(
     positions = np.arange(len(categories))
     for offset, policy in enumerate(policies):
         heights = [rates.get((policy, category), 0.0) for category in categories]
-        axes.bar(positions + offset * width, heights, width, label=policy,
-                 color=_colour(policies, policy))
-    axes.set_xticks(positions + width * (len(policies) - 1) / 2, categories,
-                    rotation=20, ha="right")
+        axes.bar(
+            positions + offset * width,
+            heights,
+            width,
+            label=policy,
+            color=_colour(policies, policy),
+        )
+    axes.set_xticks(
+        positions + width * (len(policies) - 1) / 2, categories, rotation=20, ha="right"
+    )
     axes.grid(axis="y", alpha=0.3)
 
 
@@ -164,8 +190,9 @@ def _load(run: RunFolder, policies: list[str]) -> Figure | str:
         loads = [point.load for point in mine]
         colour = _colour(policies, policy)
         throughput.plot(loads, [p.turns_per_s for p in mine], "o-", label=policy, color=colour)
-        latency.plot(loads, [p.latency_p99_ns / NS_PER_MS for p in mine], "o-", label=policy,
-                     color=colour)
+        latency.plot(
+            loads, [p.latency_p99_ns / NS_PER_MS for p in mine], "o-", label=policy, color=colour
+        )
     throughput.set_ylabel("completed turns per simulated second")
     latency.set_ylabel("p99 turn latency (ms)")
     for axes in (throughput, latency):
@@ -182,12 +209,19 @@ def _concurrency(run: RunFolder, policies: list[str]) -> Figure | str:
         return "no tool both started and ended"
     figure = Figure(figsize=(10, 4.2), layout="constrained")
     axes = figure.subplots()
-    for policy in sorted(distinct(ran, "policy"), key=policies.index):
+    present = set(categories(ran, "policy"))
+    for policy in [policy for policy in policies if policy in present]:
         times, running = concurrency_steps(
             values(rows_of(ran, policy), "start_ns"), values(rows_of(ran, policy), "end_ns")
         )
-        axes.step(times / NS_PER_S, running, where="post", label=policy,
-                  color=_colour(policies, policy), linewidth=0.9)
+        axes.step(
+            times / NS_PER_S,
+            running,
+            where="post",
+            label=policy,
+            color=_colour(policies, policy),
+            linewidth=0.9,
+        )
     axes.set_xlabel("simulated time (s)")
     axes.set_ylabel("tools running")
     axes.grid(alpha=0.3)
@@ -211,19 +245,40 @@ def concurrency_steps(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray,
 
 
 PLOTS: tuple[_Plot, ...] = (
-    _Plot("ttfts_cdf.png", "Time to first tool start",
-          "CDF over turns that started a tool: request sent to first tool start.", _ttfts),
-    _Plot("latency_cdf.png", "Turn latency",
-          "CDF over all turns: request sent to turn end (tool results ready or final answer).",
-          _latency),
-    _Plot("start_lag.png", "Tool start lag",
-          "CDF over started tools: tool start minus its tool_use block's content_block_stop.",
-          _start_lag),
-    _Plot("repairs_synthetic.png", "Repairs and synthetic results",
-          "Per 1,000 model requests, by repair kind and by synthetic-result cause.", _rates),
-    _Plot("load_sweep.png", "Throughput and p99 latency against load",
-          "Per offered load of the sweep: completed turns per simulated second and p99 latency.",
-          _load),
-    _Plot("tool_concurrency.png", "Tool concurrency over time",
-          "Number of tools executing at each simulated instant.", _concurrency),
+    _Plot(
+        "ttfts_cdf.png",
+        "Time to first tool start",
+        "CDF over turns that started a tool: request sent to first tool start.",
+        _ttfts,
+    ),
+    _Plot(
+        "latency_cdf.png",
+        "Turn latency",
+        "CDF over all turns: request sent to turn end (tool results ready or final answer).",
+        _latency,
+    ),
+    _Plot(
+        "start_lag.png",
+        "Tool start lag",
+        "CDF over started tools: tool start minus its tool_use block's content_block_stop.",
+        _start_lag,
+    ),
+    _Plot(
+        "repairs_synthetic.png",
+        "Repairs and synthetic results",
+        "Per 1,000 model requests, by repair kind and by synthetic-result cause.",
+        _rates,
+    ),
+    _Plot(
+        "load_sweep.png",
+        "Throughput and p99 latency against load",
+        "Per offered load of the sweep: completed turns per simulated second and p99 latency.",
+        _load,
+    ),
+    _Plot(
+        "tool_concurrency.png",
+        "Tool concurrency over time",
+        "Number of tools executing at each simulated instant.",
+        _concurrency,
+    ),
 )
