@@ -18,12 +18,12 @@ def test_readme_example(capsys: Any) -> None:
         {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
         concurrency_safe=True,
     )
-    loop = ToolTurnLoop([read], model="claude-sonnet-4-5", policy="streaming")
+    loop = ToolTurnLoop([read], model="claude-sonnet-5-5", policy="streaming")
 
     def response(message_id: str, block: dict[str, Any], stop_reason: str) -> Iterator[dict[str, Any]]:
         """One scripted streamed response holding one block, as Messages API event dicts."""
         yield {"type": "message_start", "message": {
-            "id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": 12, "output_tokens": 1}}}
         if block["type"] == "tool_use":
