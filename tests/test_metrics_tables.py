@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import enum
+
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -82,3 +85,15 @@ def test_an_empty_run_builds_empty_tables_of_the_full_schema() -> None:
     tables = RunCollector(run_id="r", scenario="s", seed=1).tables()
     assert tables["turns"].num_rows == 0
     assert tables["turns"].schema.equals(TURNS.schema)
+
+
+def test_string_enums_and_numpy_integers_are_accepted() -> None:
+    class Kind(enum.StrEnum):
+        MISSING = "missing_result"
+
+    collector = RunCollector(run_id="r", scenario="s", seed=1)
+    collector.add_repair(
+        policy="p", session_id=np.int64(4), turn_index=0, request_index=0, kind=Kind.MISSING
+    )
+    row = collector.tables()["repairs"].to_pylist()[0]
+    assert (row["session_id"], row["kind"]) == (4, "missing_result")

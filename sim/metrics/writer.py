@@ -77,7 +77,7 @@ class RunMetadata:
             "run_id": self.run_id,
             "scenario": self.scenario,
             "scenario_sha256": self.scenario_sha256,
-            "seed": self.seed,
+            "seed": int(self.seed),
             "versions": dict(self.versions),
             "git_commit": self.git_commit,
             "extra": dict(self.extra),
