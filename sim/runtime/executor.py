@@ -244,7 +244,7 @@ class ToolExecutor:
     def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[ExecutorCommand]:
         """A running tool reported progress: observers hear of it, the transcript never does."""
         call = self._calls[tool_use_id]
-        if call.state is not CallState.EXECUTING:
+        if call.state is not CallState.EXECUTING or call.start_ns is None:
             return []
         return [ToolProgress(tool_use_id, call.name, progress)]
 
