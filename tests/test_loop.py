@@ -19,7 +19,7 @@ from sim.runtime.commands import (
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.record import RecordKind
-from sim.runtime.repair import check_pairing
+from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
 from sim.runtime.tooldef import ToolDefinition
 from tests.runtime_script import (
     feed,
@@ -50,9 +50,11 @@ def tool_response(message_id: str, *calls: tuple[str, str, dict[str, Any]], text
 
 
 def legal(loop: ToolTurnLoop) -> None:
-    """The transcript passes the API's pairing rules and the boundary layer never had to act."""
+    """The transcript passes the API's pairing rules, the boundary layer never had to act, and
+    it would find nothing to do before the next request either."""
     assert check_pairing(loop.messages) == []
     assert loop.repairs == []
+    assert ensure_tool_result_pairing(loop.messages)[1] == []
 
 
 def test_the_request_body_is_a_complete_streaming_messages_request() -> None:

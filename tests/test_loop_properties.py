@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sim.runtime.commands import CancelTool, SendRequest, SessionEnded, StartTool, WaitUntil
 from sim.runtime.loop import Phase, ToolTurnLoop
-from sim.runtime.repair import check_pairing
+from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
 from tests.runtime_script import error_event, message_end, message_start, text_block, tool_use_block
 from tests.test_loop import TOOLS
 
@@ -112,3 +112,4 @@ def test_every_session_ends_legal_without_boundary_repairs(data: st.DataObject, 
     assert loop.phase is Phase.IDLE
     assert check_pairing(loop.messages) == []
     assert loop.repairs == []
+    assert ensure_tool_result_pairing(loop.messages)[1] == []
