@@ -3,7 +3,7 @@
 Valid transcripts are generated turn by turn (user text, assistant text / tool_use / server tool
 pairs, user tool_results in any order, optional trailing text), then broken at random by the
 ways real transcripts break: a block or message dropped, duplicated or moved, blocks or
-messages reordered, the transcript truncated or started mid-turn, content emptied.
+messages reordered, the transcript truncated or started mid-turn, content emptied, a role flipped.
 """
 
 from __future__ import annotations
@@ -21,6 +21,13 @@ Message = dict[str, Any]
 
 PROPERTY_SETTINGS = settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+SERVER_TOOLS = st.sampled_from(
+    [
+        ("server_tool_use", "web_search", "web_search_tool_result"),
+        ("server_tool_use", "code_execution", "code_execution_tool_result"),
+        ("mcp_tool_use", "fetch_page", "mcp_tool_result"),
+    ]
 )
 WORDS = st.sampled_from(["hello", "ls -la", "result", "éè ✓", "42", "ok\nthen"])
 
@@ -41,23 +48,23 @@ def valid_transcripts(draw: st.DrawFn) -> list[Message]:
     for _ in range(draw(st.integers(0, 6))):
         blocks: list[dict[str, Any]] = []
         if draw(st.booleans()):
+            blocks.append({"type": "thinking", "thinking": draw(WORDS), "signature": "sig"})
+        if draw(st.booleans()):
             blocks.append({"type": "text", "text": draw(WORDS)})
         for _ in range(draw(st.integers(0, 2))):
             server_id = f"srvtoolu_{next(counter)}"
-            blocks.append(
-                {"type": "server_tool_use", "id": server_id, "name": "web_search", "input": {}}
-            )
-            blocks.append(
-                {"type": "web_search_tool_result", "tool_use_id": server_id, "content": []}
-            )
+            use_type, name, result_type = draw(SERVER_TOOLS)
+            blocks.append({"type": use_type, "id": server_id, "name": name, "input": {}})
+            blocks.append({"type": result_type, "tool_use_id": server_id, "content": []})
         tool_ids = [f"toolu_{next(counter)}" for _ in range(draw(st.integers(0, 3)))]
         blocks.extend(
             {"type": "tool_use", "id": tool_id, "name": "bash", "input": {"n": 1}}
             for tool_id in tool_ids
         )
         if not blocks:
-            blocks.append({"type": "text", "text": draw(WORDS)})
-        messages.append({"role": "assistant", "content": blocks})
+            messages.append({"role": "assistant", "content": draw(WORDS)})
+        else:
+            messages.append({"role": "assistant", "content": blocks})
         if tool_ids:
             results: list[dict[str, Any]] = [
                 {"type": "tool_result", "tool_use_id": tool_id, "content": draw(WORDS)}
@@ -101,6 +108,7 @@ def _break(draw: st.DrawFn, messages: list[Message]) -> None:
                 "swap_blocks",
                 "empty_content",
                 "empty_text_block",
+                "flip_role",
             ]
         )
     )
@@ -117,6 +125,9 @@ def _break(draw: st.DrawFn, messages: list[Message]) -> None:
         del messages[index + 1 :]
     elif damage == "start_mid_turn":
         del messages[:index]
+    elif damage == "flip_role":
+        message = messages[index]
+        message["role"] = "user" if message["role"] == "assistant" else "assistant"
     elif damage == "empty_content":
         messages[index]["content"] = draw(st.sampled_from(["", []]))
     elif damage == "empty_text_block":
