@@ -110,5 +110,7 @@ class SessionEnded:
     reason: str
 
 
-ExecutorCommand = StartTool | CancelTool | AskPermission | ToolProgress | ResultReady | DiscardedResult
+ExecutorCommand = (
+    StartTool | CancelTool | AskPermission | ToolProgress | ResultReady | DiscardedResult
+)
 Command = ExecutorCommand | SendRequest | CancelRequest | WaitUntil | TurnEnded | SessionEnded

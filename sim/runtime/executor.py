@@ -92,6 +92,9 @@ class CallState(str, Enum):
     HANDED_OVER = "handed_over"
 
 
+_UNFINISHED = (CallState.QUEUED, CallState.EXECUTING)
+
+
 class ExecutorClosedError(RuntimeError):
     """A call was added after the batch was aborted or discarded."""
 
@@ -198,19 +201,20 @@ class ToolExecutor:
         name = block["name"]
         tool_input = block.get("input")
         tool = self._tools.get(name)
-        call = _Call(tool_use_id, name, tool_input if isinstance(tool_input, dict) else {}, tool, now_ns)
+        call_input = tool_input if isinstance(tool_input, dict) else {}
+        call = _Call(tool_use_id, name, call_input, tool, now_ns)
         self._calls[tool_use_id] = call
         self._order.append(call)
         commands: list[ExecutorCommand] = []
         rejection = self._rejection(call, tool_input, input_error)
         if rejection is not None:
             outcome, text = rejection
-            self._complete(call, outcome, tool_result(tool_use_id, text, is_error=True), now_ns)
+            self._fail(call, outcome, text, now_ns)
         elif self._failed_sibling is not None:
             self._end_synthetic(call, SyntheticCause.SIBLING_ERROR, now_ns, self._failed_sibling)
         else:
             call.queued_ns = now_ns
-            self.record.add(now_ns, RecordKind.TOOL_QUEUED, tool_use_id=tool_use_id, name=name)
+            self._note(now_ns, RecordKind.TOOL_QUEUED, call)
             self._queue.append(call)
             self._admit(now_ns, commands)
         self._hand_over(now_ns, commands)
@@ -236,7 +240,7 @@ class ToolExecutor:
             self._start(call, now_ns, commands)
         else:
             text = permission_denied_text(call.name, message)
-            self._complete(call, CallOutcome.PERMISSION_DENIED, tool_result(tool_use_id, text, is_error=True), now_ns)
+            self._fail(call, CallOutcome.PERMISSION_DENIED, text, now_ns)
             self._admit(now_ns, commands)
             self._hand_over(now_ns, commands)
         return commands
@@ -265,15 +269,19 @@ class ToolExecutor:
         elif outcome is ToolOutcome.ERROR:
             result = tool_result(tool_use_id, content, is_error=True)
         elif outcome is ToolOutcome.EXCEPTION:
-            result = tool_result(tool_use_id, exception_text(call.name, _as_text(content)), is_error=True)
+            text = exception_text(call.name, _as_text(content))
+            result = tool_result(tool_use_id, text, is_error=True)
         else:
             result = tool_result(tool_use_id, cancelled_text(call.name), is_error=True)
         self._complete(call, CallOutcome(outcome.value), result, now_ns)
         failed = outcome in (ToolOutcome.ERROR, ToolOutcome.EXCEPTION)
-        if failed and call.tool is not None and call.tool.cancels_siblings and self._failed_sibling is None:
+        assert call.tool is not None  # only known tools start
+        if failed and call.tool.cancels_siblings and self._failed_sibling is None:
             self._failed_sibling = tool_use_id
             for other in self._unfinished():
-                self._cancel(other, SyntheticCause.SIBLING_ERROR, now_ns, commands, failed_call=tool_use_id)
+                self._cancel(
+                    other, SyntheticCause.SIBLING_ERROR, now_ns, commands, failed_call=tool_use_id
+                )
         self._admit(now_ns, commands)
         self._hand_over(now_ns, commands)
         return commands
@@ -301,7 +309,7 @@ class ToolExecutor:
             if call.start_ns is not None:
                 call.wasted = True
                 self.wasted_executions += 1
-                self.record.add(now_ns, RecordKind.WASTED_EXECUTION, tool_use_id=call.tool_use_id, name=call.name)
+                self._note(now_ns, RecordKind.WASTED_EXECUTION, call)
         for call in self._unfinished():
             self._cancel(call, cause, now_ns, commands)
         for call in self._order[self._next_handover:]:
@@ -336,8 +344,10 @@ class ToolExecutor:
         if input_error is not None:
             return CallOutcome.INVALID_INPUT, invalid_json_text(call.name, input_error)
         if not isinstance(tool_input, dict):
-            return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, "input is not a JSON object")
-        error = jsonschema.exceptions.best_match(self._validators[call.name].iter_errors(tool_input))
+            why = "input is not a JSON object"
+            return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, why)
+        errors = self._validators[call.name].iter_errors(tool_input)
+        error = jsonschema.exceptions.best_match(errors)
         if error is not None:
             where = "/".join(str(part) for part in error.absolute_path)
             why = f"at {where!r}: {error.message}" if where else error.message
@@ -365,15 +375,15 @@ class ToolExecutor:
             if decision is PermissionDecision.ALLOW:
                 self._start(head, now_ns, commands)
             elif decision is PermissionDecision.ASK:
-                self.record.add(now_ns, RecordKind.PERMISSION_ASKED, tool_use_id=head.tool_use_id, name=head.name)
+                self._note(now_ns, RecordKind.PERMISSION_ASKED, head)
                 commands.append(AskPermission(head.tool_use_id, head.name, head.input))
             else:
                 text = permission_denied_text(head.name, None)
-                self._complete(head, CallOutcome.PERMISSION_DENIED, tool_result(head.tool_use_id, text, is_error=True), now_ns)
+                self._fail(head, CallOutcome.PERMISSION_DENIED, text, now_ns)
 
     def _start(self, call: _Call, now_ns: int, commands: list[ExecutorCommand]) -> None:
         call.start_ns = now_ns
-        self.record.add(now_ns, RecordKind.TOOL_STARTED, tool_use_id=call.tool_use_id, name=call.name)
+        self._note(now_ns, RecordKind.TOOL_STARTED, call)
         commands.append(StartTool(call.tool_use_id, call.name, call.input))
 
     def _complete(
@@ -389,15 +399,22 @@ class ToolExecutor:
         call.outcome = outcome
         call.synthetic_cause = cause
         call.result = result
-        self.record.add(now_ns, RecordKind.TOOL_ENDED, tool_use_id=call.tool_use_id, name=call.name, detail=outcome.value)
+        self._note(now_ns, RecordKind.TOOL_ENDED, call, outcome.value)
         if cause is not None:
-            self.record.add(now_ns, RecordKind.SYNTHETIC_RESULT, tool_use_id=call.tool_use_id, name=call.name, detail=cause.value)
+            self._note(now_ns, RecordKind.SYNTHETIC_RESULT, call, cause.value)
+
+    def _fail(self, call: _Call, outcome: CallOutcome, text: str, now_ns: int) -> None:
+        self._complete(call, outcome, tool_result(call.tool_use_id, text, is_error=True), now_ns)
+
+    def _note(self, now_ns: int, kind: RecordKind, call: _Call, detail: str | None = None) -> None:
+        self.record.add(now_ns, kind, tool_use_id=call.tool_use_id, name=call.name, detail=detail)
 
     def _end_synthetic(
         self, call: _Call, cause: SyntheticCause, now_ns: int, failed_call: str | None = None
     ) -> None:
         text = synthetic_text(cause, call.name, failed_call=failed_call)
-        self._complete(call, CallOutcome.SYNTHETIC, tool_result(call.tool_use_id, text, is_error=True), now_ns, cause)
+        result = tool_result(call.tool_use_id, text, is_error=True)
+        self._complete(call, CallOutcome.SYNTHETIC, result, now_ns, cause)
 
     def _cancel(
         self, call: _Call, cause: SyntheticCause, now_ns: int, commands: list[ExecutorCommand],
@@ -412,13 +429,16 @@ class ToolExecutor:
         self._end_synthetic(call, cause, now_ns, failed_call)
 
     def _unfinished(self) -> list[_Call]:
-        return [call for call in self._order if call.state in (CallState.QUEUED, CallState.EXECUTING)]
+        return [call for call in self._order if call.state in _UNFINISHED]
 
     def _hand_over(self, now_ns: int, commands: list[ExecutorCommand]) -> None:
         if self._discarded:
             return
         order = self._order
-        while self._next_handover < len(order) and order[self._next_handover].state is CallState.COMPLETED:
+        while (
+            self._next_handover < len(order)
+            and order[self._next_handover].state is CallState.COMPLETED
+        ):
             call = order[self._next_handover]
             assert call.result is not None
             call.state = CallState.HANDED_OVER
@@ -428,9 +448,14 @@ class ToolExecutor:
             commands.append(ResultReady(call.tool_use_id, call.result, call.synthetic_cause))
 
 
-def build_validators(tools: Mapping[str, ToolDefinition]) -> dict[str, jsonschema.protocols.Validator]:
+def build_validators(
+    tools: Mapping[str, ToolDefinition],
+) -> dict[str, jsonschema.protocols.Validator]:
     """One JSON-schema validator per tool; a malformed schema raises `SchemaError` here, early."""
-    return {name: _validator(json.dumps(tool.input_schema, sort_keys=True)) for name, tool in tools.items()}
+    return {
+        name: _validator(json.dumps(tool.input_schema, sort_keys=True))
+        for name, tool in tools.items()
+    }
 
 
 @functools.lru_cache(maxsize=1024)

@@ -70,7 +70,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
-from sim.runtime.accumulator import BlockMessage, StreamAccumulator, StreamProtocolError, merge_block_messages
+from sim.runtime.accumulator import (
+    BlockMessage,
+    StreamAccumulator,
+    StreamProtocolError,
+    merge_block_messages,
+)
 from sim.runtime.attachments import Attachment, AttachmentKind
 from sim.runtime.commands import (
     CancelRequest,
@@ -187,7 +192,9 @@ class ToolTurnLoop:
         overloaded = status == OVERLOADED_STATUS
         return self._after_failure(now_ns, overloaded, is_retryable(status), retry_after_ns)
 
-    def on_event(self, event: dict[str, Any], now_ns: int, request_id: int | None = None) -> list[Command]:
+    def on_event(
+        self, event: dict[str, Any], now_ns: int, request_id: int | None = None
+    ) -> list[Command]:
         """One stream event, as the JSON dict of an SSE `data:` line."""
         if request_id is not None and request_id != self.requests_sent:
             return []
@@ -234,7 +241,8 @@ class ToolTurnLoop:
         return [self._send(now_ns)]
 
     def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[Command]:
-        return self._route(self._owner[tool_use_id].tool_progress(tool_use_id, progress, now_ns), now_ns)
+        executor = self._owner[tool_use_id]
+        return self._route(executor.tool_progress(tool_use_id, progress, now_ns), now_ns)
 
     def tool_finished(
         self, tool_use_id: str, outcome: ToolOutcome | str, content: ToolContent, now_ns: int
@@ -246,10 +254,15 @@ class ToolTurnLoop:
         self, tool_use_id: str, allowed: bool, now_ns: int, *, message: str | None = None
     ) -> list[Command]:
         executor = self._owner[tool_use_id]
-        return self._route(executor.permission_decided(tool_use_id, allowed, now_ns, message=message), now_ns)
+        commands = executor.permission_decided(tool_use_id, allowed, now_ns, message=message)
+        return self._route(commands, now_ns)
 
     def attachment(
-        self, block: dict[str, Any], now_ns: int, *, kind: AttachmentKind | str = AttachmentKind.NOTIFICATION
+        self,
+        block: dict[str, Any],
+        now_ns: int,
+        *,
+        kind: AttachmentKind | str = AttachmentKind.NOTIFICATION,
     ) -> list[Command]:
         """Content for the model that is not a tool result; it waits for the batch (rule 3)."""
         self._pending.append(Attachment(AttachmentKind(kind), block, now_ns))
@@ -341,9 +354,11 @@ class ToolTurnLoop:
         if block["type"] != "tool_use":
             self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, name=block["type"], value=done.index)
             return []
-        self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=block["id"], name="tool_use", value=done.index)
+        self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=block["id"],
+                        name="tool_use", value=done.index)
         self._owner[block["id"]] = self._executor
-        return self._route(self._executor.add_tool_use(block, now_ns, input_error=done.input_error), now_ns)
+        commands = self._executor.add_tool_use(block, now_ns, input_error=done.input_error)
+        return self._route(commands, now_ns)
 
     def _response_ended(self, now_ns: int) -> list[Command]:
         self._keep_completed_blocks()
@@ -387,7 +402,8 @@ class ToolTurnLoop:
             commands += self._discard_attempt(cause, now_ns)
         if fall_back:
             assert self.fallback_model is not None
-            self.record.add(now_ns, RecordKind.FALLBACK, name=self.fallback_model, value=self._overloaded)
+            self.record.add(now_ns, RecordKind.FALLBACK, name=self.fallback_model,
+                            value=self._overloaded)
             self.model = self.fallback_model
             self._retries = 0
             self._overloaded = 0

@@ -14,7 +14,9 @@ from sim.runtime.outcomes import SyntheticCause
 ToolContent = str | list[dict[str, Any]]
 
 
-def tool_result(tool_use_id: str, content: ToolContent, *, is_error: bool = False) -> dict[str, Any]:
+def tool_result(
+    tool_use_id: str, content: ToolContent, *, is_error: bool = False
+) -> dict[str, Any]:
     """A `tool_result` content block in API shape; `is_error` is spelled only when true."""
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if is_error:
