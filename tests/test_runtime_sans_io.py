@@ -1,0 +1,30 @@
+"""DESIGN.md rule 1: `sim/runtime/` never imports I/O, clocks, concurrency or the rest of `sim`."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+RUNTIME = Path(__file__).resolve().parent.parent / "sim" / "runtime"
+FORBIDDEN = {"simpy", "asyncio", "threading", "multiprocessing", "time", "random", "socket",
+             "subprocess", "os", "io", "pathlib", "numpy", "httpx", "httpx2", "anthropic"}
+
+
+def imported_modules(source: Path) -> set[str]:
+    tree = ast.parse(source.read_text(), filename=str(source))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("source", sorted(RUNTIME.glob("*.py")), ids=lambda path: path.name)
+def test_runtime_module_is_sans_io(source: Path) -> None:
+    for module in imported_modules(source):
+        top = module.split(".")[0]
+        assert top not in FORBIDDEN, f"{source.name} imports {module}"
+        if top == "sim":
+            assert module.startswith("sim.runtime"), f"{source.name} imports {module}"
