@@ -10,7 +10,28 @@ from sim.runtime.accumulator import (
     StreamProtocolError,
     merge_block_messages,
 )
+from sim.runtime.attachments import AttachmentKind
+from sim.runtime.commands import (
+    AskPermission,
+    CancelRequest,
+    CancelTool,
+    Command,
+    DiscardedResult,
+    ResultReady,
+    SendRequest,
+    SessionEnded,
+    StartTool,
+    ToolProgress,
+    TurnEnded,
+    WaitUntil,
+)
+from sim.runtime.executor import CallRecord, ToolExecutor
+from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from sim.runtime.pairing import TranscriptShapeError
+from sim.runtime.permission import PermissionDecision
+from sim.runtime.policy import ExecutorPolicy
+from sim.runtime.record import Record, RecordEntry, RecordKind
 from sim.runtime.repair import (
     PairingError,
     Repair,
@@ -18,17 +39,43 @@ from sim.runtime.repair import (
     check_pairing,
     ensure_tool_result_pairing,
 )
+from sim.runtime.retry import RetrySettings
 from sim.runtime.tooldef import ToolDefinition
 
 __all__ = [
+    "AskPermission",
+    "AttachmentKind",
     "BlockMessage",
+    "CallOutcome",
+    "CallRecord",
+    "CancelRequest",
+    "CancelTool",
+    "Command",
+    "DiscardedResult",
+    "ExecutorPolicy",
     "PairingError",
+    "PermissionDecision",
+    "Record",
+    "RecordEntry",
+    "RecordKind",
     "Repair",
     "RepairKind",
+    "ResultReady",
+    "RetrySettings",
+    "SendRequest",
+    "SessionEnded",
+    "StartTool",
     "StreamAccumulator",
     "StreamProtocolError",
+    "SyntheticCause",
     "ToolDefinition",
+    "ToolExecutor",
+    "ToolOutcome",
+    "ToolProgress",
+    "ToolTurnLoop",
     "TranscriptShapeError",
+    "TurnEnded",
+    "WaitUntil",
     "check_pairing",
     "ensure_tool_result_pairing",
     "merge_block_messages",
