@@ -52,9 +52,19 @@ def test_errors_name_the_field(table: dict[str, Any], location: tuple[str | int,
 def test_every_field_is_described() -> None:
     from sim.model import config
 
-    for model in (config.ModelConfig, config.LatencyConfig, config.EndpointConfig, config.FaultsConfig,
-                  config.GeneratedScript, config.ExplicitScript, config.TextBlock, config.ThinkingBlock,
-                  config.ToolUseBlock, config.ScriptedResponse):
+    models = (
+        config.ModelConfig,
+        config.LatencyConfig,
+        config.EndpointConfig,
+        config.FaultsConfig,
+        config.GeneratedScript,
+        config.ExplicitScript,
+        config.ScriptedResponse,
+        config.TextBlock,
+        config.ThinkingBlock,
+        config.ToolUseBlock,
+    )
+    for model in models:
         for name, field in model.model_fields.items():
             assert field.description or name in ("kind", "type"), f"{model.__name__}.{name}"
 

@@ -3,9 +3,20 @@
 from __future__ import annotations
 
 from sim.model.response import Turn
-from tests.test_model_support import TEXT_AND_TWO_CALLS, body, make_model, respond
+from tests.test_model_support import (
+    TEXT_AND_TWO_CALLS,
+    body,
+    events_of,
+    make_model,
+    respond,
+    tool_use_starts,
+)
 
-GENERATED = {"kind": "generated", "thinking_tokens": 20, "tool_calls": {"kind": "uniform", "low": 1, "high": 3}}
+GENERATED = {
+    "kind": "generated",
+    "thinking_tokens": 20,
+    "tool_calls": {"kind": "uniform", "low": 1, "high": 3},
+}
 FAULTS = {"cut_mid_tool_json": 0.2, "stall": 0.1, "unknown_tool": 0.2, "error_api": 0.1}
 
 
@@ -52,5 +63,5 @@ def test_tool_ids_are_unique_within_a_session() -> None:
     for turn in range(30):
         for attempt in range(2):
             response = model.respond(body(model), Turn(7, turn, attempt))
-            ids += [e["content_block"]["id"] for _, e in response.events if e["type"] == "content_block_start" and e["content_block"]["type"] == "tool_use"]
+            ids += [block["id"] for block in tool_use_starts(events_of(response))]
     assert len(ids) == len(set(ids)) > 60

@@ -13,6 +13,8 @@ import json
 import pytest
 
 from sim.distributions import ms_to_ns
+from sim.model.config import FaultsConfig
+from sim.model.faults import ALL_FAULTS
 from sim.model.model import UNKNOWN_TOOL_NAME
 from sim.model.response import HttpError, StreamResponse, Turn
 from sim.runtime.pairing import check_pairing
@@ -27,6 +29,7 @@ from tests.test_model_support import (
     feed_ours,
     http_error_of,
     make_model,
+    one_call_script,
     parses,
     respond,
     sdk_snapshot,
@@ -60,6 +63,11 @@ UNITS = {
     "max_tokens_mid_tool_use": 1,
     "end_turn_with_tool_use": 1,
 }
+
+
+def test_every_fault_kind_is_covered_here_and_configurable() -> None:
+    assert set(UNITS) == set(ALL_FAULTS)
+    assert set(ALL_FAULTS) <= set(FaultsConfig.model_fields)
 
 
 def faulty(fault: str, p: float = P, **faults: object) -> object:
@@ -213,8 +221,7 @@ def test_duplicate_tool_ids_copy_an_earlier_id() -> None:
 
 
 def test_a_duplicate_in_a_first_request_with_one_call_has_nothing_to_copy() -> None:
-    script = {"kind": "explicit", "responses": [{"blocks": [{"type": "tool_use", "name": "Glob", "input": {"pattern": "*"}}]}]}
-    model = make_model(script=script, faults={"duplicate_tool_id": 1.0})
+    model = make_model(script=one_call_script("Glob", {"pattern": "*"}), faults={"duplicate_tool_id": 1.0})
     first_request = {"model": model.name, "max_tokens": 1024, "messages": [{"role": "user", "content": "hi"}]}
     response = stream_of(model.respond(first_request, Turn(1, 0)))
     assert response.faults == ()
@@ -286,7 +293,8 @@ def test_the_fallback_model_answers_without_faults_at_its_own_speed() -> None:
     assert model.fallback_name == "claude-haiku-4-5"
     starts = []
     for session in range(200):
-        response = stream_of(model.respond({"model": model.fallback_name, "max_tokens": 8192, "messages": MESSAGES}, Turn(session, 1)))
+        request = {"model": model.fallback_name, "max_tokens": 8192, "messages": MESSAGES}
+        response = stream_of(model.respond(request, Turn(session, 1)))
         assert response.faults == () and response.model == "claude-haiku-4-5"
         starts.append(response.events[0][0])
     starts.sort()

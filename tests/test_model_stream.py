@@ -18,7 +18,9 @@ from tests.test_model_support import (
     body,
     events_of,
     feed_ours,
+    json_pieces,
     make_model,
+    one_call_script,
     respond,
     sdk_snapshot,
     stop_reason,
@@ -82,7 +84,7 @@ def test_the_event_sequence_is_the_apis() -> None:
     delta = events[-2]
     assert delta["delta"] == {"stop_reason": "tool_use", "stop_sequence": None}
     assert delta["usage"]["output_tokens"] > 0
-    text = "".join(e["delta"]["text"] for e in events if e.get("index") == 0 and e["type"] == "content_block_delta")
+    text = feed_ours(events).completed[0].block["text"]
     assert text == "Let me read both files before I change anything."
 
 
@@ -110,11 +112,11 @@ def test_thinking_streams_its_text_then_its_signature() -> None:
 
 def test_tool_json_in_pairs_is_exact_and_breaks_only_inside_or_between_pairs() -> None:
     tool_input = {"file_path": "/repo/ü.py", "old_string": "a = 1\n", "new_string": "a = 2\n", "replace_all": False}
-    script = {"kind": "explicit", "responses": [{"blocks": [{"type": "tool_use", "name": "Edit", "input": tool_input}]}]}
+    script = one_call_script("Edit", tool_input)
     model = make_model(script=script)
     for session in range(20):
         events = events_of(respond(model, session))
-        pieces = [e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta"]
+        pieces = json_pieces(events, 0)
         assert pieces[0] == ""  # the API opens every tool input with an empty delta
         assert "".join(pieces) == tool_json(tool_input) == json.dumps(tool_input, ensure_ascii=False)
         assert feed_ours(events).completed[0].block["input"] == tool_input
@@ -131,14 +133,14 @@ def test_tool_json_in_pairs_is_exact_and_breaks_only_inside_or_between_pairs() -
 def test_fine_grained_tool_json_arrives_a_few_characters_at_a_time() -> None:
     model = make_model(script=TEXT_AND_TWO_CALLS, tool_json_streaming="fine_grained")
     events = events_of(respond(model, 3))
-    pieces = [e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta" and e["index"] == 2]
+    pieces = json_pieces(events, 2)
     assert pieces[0] == "" and all(1 <= len(p) <= 7 for p in pieces[1:])
     assert json.loads("".join(pieces)) == {"file_path": "/repo/b.py", "offset": 10, "limit": 200}
 
 
 def test_a_pair_arrives_after_its_generation_pause_then_as_a_burst() -> None:
     tool_input = {"content": "x" * 400, "file_path": "/repo/big.txt"}
-    script = {"kind": "explicit", "responses": [{"blocks": [{"type": "tool_use", "name": "Write", "input": tool_input}]}]}
+    script = one_call_script("Write", tool_input)
     latency = {
         "ttft": {"kind": "fixed", "ms": 100},
         "token_gap": {"kind": "fixed", "ms": 10},
@@ -187,7 +189,8 @@ def test_long_silences_carry_keepalive_pings() -> None:
     pings = [t for t, e in response.events if e["type"] == "ping"]
     assert len(pings) == 1 + 2 * 2  # the opening ping, then two in each 25 s pause
     events = [e for _, e in response.events]
-    assert without_pings(events) == without_pings(events_of(respond(make_model(script=TEXT_AND_TWO_CALLS), 1)))
+    calm = events_of(respond(make_model(script=TEXT_AND_TWO_CALLS), 1))
+    assert without_pings(events) == without_pings(calm)
 
 
 def test_generated_calls_use_the_catalogue_and_valid_inputs() -> None:

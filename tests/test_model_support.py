@@ -50,6 +50,16 @@ MESSAGES = [
 ]
 
 
+def one_call_script(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """An explicit script whose every response is one call of `name`."""
+    block = {"type": "tool_use", "name": name, "input": tool_input}
+    return {"kind": "explicit", "responses": [{"blocks": [block]}]}
+
+
+def tool_use_starts(events: list[Event]) -> list[Event]:
+    return [block for block in block_starts(events) if block["type"] == "tool_use"]
+
+
 def make_model(seed: int = SEED, **config: Any) -> MockModel:
     return MockModel(ModelConfig.model_validate(config), seed, TOOLS)
 
@@ -58,7 +68,9 @@ def body(model: MockModel, **extra: Any) -> dict[str, Any]:
     return {"model": model.name, "max_tokens": 8192, "messages": MESSAGES, **extra}
 
 
-def respond(model: MockModel, session: int, turn: int = 1, attempt: int = 0, **extra: Any) -> Response:
+def respond(
+    model: MockModel, session: int, turn: int = 1, attempt: int = 0, **extra: Any
+) -> Response:
     return model.respond(body(model, **extra), Turn(session, turn, attempt))
 
 
@@ -103,12 +115,17 @@ def sdk_snapshot(sse_body: bytes) -> dict[str, Any]:
     return message
 
 
-def tool_json_of(events: list[Event], index: int) -> str:
-    return "".join(
+def json_pieces(events: list[Event], index: int) -> list[str]:
+    """The partial_json of block `index`'s deltas, in order."""
+    return [
         e["delta"]["partial_json"]
         for e in events
         if e["type"] == "content_block_delta" and e["index"] == index
-    )
+    ]
+
+
+def tool_json_of(events: list[Event], index: int) -> str:
+    return "".join(json_pieces(events, index))
 
 
 def block_starts(events: list[Event]) -> list[Event]:

@@ -1,7 +1,8 @@
 """Error payloads worded and shaped as the Messages API sends them.
 
-An HTTP error body is `{"type": "error", "error": {"type": ..., "message": ...}, "request_id": ...}`;
-a mid-stream `event: error` carries the same `{"type": "error", "error": {...}}` without the id.
+An HTTP error body is
+`{"type": "error", "error": {"type": ..., "message": ...}, "request_id": ...}`; a mid-stream
+`event: error` carries the same `{"type": "error", "error": {...}}` without the id.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ BURST_PIECE_CHARS = (4, 32)
 FINE_PIECE_CHARS = (1, 7)
 
 _TOKEN = re.compile(r"\s*\S+|\s+")
+# json.dumps with any option builds a new encoder per call; one shared encoder is much cheaper.
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 
 
 @dataclass(slots=True)
@@ -63,21 +65,28 @@ def split_tokens(text: str) -> list[str]:
 def chunk_tokens(tokens: list[str], rng: np.random.Generator) -> Chunks:
     """Text or thinking tokens grouped a few per delta."""
     total = len(tokens)
+    chunks = Chunks()
     if total == 0:
-        return Chunks()
-    sizes = rng.integers(1, TEXT_TOKENS_PER_DELTA_MAX + 1, size=total)
-    ends = np.cumsum(sizes)
-    ends = ends[: int(np.searchsorted(ends, total)) + 1].tolist()
-    ends[-1] = total
-    starts = [0, *ends[:-1]]
-    pieces = ["".join(tokens[a:b]) for a, b in zip(starts, ends, strict=True)]
-    counts = [b - a for a, b in zip(starts, ends, strict=True)]
-    return Chunks(pieces, counts, [False] * len(pieces))
+        return chunks
+    pieces, counts = chunks.pieces, chunks.tokens
+    start = 0
+    # One vectorised draw of (more than) enough group sizes; a plain loop beats numpy here.
+    for size in rng.integers(1, TEXT_TOKENS_PER_DELTA_MAX + 1, size=total).tolist():
+        end = start + size
+        if end >= total:
+            pieces.append("".join(tokens[start:]))
+            counts.append(total - start)
+            break
+        pieces.append("".join(tokens[start:end]))
+        counts.append(size)
+        start = end
+    chunks.burst = [False] * len(pieces)
+    return chunks
 
 
 def tool_json(tool_input: dict[str, Any]) -> str:
     """The input as the API streams it: default separators, non-ASCII unescaped."""
-    return json.dumps(tool_input, ensure_ascii=False)
+    return _ENCODE(tool_input)
 
 
 def _pairs(tool_input: dict[str, Any]) -> list[str]:
@@ -85,7 +94,7 @@ def _pairs(tool_input: dict[str, Any]) -> list[str]:
     if not tool_input:
         return ["{}"]
     parts = [
-        f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
+        f"{_ENCODE(key)}: {_ENCODE(value)}"
         for key, value in tool_input.items()
     ]
     parts[0] = "{" + parts[0]

@@ -39,7 +39,8 @@ def _cut_candidates(timeline: Timeline, dice: FaultDice) -> list[tuple[int, str]
     spans = timeline.spans
     candidates = []
     if dice.fires_once("cut_before_first_block"):
-        candidates.append((spans[0].start if spans else timeline.message_delta, "cut_before_first_block"))
+        first_block = spans[0].start if spans else timeline.message_delta
+        candidates.append((first_block, "cut_before_first_block"))
     texts = [i for i, span in enumerate(spans) if span.type == "text"]
     tools = [i for i, span in enumerate(spans) if span.type == "tool_use"]
     for block, fired in zip(texts, dice.fires("cut_mid_text", len(texts)), strict=True):
@@ -92,7 +93,8 @@ def disrupt(
         if resumes:
             times = times[:at] + [t + duration for t in times[at:]]
         else:
-            return Disrupted(times[:at], events[:at], times[at] + duration, "cut", tuple(faults), at)
+            end_ns = times[at] + duration
+            return Disrupted(times[:at], events[:at], end_ns, "cut", tuple(faults), at)
     if not cut_fault:
         return Disrupted(times, events, times[-1], "complete", tuple(faults), stall_at)
     faults.append(cut_fault)
@@ -111,7 +113,11 @@ def disrupt(
 
 
 def with_keepalive_pings(
-    times: list[int], events: list[dict[str, Any]], end_ns: int, interval_ns: int, stall_at: int | None
+    times: list[int],
+    events: list[dict[str, Any]],
+    end_ns: int,
+    interval_ns: int,
+    stall_at: int | None,
 ) -> list[tuple[int, dict[str, Any]]]:
     """The stream as (time, event) pairs, with a ping every `interval_ns` of silence while the
     connection is open, except in a stall (a stalled server sends nothing)."""
@@ -119,7 +125,8 @@ def with_keepalive_pings(
     previous = times[0]
     for index, (at, event) in enumerate(zip(times, events, strict=True)):
         if at - previous > interval_ns and index != stall_at:
-            paired.extend((t, {"type": "ping"}) for t in range(previous + interval_ns, at, interval_ns))
+            silence = range(previous + interval_ns, at, interval_ns)
+            paired.extend((t, {"type": "ping"}) for t in silence)
         paired.append((at, event))
         previous = at
     if end_ns - previous > interval_ns and stall_at != len(events):

@@ -73,7 +73,9 @@ class FaultDice:
         rng = self._streams.get(kind)
         if rng is None:
             turn = self._turn
-            rng = stream(self._root_seed, "fault", kind, turn.session_id, turn.turn_index, turn.attempt)
+            rng = stream(
+                self._root_seed, "fault", kind, turn.session_id, turn.turn_index, turn.attempt
+            )
             self._streams[kind] = rng
         return rng
 

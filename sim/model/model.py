@@ -52,6 +52,7 @@ from sim.runtime.pairing import TranscriptShapeError, check_pairing
 
 # Tokens are counted as characters / 4 on the request's JSON: cheap and close enough for usage.
 _CHARS_PER_INPUT_TOKEN = 4
+_ENCODE_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 DEFAULT_MAX_TOKENS = 4096
 UNKNOWN_TOOL_NAME = "undefined_tool"
 
@@ -60,7 +61,7 @@ def _input_tokens(body: Mapping[str, Any]) -> int:
     size = 0
     for key in ("system", "messages", "tools"):
         if key in body:
-            size += len(json.dumps(body[key], ensure_ascii=False, separators=(",", ":")))
+            size += len(_ENCODE_COMPACT(body[key]))
     return max(1, size // _CHARS_PER_INPUT_TOKEN)
 
 

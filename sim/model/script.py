@@ -121,17 +121,16 @@ class GeneratedPlanner:
         if thinking > 0:
             blocks.append(PlannedBlock("thinking", tokens=random_tokens(thinking, rng)))
         if ends:
-            blocks.append(
-                PlannedBlock("text", tokens=random_tokens(script.final_text_tokens.sample(rng), rng))
-            )
+            final = script.final_text_tokens.sample(rng)
+            blocks.append(PlannedBlock("text", tokens=random_tokens(final, rng)))
             return blocks
         text = script.text_tokens.sample(rng)
         if text > 0:
             blocks.append(PlannedBlock("text", tokens=random_tokens(text, rng)))
         calls = script.tool_calls.sample(rng)
         draws = rng.random(calls) * self._cumulative[-1]
-        picks = np.searchsorted(self._cumulative, draws, side="right").clip(max=len(self._names) - 1)
-        picks = picks.tolist()
+        found = np.searchsorted(self._cumulative, draws, side="right")
+        picks = found.clip(max=len(self._names) - 1).tolist()
         for pick in picks:
             name = self._names[pick]
             blocks.append(

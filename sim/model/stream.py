@@ -63,39 +63,12 @@ def _start_event(index: int, block: StreamBlock) -> dict[str, Any]:
     return {"type": "content_block_start", "index": index, "content_block": content}
 
 
-def _delta_events(index: int, block: StreamBlock) -> list[dict[str, Any]]:
-    pieces = block.chunks.pieces
-    if block.type == "text":
-        return [
-            {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
-            for p in pieces
-        ]
-    if block.type == "tool_use":
-        return [
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "input_json_delta", "partial_json": p},
-            }
-            for p in pieces
-        ]
-    events = [
-        {
-            "type": "content_block_delta",
-            "index": index,
-            "delta": {"type": "thinking_delta", "thinking": p},
-        }
-        for p in pieces
-    ]
-    if block.signature:
-        events.append(
-            {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "signature_delta", "signature": block.signature},
-            }
-        )
-    return events
+# Delta type and its payload key, per block type.
+_DELTA_KINDS = {
+    "text": ("text_delta", "text"),
+    "thinking": ("thinking_delta", "thinking"),
+    "tool_use": ("input_json_delta", "partial_json"),
+}
 
 
 def _scaled(draws: np.ndarray, factor: float) -> np.ndarray:
@@ -114,62 +87,57 @@ def build_timeline(
     factor: float = 1.0,
 ) -> Timeline:
     """The complete stream of `blocks` (`message` is the message_start's `message` object)."""
-    counts = [len(block.chunks.pieces) for block in blocks]
-    tokens: list[int] = []
-    burst: list[bool] = []
-    for block in blocks:
-        tokens.extend(block.chunks.tokens)
-        burst.extend(block.chunks.burst)
-    tool_blocks = np.array([block.type == "tool_use" for block in blocks], dtype=bool)
-
+    tool_blocks = [block.type == "tool_use" for block in blocks]
+    total_tokens = sum(sum(block.chunks.tokens) for block in blocks)
+    total_bursts = sum(sum(block.chunks.burst) for block in blocks)
     ttft = int(_scaled(latency.ttft.sample_many_ns(rng, 1), factor)[0])
-    pre_block = _scaled(latency.block_gap.sample_many_ns(rng, len(blocks)), factor)
-    pauses = _scaled(latency.tool_use_pause.sample_many_ns(rng, int(tool_blocks.sum())), factor)
-    token_array = np.array(tokens, dtype=np.int64)
-    token_gaps = _scaled(latency.token_gap.sample_many_ns(rng, int(token_array.sum())), factor)
-    burst_array = np.array(burst, dtype=bool)
-    chunk_gaps = _scaled(latency.json_chunk_gap.sample_many_ns(rng, int(burst_array.sum())), factor)
+    waits = _scaled(latency.block_gap.sample_many_ns(rng, len(blocks)), factor)
+    pauses = _scaled(latency.tool_use_pause.sample_many_ns(rng, sum(tool_blocks)), factor)
+    waits[np.array(tool_blocks, dtype=bool)] += pauses
+    token_gaps = _scaled(latency.token_gap.sample_many_ns(rng, total_tokens), factor)
+    # token_clock[k]: time to generate the first k tokens; one pass instead of a sum per piece.
+    token_clock = [0, *np.cumsum(token_gaps).tolist()]
+    bursts = _scaled(latency.json_chunk_gap.sample_many_ns(rng, total_bursts), factor)
+    chunk_gaps = iter(bursts.tolist())
 
-    # Generation time elapsed at each piece: the tokens made before it, plus burst chunk gaps.
-    token_clock = np.concatenate(([0], np.cumsum(token_gaps)))
-    per_piece_chunk_gap = np.zeros(len(tokens), dtype=np.int64)
-    per_piece_chunk_gap[burst_array] = chunk_gaps
-    generated = token_clock[np.cumsum(token_array)] + np.cumsum(per_piece_chunk_gap)
-    # Waits before each block (gap, and a pause for tool_use), cumulative.
-    pre_block[tool_blocks] += pauses
-    waited = np.cumsum(pre_block)
-    piece_block = np.repeat(np.arange(len(blocks)), counts)
-    piece_times = (ttft + waited[piece_block] + generated).tolist()
-    # A block starts once the previous block's pieces are generated, plus its own wait.
-    last_piece = np.cumsum(counts) - 1
-    before_block = np.concatenate(([0], last_piece[:-1] + 1)).astype(np.int64)
-    generated_before = np.concatenate(([0], generated))[before_block[: len(blocks)]]
-    start_times = (ttft + waited + generated_before).tolist()
-
-    times = [ttft]
+    # One pass: the clock advances by each block's wait, each piece's tokens, each burst gap.
+    now = ttft
+    made = 0  # tokens generated so far
+    times = [now]
     events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
     spans = []
-    cursor = 0
-    for index, block in enumerate(blocks):
-        start_at = start_times[index]
+    for index, (block, wait) in enumerate(zip(blocks, waits.tolist(), strict=True)):
+        now += wait
         span_start = len(events)
-        times.append(start_at)
+        times.append(now)
         events.append(_start_event(index, block))
         if index == 0:
-            times.append(start_at)
+            times.append(now)
             events.append({"type": "ping"})
-        count = counts[index]
-        events.extend(_delta_events(index, block))
-        times.extend(piece_times[cursor : cursor + count])
-        cursor += count
-        stop_at = times[-1]
+        kind, field = _DELTA_KINDS[block.type]
+        chunks = block.chunks
+        for piece, tokens, burst in zip(chunks.pieces, chunks.tokens, chunks.burst, strict=True):
+            if tokens:
+                now += token_clock[made + tokens] - token_clock[made]
+                made += tokens
+            if burst:
+                now += next(chunk_gaps)
+            times.append(now)
+            delta = {"type": kind, field: piece}
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
         if block.signature:
-            times.append(stop_at)
+            times.append(now)
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": block.signature},
+                }
+            )
         spans.append(BlockSpan(block.type, span_start, len(events)))
-        times.append(stop_at)
+        times.append(now)
         events.append({"type": "content_block_stop", "index": index})
-    end = times[-1]
-    times.extend((end, end))
+    times.extend((now, now))
     events.append(
         {
             "type": "message_delta",
