@@ -280,6 +280,13 @@ def test_a_transcript_breaking_the_pairing_rules_gets_the_apis_400() -> None:
     assert "tool_use" in error.body["error"]["message"]
 
 
+def test_a_request_missing_a_required_field_gets_400() -> None:
+    model = make_model()
+    error = model.respond({"model": model.name, "messages": MESSAGES}, Turn(1, 1))
+    assert isinstance(error, HttpError) and error.status == 400
+    assert error.body["error"] == {"type": "invalid_request_error", "message": "max_tokens: Field required"}
+
+
 def test_an_unknown_model_name_gets_404() -> None:
     model = make_model()
     error = model.respond({"model": "claude-nonexistent", "max_tokens": 1, "messages": MESSAGES}, Turn(1, 1))
@@ -288,7 +295,11 @@ def test_an_unknown_model_name_gets_404() -> None:
 
 
 def test_the_fallback_model_answers_without_faults_at_its_own_speed() -> None:
-    model = make_model(script=TEXT_AND_TWO_CALLS, faults={"http_529": 1.0, "fallback": "haiku"})
+    model = make_model(
+        script=TEXT_AND_TWO_CALLS,
+        faults={"http_529": 1.0, "fallback": "haiku"},
+        latency={"ttft": {"kind": "fixed", "ms": 9_000}},
+    )
     assert isinstance(respond(model, 1), HttpError)
     assert model.fallback_name == "claude-haiku-4-5"
     starts = []

@@ -7,7 +7,8 @@ each fault kind), so the same turn gets the same draws whatever else happened in
 
 What it checks and draws, in order:
 
-1. the model name (404 if unknown) and the transcript's pairing (400, worded by `check_pairing`);
+1. the request: required fields and the transcript's pairing (400, pairing worded by
+   `check_pairing`), then the model name (404 if unknown);
 2. HTTP faults (429, 529, 500 before streaming);
 3. the content (explicit script or generated), then tool-call faults (unknown tool, invalid
    input, malformed JSON, duplicate id), chunking, `max_tokens` (the request's, and the
@@ -15,8 +16,9 @@ What it checks and draws, in order:
 4. the timing (latency preset, overrides, endpoint factor);
 5. error events, cuts and stalls; keep-alive pings.
 
-The fallback model (`faults.fallback`) answers requests that name it, with its own latency
-preset and without faults: it is where a loop goes when the primary is failing.
+The fallback model (`faults.fallback`) answers requests that name it, with its profile's latency
+preset (the scenario's overrides are the primary's) and without faults: it is where a loop goes
+when the primary is failing.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from sim.model.chunking import (
     chunk_tool_json_pairs,
     tool_json,
 )
-from sim.model.config import ExplicitScript, ModelConfig, ProfileName
+from sim.model.config import ExplicitScript, LatencyConfig, ModelConfig, ProfileName
 from sim.model.disruption import disrupt, with_keepalive_pings
 from sim.model.endpoint import Endpoint
 from sim.model.faults import HTTP_FAULTS, TOOL_CALL_FAULTS, FaultDice
@@ -53,7 +55,7 @@ from sim.runtime.pairing import TranscriptShapeError, check_pairing
 # Tokens are counted as characters / 4 on the request's JSON: cheap and close enough for usage.
 _CHARS_PER_INPUT_TOKEN = 4
 _ENCODE_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-DEFAULT_MAX_TOKENS = 4096
+REQUIRED_FIELDS = ("model", "max_tokens", "messages")
 UNKNOWN_TOOL_NAME = "undefined_tool"
 
 
@@ -105,7 +107,8 @@ class MockModel:
             self.fallback_name = MODEL_NAMES[fallback]
             if self.fallback_name == self.name:
                 self.fallback_name += "-fallback"
-            self._latencies[self.fallback_name] = resolve_latency(fallback, config.latency)
+            # The scenario's overrides describe its primary model; the fallback is a preset.
+            self._latencies[self.fallback_name] = resolve_latency(fallback, LatencyConfig())
         script = config.script
         self._planner = (
             ExplicitPlanner(script)
@@ -121,20 +124,20 @@ class MockModel:
 
     def refuse(self, turn: Turn, utilisation: float = 1.0) -> HttpError:
         """The endpoint's answer to a request it will not take (the simulator decides when)."""
-        at_ns = self._error_delay(turn, self.latency, utilisation)
+        at_ns = self._error_delay(turn, utilisation)
         return self.endpoint.refusal(self.request_id(turn), at_ns)
 
     def respond(
         self, body: Mapping[str, Any], turn: Turn, utilisation: float = 0.0
     ) -> Response:
         """The response to request `body` sent by `turn` while the endpoint is at `utilisation`."""
-        model = body.get("model", self.name)
+        problem = self._request_problem(body)
+        if problem is not None:
+            return self._error(400, INVALID_REQUEST, problem, turn, utilisation)
+        model = body["model"]
         latency = self._latencies.get(model)
         if latency is None:
             return self._error(404, "not_found_error", f"model: {model}", turn, utilisation)
-        problem = self._pairing_problem(body.get("messages", []))
-        if problem is not None:
-            return self._error(400, INVALID_REQUEST, problem, turn, utilisation)
         dice = FaultDice(self.root_seed, self.config.faults, turn)
         primary = model == self.name
         if primary:
@@ -147,17 +150,21 @@ class MockModel:
     # -- errors -------------------------------------------------------------------------------
 
     @staticmethod
-    def _pairing_problem(messages: Any) -> str | None:
+    def _request_problem(body: Mapping[str, Any]) -> str | None:
+        """Why the API would reject `body` with 400, worded as it words it, or None."""
+        for field in REQUIRED_FIELDS:
+            if field not in body:
+                return f"{field}: Field required"
         try:
-            violations = check_pairing(messages)
+            violations = check_pairing(body["messages"])
         except TranscriptShapeError as error:
             return str(error)
         return violations[0] if violations else None
 
-    def _error_delay(self, turn: Turn, latency: Latency, utilisation: float) -> int:
+    def _error_delay(self, turn: Turn, utilisation: float) -> int:
         rng = stream(self.root_seed, "error_delay", turn.session_id, turn.turn_index, turn.attempt)
         factor = self.endpoint.latency_factor(utilisation)
-        return int(round(latency.http_error_delay.sample_ns(rng) * factor))
+        return int(round(self.latency.http_error_delay.sample_ns(rng) * factor))
 
     def _error(
         self,
@@ -172,7 +179,7 @@ class MockModel:
         return HttpError(
             status=status,
             body=error_body(error_type, message, self.request_id(turn)),
-            at_ns=self._error_delay(turn, self.latency, utilisation),
+            at_ns=self._error_delay(turn, utilisation),
             retry_after_ns=retry,
             faults=(fault,) if fault else (),
         )
@@ -202,7 +209,7 @@ class MockModel:
             self._chunked(block, index, ids, index in malformed, turn, content_rng)
             for index, block in enumerate(planned)
         ]
-        max_tokens = int(body.get("max_tokens", DEFAULT_MAX_TOKENS))
+        max_tokens = int(body["max_tokens"])
         output_tokens = sum(sum(block.chunks.tokens) for block in blocks)
         stop_reason = "tool_use" if calls else "end_turn"
         if output_tokens > max_tokens:
@@ -304,7 +311,7 @@ class MockModel:
             )
             if index in duplicated:
                 if previous is None:
-                    previous = _last_tool_use_id(body.get("messages", []))
+                    previous = _last_tool_use_id(body["messages"])
                 if previous is not None:
                     new_id = previous
                     faults.append("duplicate_tool_id")
