@@ -1,0 +1,31 @@
+"""What every session of one simulation shares: the environment, the model, the endpoint, the
+loop factory, and where a finished session goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import simpy
+
+from sim.engine.endpoint import SimEndpoint
+from sim.engine.loop_factory import LoopFactory
+from sim.model.model import MockModel
+from sim.scenario.schema import Scenario
+
+if TYPE_CHECKING:
+    from sim.engine.session import Session
+
+
+@dataclass(slots=True)
+class SimulationContext:
+    env: simpy.Environment
+    scenario: Scenario
+    seed: int
+    policy: str
+    model: MockModel
+    endpoint: SimEndpoint
+    loops: LoopFactory
+    # Called once per session when its last prompt has been answered.
+    on_session_end: Callable[[Session], None]

@@ -1,0 +1,63 @@
+"""The runtime under test, built from a scenario: one `ToolTurnLoop` per session.
+
+Everything the loop is told comes from the scenario: the tools' definitions, the executor policy,
+the model and its fallback, retries (the jitter drawn per session, turn and retry from a keyed
+stream, so runs are reproducible), the turn limit and strict mode. Permission is the tool's own
+rule: `allow` and `deny` are answered at once, `ask` goes to the simulated user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.permission import PermissionDecision
+from sim.runtime.retry import RetrySettings
+from sim.runtime.tooldef import ToolDefinition
+from sim.scenario.schema import Scenario
+
+# RetrySettings takes a fraction u in [0, 1) and cuts the wait by u / 4.
+_RUNTIME_JITTER_SCALE = 4.0
+
+
+class LoopFactory:
+    """Builds the loops of one simulation (one scenario, one policy, one model)."""
+
+    def __init__(
+        self, scenario: Scenario, policy: str, model_name: str, fallback_name: str | None
+    ) -> None:
+        self._scenario = scenario
+        self._policy = policy
+        self._model = model_name
+        runtime = scenario.runtime
+        self._fallback = fallback_name if runtime.fallback_after_overloads is not None else None
+        self._fallback_after = runtime.fallback_after_overloads or 1
+        self._tools = scenario.tool_definitions()
+        self._decisions = {
+            spec.name: PermissionDecision(spec.permission.mode) for spec in scenario.tool_specs
+        }
+
+    def _permission(self, tool: ToolDefinition, tool_input: Mapping[str, Any]) -> PermissionDecision:
+        return self._decisions[tool.name]
+
+    def new_loop(self, jitter: Callable[[int], float]) -> ToolTurnLoop:
+        """A fresh loop; `jitter(retry)` is the fraction of that retry's backoff to take off."""
+        retries = self._scenario.runtime.retries
+        settings = RetrySettings(
+            max_retries=retries.max_retries,
+            initial_delay_ns=retries.initial_backoff_ns,
+            max_delay_ns=retries.max_backoff_ns,
+            jitter=lambda retry: jitter(retry) * _RUNTIME_JITTER_SCALE,
+        )
+        return ToolTurnLoop(
+            self._tools,
+            model=self._model,
+            policy=self._policy,
+            fallback_model=self._fallback,
+            fallback_after=self._fallback_after,
+            max_turns=self._scenario.runtime.max_turns_per_prompt,
+            retry=settings,
+            strict=self._scenario.runtime.strict,
+            permission=self._permission,
+        )

@@ -1,0 +1,256 @@
+"""A finished session's record turned into metric rows (`sim.metrics.schema`), once, at its end.
+
+The runtime's record (`loop.record`, `loop.call_records()`) and the engine's request logs are read
+in one pass and dropped with the session, so memory stays flat however many sessions run.
+
+Definitions:
+
+- A turn's `request_sent_ns` is its first attempt's; `latency_ns` runs from there to its end
+  (the batch of results complete, or the chain's end for a turn that ended without a batch:
+  requests failed for good, or an interrupt while waiting). `first_event_ns` is the first stream
+  event of any attempt; `message_stop_ns` the last attempt's message_stop.
+- `first_tool_start_ns` is the first tool start of the turn (any attempt), `ttfts_ns` its
+  distance from `request_sent_ns`; null without tools.
+- A turn's `outcome` is `completed` when it ended with a stop reason of the API, else the loop's
+  reason (`interrupted`, `stream_error`, `request_failed`), or `horizon` when the simulation
+  stopped first (its end is then the horizon).
+- Tokens of a turn are summed over its attempts; a request's are those the API reported
+  (`message_start` input, `message_delta` output; 0 when the stream never got there).
+- A request's `retries` is its attempt number minus one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sim.engine.request_log import PENDING
+from sim.engine.session import Session
+from sim.runtime.record import RecordKind
+
+Rows = dict[str, list[dict[str, Any]]]
+TABLE_NAMES = ("turns", "tools", "repairs", "requests", "sessions")
+COMPLETED = "completed"
+HORIZON = "horizon"
+# Ends a turn can have that are the loop's, not the API's.
+LOOP_ENDINGS = frozenset({"interrupted", "stream_error", "request_failed"})
+
+
+def empty_rows() -> Rows:
+    return {name: [] for name in TABLE_NAMES}
+
+
+@dataclass(slots=True)
+class _TurnFacts:
+    sent_ns: int
+    attempts: int = 0
+    first_event_ns: int | None = None
+    first_tool_start_ns: int | None = None
+    end_ns: int | None = None
+    stop_reason: str | None = None
+    n_tool_calls: int = 0
+    n_repairs: int = 0
+    n_synthetic: int = 0
+
+
+def record_session(
+    session: Session, rows: Rows, *, policy: str, load: float | None, horizon_ns: int | None
+) -> None:
+    """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`."""
+    turns: dict[int, _TurnFacts] = {}
+    call_turns: list[tuple[str | None, int]] = []
+    interrupts = 0
+    requests_seen = 0
+    session_id = session.session_id
+    repairs = rows["repairs"]
+    for entry in session.loop.record.entries:
+        kind = entry.kind
+        if kind is RecordKind.BLOCK_COMPLETE:
+            if entry.tool_use_id is not None:
+                call_turns.append((entry.tool_use_id, entry.turn))
+        elif kind is RecordKind.REQUEST_SENT:
+            requests_seen += 1
+            facts = turns.get(entry.turn)
+            if facts is None:
+                facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
+            facts.attempts += 1
+        elif kind is RecordKind.FIRST_EVENT:
+            facts = turns[entry.turn]
+            if facts.first_event_ns is None:
+                facts.first_event_ns = entry.time_ns
+        elif kind is RecordKind.TOOL_STARTED:
+            facts = turns[entry.turn]
+            if facts.first_tool_start_ns is None:
+                facts.first_tool_start_ns = entry.time_ns
+        elif kind is RecordKind.TURN_END:
+            facts = turns[entry.turn]
+            facts.end_ns = entry.time_ns
+            facts.stop_reason = entry.detail
+            facts.n_tool_calls = entry.value or 0
+        elif kind is RecordKind.SESSION_END:
+            facts = turns[entry.turn]
+            if facts.end_ns is None:
+                facts.end_ns = entry.time_ns
+                facts.stop_reason = entry.detail
+        elif kind is RecordKind.REPAIR:
+            # Repairs are made while building a request, just before its REQUEST_SENT entry,
+            # which is stamped with the same turn.
+            repairs.append(
+                {
+                    "policy": policy,
+                    "session_id": session_id,
+                    "turn_index": entry.turn,
+                    "request_index": requests_seen + 1,
+                    "kind": entry.detail,
+                    "tool_use_id": entry.tool_use_id,
+                }
+            )
+            facts = turns.get(entry.turn)
+            if facts is None:  # A repair of the turn's first request (same time as its send).
+                facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
+            facts.n_repairs += 1
+        elif kind is RecordKind.INTERRUPT:
+            interrupts += 1
+
+    _tool_rows(session, rows, policy, call_turns, turns)
+    turn_requests = _request_rows(session, rows, policy, horizon_ns)
+    _turn_rows(session, rows, policy, load, horizon_ns, turns, turn_requests)
+    rows["sessions"].append(
+        {
+            "policy": policy,
+            "session_id": session_id,
+            "load": load,
+            "arrival_ns": session.arrival_ns,
+            "start_ns": session.start_ns,
+            "end_ns": session.end_ns,
+            "n_turns": session.loop.turn,
+            "outcome": COMPLETED if session.end_ns is not None else HORIZON,
+            "n_interrupts": interrupts,
+        }
+    )
+
+
+def _tool_rows(
+    session: Session,
+    rows: Rows,
+    policy: str,
+    call_turns: list[tuple[str | None, int]],
+    turns: dict[int, _TurnFacts],
+) -> None:
+    calls = session.loop.call_records()
+    if len(calls) != len(call_turns):
+        raise AssertionError(
+            f"session {session.session_id}: {len(calls)} calls but {len(call_turns)} tool_use blocks"
+        )
+    tools = rows["tools"]
+    for call, (tool_use_id, turn) in zip(calls, call_turns, strict=True):
+        if call.tool_use_id != tool_use_id:
+            raise AssertionError(f"call {call.tool_use_id} recorded as block {tool_use_id}")
+        cause = call.synthetic_cause
+        if cause is not None:
+            turns[turn].n_synthetic += 1
+        start = call.start_ns
+        tools.append(
+            {
+                "policy": policy,
+                "session_id": session.session_id,
+                "turn_index": turn,
+                "tool_use_id": call.tool_use_id,
+                "tool_name": call.name,
+                "block_stop_ns": call.block_complete_ns,
+                "queued_ns": call.queued_ns,
+                "start_ns": start,
+                "end_ns": call.end_ns,
+                "start_lag_ns": None if start is None else start - call.block_complete_ns,
+                "outcome": PENDING if call.outcome is None else call.outcome.value,
+                "synthetic_cause": None if cause is None else cause.value,
+            }
+        )
+
+
+def _request_rows(
+    session: Session, rows: Rows, policy: str, horizon_ns: int | None
+) -> dict[int, list[Any]]:
+    """Append the request rows; return per turn [model, input, output, message_stop_ns] of its
+    requests (the last attempt's model and message_stop)."""
+    per_turn: dict[int, list[Any]] = {}
+    requests = rows["requests"]
+    for log in session.requests:
+        end_ns = log.end_ns if log.end_ns is not None else horizon_ns
+        requests.append(
+            {
+                "policy": policy,
+                "session_id": session.session_id,
+                "turn_index": log.turn,
+                "request_index": log.request_index,
+                "attempt": log.attempt,
+                "model": log.model,
+                "status": log.status,
+                "retries": log.attempt - 1,
+                "fault": log.fault,
+                "sent_ns": log.sent_ns,
+                "first_event_ns": log.first_event_ns,
+                "end_ns": end_ns if end_ns is not None else log.sent_ns,
+                "input_tokens": log.input_tokens,
+                "output_tokens": log.output_tokens,
+                "n_events": log.n_events,
+            }
+        )
+        totals = per_turn.get(log.turn)
+        if totals is None:
+            per_turn[log.turn] = [log.model, log.input_tokens, log.output_tokens, log.message_stop_ns]
+        else:
+            totals[0] = log.model
+            totals[1] += log.input_tokens
+            totals[2] += log.output_tokens
+            totals[3] = log.message_stop_ns
+    return per_turn
+
+
+def _turn_rows(
+    session: Session,
+    rows: Rows,
+    policy: str,
+    load: float | None,
+    horizon_ns: int | None,
+    turns: dict[int, _TurnFacts],
+    turn_requests: dict[int, list[Any]],
+) -> None:
+    out = rows["turns"]
+    for turn, facts in turns.items():
+        end_ns = facts.end_ns
+        if end_ns is None:
+            outcome = HORIZON
+            end_ns = horizon_ns if horizon_ns is not None else facts.sent_ns
+        elif facts.stop_reason in LOOP_ENDINGS:
+            outcome = str(facts.stop_reason)
+        else:
+            outcome = COMPLETED
+        model, input_tokens, output_tokens, message_stop_ns = turn_requests.get(
+            turn, [None, None, None, None]
+        )
+        first_tool = facts.first_tool_start_ns
+        out.append(
+            {
+                "policy": policy,
+                "session_id": session.session_id,
+                "turn_index": turn,
+                "load": load,
+                "model": model,
+                "request_sent_ns": facts.sent_ns,
+                "first_event_ns": facts.first_event_ns,
+                "message_stop_ns": message_stop_ns,
+                "first_tool_start_ns": first_tool,
+                "ttfts_ns": None if first_tool is None else first_tool - facts.sent_ns,
+                "turn_end_ns": end_ns,
+                "latency_ns": end_ns - facts.sent_ns,
+                "n_attempts": facts.attempts,
+                "n_tool_calls": facts.n_tool_calls,
+                "n_synthetic_results": facts.n_synthetic,
+                "n_repairs": facts.n_repairs,
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "stop_reason": facts.stop_reason,
+                "outcome": outcome,
+            }
+        )

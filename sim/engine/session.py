@@ -1,0 +1,420 @@
+"""One session in simulated time: a user, a `ToolTurnLoop`, and the commands it hands out.
+
+The session process sends the user's prompts (with think time between the answer to one and the
+next) and carries out every command the loop returns:
+
+- `SendRequest`: check the body with `check_pairing` (a violation is counted and marks the
+  request; in strict mode it stops the run), take a slot at the endpoint (or queue, or be
+  refused with 429/529), ask the mock model, then report an HTTP error at its time or feed the
+  stream in batches between decision points (`sim.engine.feed_points`).
+- `WaitUntil`: call `wake` at that time (only the latest wait counts).
+- `StartTool` / `CancelTool`: start a tool process playing the call's plan / interrupt it.
+- `AskPermission`: the simulated user answers after the plan's decision delay.
+- `CancelRequest`: the stream is abandoned and its endpoint slot freed.
+- `TurnEnded` / `SessionEnded`: end the turn's tools phase / the prompt's chain of turns.
+
+User behaviour, each from its own keyed draws (`sim.engine.draws`): at most one interrupt per
+turn, `after` the start of its phase (the turn's first stream event, or its first tool start),
+dropped if the phase is over by then; attachments arriving while the turn's tools run (from its
+first tool start to its end), a Poisson process per kind.
+
+Why a user interrupt during streaming first feeds the events due before it: the stream is fed in
+batches, so the loop may be behind the simulated clock; it must see exactly what had arrived.
+Cancelled work (an abandoned stream's pending timeout, a stale wake or interrupt) is left to fire
+and is ignored: that is cheaper than removing it and keeps every path simple.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Generator
+from typing import Any, ParamSpec, TypeVar
+
+import simpy
+
+from sim.engine.context import SimulationContext
+from sim.engine.draws import AttachmentGaps, InterruptDraw, SessionDraws
+from sim.engine.feed_points import feed_points
+from sim.engine.request_log import CANCELLED, RequestLog
+from sim.engine.strict import StrictModeStop
+from sim.engine.tool_process import tool_process
+from sim.model.response import HttpError, Turn
+from sim.runtime.attachments import AttachmentKind
+from sim.runtime.commands import (
+    AskPermission,
+    CancelRequest,
+    CancelTool,
+    Command,
+    SendRequest,
+    SessionEnded,
+    StartTool,
+    TurnEnded,
+    WaitUntil,
+)
+from sim.runtime.loop import Phase
+from sim.runtime.outcomes import ToolOutcome
+from sim.runtime.pairing import check_pairing
+from sim.runtime.repair import PairingError
+from sim.tools.execution import CallPlan
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_STREAMING_PHASES = frozenset({Phase.AWAITING_RESPONSE, Phase.STREAMING, Phase.BACKOFF})
+PAIRING_VIOLATION = "pairing_violation"
+ENDPOINT_REFUSED = "endpoint_refused"
+
+
+def _strict_stops(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn the loop's `PairingError` (strict mode) into a `StrictModeStop` naming the session."""
+
+    @functools.wraps(method)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except PairingError as error:
+            session = args[0]
+            assert isinstance(session, Session)
+            raise session.strict_stop(str(error)) from error
+
+    return guarded
+
+
+class _Stream:
+    """The request being answered: its log, and the stream's events once there is one."""
+
+    __slots__ = ("log", "events", "base_ns", "fed", "closed", "holds_slot", "queued")
+
+    def __init__(self, log: RequestLog) -> None:
+        self.log = log
+        self.events: list[tuple[int, dict[str, Any]]] = []
+        self.base_ns = 0
+        self.fed = 0
+        self.closed = False
+        self.holds_slot = False
+        self.queued: simpy.Event | None = None
+
+
+class Session:
+    """One session of the simulation; `process()` is its simpy process."""
+
+    def __init__(self, context: SimulationContext, session_id: int, arrival_ns: int) -> None:
+        self.context = context
+        self.env = context.env
+        self.session_id = session_id
+        self.arrival_ns = arrival_ns
+        self.start_ns: int | None = None
+        self.end_ns: int | None = None
+        self.draws = SessionDraws(context.scenario, context.seed, session_id)
+        self.loop = context.loops.new_loop(self._jitter)
+        self.requests: list[RequestLog] = []
+        self.pairing_violations = 0
+        self.events_fed = 0
+        self._honour_retry_after = context.scenario.runtime.retries.honour_retry_after
+        self._active: _Stream | None = None
+        self._tools: dict[str, simpy.Process] = {}
+        self._plans: dict[str, CallPlan] = {}
+        self._chain_done: simpy.Event | None = None
+        self._wake_token = 0
+        self._drawn_turn = 0
+        self._interrupt: InterruptDraw | None = None
+        self._tools_turn = 0
+
+    # ----- the session's own process -----
+
+    def process(self) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        self.start_ns = env.now
+        for prompt in range(self.draws.prompt_count()):
+            if prompt:
+                yield env.timeout(self.draws.think_time_ns(prompt))
+            self._chain_done = env.event()
+            self._start(prompt)
+            yield self._chain_done
+        self.end_ns = env.now
+        self.context.on_session_end(self)
+
+    @_strict_stops
+    def _start(self, prompt: int) -> None:
+        text = f"Prompt {prompt + 1} of session {self.session_id}: please continue the task."
+        self._dispatch(self.loop.start(text, self.env.now))
+
+    def strict_stop(self, detail: str) -> StrictModeStop:
+        return StrictModeStop(
+            seed=self.context.seed, session_id=self.session_id, policy=self.context.policy,
+            time_ns=int(self.env.now), detail=detail,
+        )
+
+    def _jitter(self, retry: int) -> float:
+        return self.draws.retry_jitter(self.loop.turn, retry)
+
+    # ----- commands -----
+
+    def _dispatch(self, commands: list[Command]) -> None:
+        for command in commands:
+            kind = type(command)
+            if kind is StartTool:
+                self._start_tool(command)  # type: ignore[arg-type]
+            elif kind is SendRequest:
+                self.env.process(self._serve(command))  # type: ignore[arg-type]
+            elif kind is CancelTool:
+                process = self._tools.pop(command.tool_use_id, None)  # type: ignore[union-attr]
+                if process is not None and process.is_alive:
+                    process.interrupt()
+            elif kind is AskPermission:
+                self._ask(command)  # type: ignore[arg-type]
+            elif kind is WaitUntil:
+                self._wake_token += 1
+                self._call_at(command.time_ns, self._wake, self._wake_token)  # type: ignore[union-attr]
+            elif kind is CancelRequest:
+                if self._active is not None:
+                    self._close(self._active, CANCELLED)
+            elif kind is TurnEnded:
+                self._tools_turn = 0
+            elif kind is SessionEnded:
+                assert self._chain_done is not None
+                self._chain_done.succeed()
+            # ToolProgress, ResultReady, DiscardedResult: for observers; nothing to do.
+
+    def _call_at(self, time_ns: int, action: Callable[..., None], *args: Any) -> None:
+        """Run `action(*args)` at `time_ns` (a plain callback: cheaper than a process)."""
+        timeout = self.env.timeout(max(0, time_ns - self.env.now))
+        timeout.callbacks.append(lambda _: action(*args))
+
+    @_strict_stops
+    def _wake(self, token: int) -> None:
+        if token == self._wake_token:
+            self._dispatch(self.loop.wake(self.env.now))
+
+    # ----- requests and streams -----
+
+    def _serve(self, command: SendRequest) -> Generator[simpy.Event, Any, None]:
+        env = self.env
+        loop = self.loop
+        log = RequestLog(command.request_id, loop.turn, command.attempt, command.model, env.now)
+        self.requests.append(log)
+        stream = _Stream(log)
+        self._active = stream
+        if log.turn != self._drawn_turn:
+            self._new_turn(log.turn)
+        self._check_pairing(command, log)
+        endpoint = self.context.endpoint
+        turn = Turn(self.session_id, log.turn, command.attempt)
+        decision = endpoint.decide()
+        if decision == "refuse":
+            refusal = self.context.model.refuse(turn, endpoint.utilisation())
+            log.fault = ENDPOINT_REFUSED
+            yield env.timeout(refusal.at_ns)
+            if not stream.closed:
+                self._failed(stream, refusal)
+            return
+        if decision == "queue":
+            stream.queued = endpoint.enqueue()
+            yield stream.queued
+            stream.queued = None
+            if stream.closed:
+                return
+        else:
+            endpoint.admit()
+        stream.holds_slot = True
+        utilisation = endpoint.utilisation_of_others()
+        response = self.context.model.respond(command.request_body, turn, utilisation)
+        if isinstance(response, HttpError):
+            if response.faults:
+                log.fault = ",".join(response.faults)
+            yield env.timeout(response.at_ns)
+            if not stream.closed:
+                self._failed(stream, response)
+            return
+        log.status = "200"
+        if response.faults:
+            log.fault = ",".join(response.faults)
+        events = response.events
+        stream.events = events
+        stream.base_ns = base = env.now
+        if events:
+            self._schedule_streaming_interrupt(log.turn, base + events[0][0])
+        for point in feed_points(events):
+            due = base + events[point][0]
+            if due > env.now:
+                yield env.timeout(due - env.now)
+                if stream.closed:
+                    return
+            self._feed(stream, point + 1)
+            if stream.closed:
+                return
+        end = base + response.end_ns
+        if end > env.now:
+            yield env.timeout(end - env.now)
+        if not stream.closed:
+            self._stream_ended(stream)
+
+    def _check_pairing(self, command: SendRequest, log: RequestLog) -> None:
+        violations = check_pairing(command.request_body["messages"])
+        if violations:
+            self.pairing_violations += len(violations)
+            log.fault = PAIRING_VIOLATION
+            if self.context.scenario.runtime.strict:
+                raise self.strict_stop("; ".join(violations))
+
+    @_strict_stops
+    def _feed(self, stream: _Stream, stop: int) -> None:
+        """Feed events up to index `stop` (exclusive), each at its own time."""
+        on_event = self.loop.on_event
+        request_id = stream.log.request_index
+        base = stream.base_ns
+        events = stream.events
+        start = stream.fed
+        if start == 0 and stop > 0:
+            stream.log.first_event_ns = base + events[0][0]
+        for index in range(start, stop):
+            t_ns, event = events[index]
+            commands = on_event(event, base + t_ns, request_id)
+            if commands:
+                stream.fed = index + 1
+                self._dispatch(commands)
+                if stream.closed:
+                    break
+        else:
+            stream.fed = stop
+        self.events_fed += stream.fed - start
+        stream.log.n_events = stream.fed
+
+    def _feed_due_before(self, stream: _Stream, now: int) -> None:
+        """Feed the events of the current stream due strictly before `now`."""
+        events = stream.events
+        if not events or stream.closed:
+            return
+        stop = stream.fed
+        limit = now - stream.base_ns
+        while stop < len(events) and events[stop][0] < limit:
+            stop += 1
+        if stop > stream.fed:
+            self._feed(stream, stop)
+
+    @_strict_stops
+    def _failed(self, stream: _Stream, error: HttpError) -> None:
+        now = self.env.now
+        stream.log.status = str(error.status)
+        self._close(stream, None)
+        retry_after = error.retry_after_ns if self._honour_retry_after else None
+        self._dispatch(
+            self.loop.request_failed(
+                error.status, now, retry_after_ns=retry_after, request_id=stream.log.request_index
+            )
+        )
+
+    @_strict_stops
+    def _stream_ended(self, stream: _Stream) -> None:
+        self._close(stream, None)
+        self._dispatch(self.loop.stream_ended(self.env.now, request_id=stream.log.request_index))
+
+    def _close(self, stream: _Stream, status: str | None) -> None:
+        """The request is over (answered, failed or cancelled): free its slot, finish its log."""
+        if stream.closed:
+            return
+        stream.closed = True
+        log = stream.log
+        if status is not None and log.status == "pending":
+            log.status = status
+        log.end_ns = self.env.now
+        log.note_stream_end(stream.events, stream.fed, stream.base_ns)
+        endpoint = self.context.endpoint
+        if stream.queued is not None:
+            endpoint.withdraw(stream.queued)
+        elif stream.holds_slot:
+            endpoint.release()
+        if self._active is stream:
+            self._active = None
+
+    # ----- tools and permission -----
+
+    def _plan(self, tool_use_id: str, name: str) -> CallPlan:
+        plan = self._plans.pop(tool_use_id, None)
+        return plan if plan is not None else self.draws.tool_plan(name, tool_use_id)
+
+    def _start_tool(self, command: StartTool) -> None:
+        turn = self.loop.turn
+        if self._tools_turn != turn:
+            self._tools_turn = turn
+            self._tools_phase_started(turn)
+        plan = self._plan(command.tool_use_id, command.name)
+        self._tools[command.tool_use_id] = self.env.process(
+            tool_process(
+                self.env, command.tool_use_id, command.name, plan, self._progress, self._finished
+            )
+        )
+
+    @_strict_stops
+    def _progress(self, tool_use_id: str, progress: Any) -> None:
+        self._dispatch(self.loop.tool_progress(tool_use_id, progress, self.env.now))
+
+    @_strict_stops
+    def _finished(self, tool_use_id: str, outcome: ToolOutcome, text: str) -> None:
+        self._tools.pop(tool_use_id, None)
+        self._dispatch(self.loop.tool_finished(tool_use_id, outcome, text, self.env.now))
+
+    def _ask(self, command: AskPermission) -> None:
+        plan = self.draws.tool_plan(command.name, command.tool_use_id)
+        self._plans[command.tool_use_id] = plan
+        self._call_at(
+            self.env.now + plan.permission_delay_ns, self._decided, command.tool_use_id, plan.permitted
+        )
+
+    @_strict_stops
+    def _decided(self, tool_use_id: str, allowed: bool) -> None:
+        self._dispatch(self.loop.permission_decided(tool_use_id, allowed, self.env.now))
+
+    # ----- the user: interrupts and attachments -----
+
+    def _new_turn(self, turn: int) -> None:
+        self._drawn_turn = turn
+        self._interrupt = self.draws.interrupt(turn)
+
+    def _schedule_streaming_interrupt(self, turn: int, first_event_ns: int) -> None:
+        draw = self._interrupt
+        if draw is not None and draw.phase == "streaming":
+            self._interrupt = None  # At most one interrupt per turn.
+            self._call_at(first_event_ns + draw.after_ns, self._user_interrupt, turn, "streaming")
+
+    def _tools_phase_started(self, turn: int) -> None:
+        now = self.env.now
+        draw = self._interrupt
+        if draw is not None and draw.phase == "tools" and self._drawn_turn == turn:
+            self._interrupt = None
+            self._call_at(now + draw.after_ns, self._user_interrupt, turn, "tools")
+        for kind in AttachmentKind:
+            gaps = self.draws.attachment_gaps(kind.value, turn)
+            if gaps is not None:
+                self.env.process(self._attachments(kind, gaps, turn))
+
+    @_strict_stops
+    def _user_interrupt(self, turn: int, phase: str) -> None:
+        if not self._in_phase(turn, phase):
+            return
+        now = self.env.now
+        if self._active is not None:
+            self._feed_due_before(self._active, now)
+            if not self._in_phase(turn, phase):
+                return  # The events the loop had not seen yet ended the phase.
+        self._dispatch(self.loop.interrupt(now))
+
+    def _in_phase(self, turn: int, phase: str) -> bool:
+        loop = self.loop
+        if loop.turn != turn:
+            return False
+        if phase == "streaming":
+            return loop.phase in _STREAMING_PHASES
+        return loop.phase is Phase.TOOLS
+
+    def _attachments(
+        self, kind: AttachmentKind, gaps: AttachmentGaps, turn: int
+    ) -> Generator[simpy.Event, Any, None]:
+        count = 0
+        while True:
+            yield self.env.timeout(gaps.next_ns())
+            if self.loop.turn != turn or self._tools_turn != turn:
+                return
+            count += 1
+            block = {"type": "text", "text": f"[{kind.value} {count} during turn {turn}]"}
+            self.loop.attachment(block, self.env.now, kind=kind)
