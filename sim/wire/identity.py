@@ -1,0 +1,59 @@
+"""Who is asking: the `Turn` (session, turn, attempt) that keys the mock model's draws for a
+request arriving over HTTP.
+
+- Session: the `x-sim-session` header, if given. A decimal number is used as the session id
+  itself (so `x-sim-session: 7` gets the draws the simulator gives session 7); any other text
+  is hashed to a stable id. Without the header, each request is a session of its own, numbered
+  1, 2, ... in order of arrival.
+- Turn index: the number of assistant messages in the request (0 for the first turn), which is
+  how many turns the conversation has had.
+- Attempt: how many earlier requests of the same session had the same turn index, so that a
+  retry gets fresh draws instead of replaying the failure it retries. Only sessions named by the
+  header are tracked; an unnamed request is always attempt 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from sim.model.response import Turn
+
+SESSION_HEADER = "x-sim-session"
+
+
+def session_id_from_header(value: str) -> int:
+    """The session id a header value names: its number, or a stable 63-bit hash of its text."""
+    text = value.strip()
+    if text.isdecimal() and text.isascii():
+        return int(text)
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    # A hashed id has the top bit set, so it never equals a plain number below 2**63.
+    return int.from_bytes(digest, "big") | (1 << 63)
+
+
+def assistant_messages(messages: Any) -> int:
+    """How many messages of a request's `messages` list are the assistant's."""
+    if not isinstance(messages, list):
+        return 0
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+class TurnIdentities:
+    """Hands each request its `Turn`; remembers the attempts of header-named sessions."""
+
+    def __init__(self) -> None:
+        self._unnamed = 0
+        self._attempts: dict[tuple[int, int], int] = {}
+
+    def turn_for(self, session_header: str | None, messages: Any) -> Turn:
+        """The identity of a request carrying `session_header` (None: absent) and `messages`."""
+        turn_index = assistant_messages(messages)
+        if session_header is None:
+            self._unnamed += 1
+            return Turn(self._unnamed, turn_index, 0)
+        session_id = session_id_from_header(session_header)
+        key = (session_id, turn_index)
+        attempt = self._attempts.get(key, 0)
+        self._attempts[key] = attempt + 1
+        return Turn(session_id, turn_index, attempt)

@@ -1,0 +1,319 @@
+"""`sim serve`'s server: the mock model behind an Anthropic-compatible `POST /v1/messages`.
+
+    server = MockServer(model, speed=10.0)
+    await server.start("127.0.0.1", 0)          # port 0: any free port; see server.base_url
+    await server.serve_forever()                # or run clients, then: await server.close()
+
+Behaviour, request by request:
+
+1. The body must be a JSON object with `model` (a string), `max_tokens` (a positive integer) and
+   `messages` (a list); otherwise 400 `invalid_request_error` worded as the API words it. Other
+   paths answer 404, other methods 405, in the API's JSON error shape.
+2. Identity (`sim.wire.identity`): session from the `x-sim-session` header or a counter, turn
+   index from the assistant messages, attempt from the session's earlier requests of that turn.
+3. Admission: the scenario's endpoint capacity counts requests in flight across every
+   connection; beyond it a request waits in line or is refused (429/529 with retry-after), as
+   `[model.endpoint]` says. A request holds its slot until its response is over.
+4. The mock model answers (`MockModel.respond`): an HTTP error (400 with `check_pairing`'s
+   wording for a broken transcript, 404 for an unknown model, 429 / 529 / 500 faults), sent
+   after its delay with the API's JSON error body, a `request-id` header and, for 429 and 529,
+   `retry-after` (whole seconds, rounded up) and `retry-after-ms`; or a timed stream.
+5. `stream: true`: 200 `text/event-stream` at once, then each event at its time from the
+   request's arrival (pings, `event: error` included). A stream the model cuts ends with the
+   connection dropped mid-body, after any silence before the cut.
+6. `stream: false`: after the whole stream's time, the accumulated Message JSON; a stream that
+   would end with an `error` event answers that error's status (529 overloaded, 500 otherwise)
+   instead, and a cut stream drops the connection without a response.
+7. `speed` divides every delay, retry-after included: at 10 the model is ten times faster.
+
+One line per request goes to the log (stderr by default): method, path, status, how the answer
+ended, the turn's identity, the faults that fired and the time taken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sim.model.api_errors import INVALID_REQUEST, STATUS_ERRORS, error_body
+from sim.model.model import MockModel
+from sim.model.response import HttpError, Response, StreamResponse, Turn
+from sim.runtime.accumulator import StreamAccumulator
+from sim.wire.admission import AsyncEndpoint
+from sim.wire.connection import BadRequest, HttpConnection, HttpRequest
+from sim.wire.identity import SESSION_HEADER, TurnIdentities
+from sim.wire.sse import encode_event
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+MESSAGES_PATH = "/v1/messages"
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+
+# The status an `error` event's type stands for when the answer is not streamed.
+_ERROR_STATUS = {error_type: status for status, (error_type, _) in STATUS_ERRORS.items()}
+_JSON = ("content-type", "application/json")
+_EVENT_STREAM = ("content-type", "text/event-stream; charset=utf-8")
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def log_to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def final_message(events: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+    """The Message a complete stream amounts to (what a non-streaming request answers)."""
+    accumulator = StreamAccumulator()
+    for _, event in events:
+        accumulator.feed(event)
+    return accumulator.snapshot()
+
+
+def request_problem(body: Any) -> str | None:
+    """Why a decoded request body is not a Messages API request, in the API's words; None if it
+    is one as far as the mock model needs."""
+    if not isinstance(body, dict):
+        return "request body: Input should be a valid dictionary"
+    for field, kind, type_name in (
+        ("model", str, "string"), ("max_tokens", int, "integer"), ("messages", list, "list")
+    ):
+        if field not in body:
+            return f"{field}: Field required"
+        if not isinstance(body[field], kind) or isinstance(body[field], bool):
+            return f"{field}: Input should be a valid {type_name}"
+    if body["max_tokens"] < 1:
+        return "max_tokens: Input should be greater than or equal to 1"
+    if not isinstance(body.get("stream", False), bool):
+        return "stream: Input should be a valid boolean"
+    return None
+
+
+class MockServer:
+    """The mock model over HTTP/1.1 (h11) on one asyncio event loop."""
+
+    def __init__(
+        self,
+        model: MockModel,
+        *,
+        speed: float = 1.0,
+        log: Callable[[str], None] = log_to_stderr,
+    ) -> None:
+        if not (math.isfinite(speed) and speed > 0):
+            raise ValueError(f"speed must be a positive number, got {speed}")
+        self.model = model
+        self.speed = speed
+        self._log = log
+        self._endpoint = AsyncEndpoint(model.endpoint)
+        self._identities = TurnIdentities()
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._rejected = 0
+
+    async def start(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+        """Listen on `host`:`port` (0: a free port). Raises OSError if it cannot."""
+        self._server = await asyncio.start_server(self._serve_connection, host, port)
+
+    @property
+    def port(self) -> int:
+        """The port listened on (the real one when started with port 0)."""
+        if self._server is None:
+            raise RuntimeError("the server has not been started")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def base_url(self) -> str:
+        """What to give a client as `base_url`, e.g. `http://127.0.0.1:8765`."""
+        assert self._server is not None
+        host = self._server.sockets[0].getsockname()[0]
+        return f"http://{host}:{self.port}"
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered now (holding an endpoint slot)."""
+        return self._endpoint.in_flight
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled."""
+        if self._server is None:
+            raise RuntimeError("the server has not been started")
+        await self._server.serve_forever()
+
+    async def close(self) -> None:
+        """Stop listening and drop every open connection (responses in progress are cut)."""
+        if self._server is None:
+            return
+        self._server.close()
+        connections = list(self._connections)
+        for task in connections:
+            task.cancel()
+        await asyncio.gather(*connections, return_exceptions=True)
+        await self._server.wait_closed()
+
+    # ----- one connection -----
+
+    async def _serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        http = HttpConnection(reader, writer)
+        try:
+            while True:
+                try:
+                    request = await http.next_request()
+                except BadRequest as error:
+                    if http.can_respond:
+                        await self._reject(http, "-", error.status, INVALID_REQUEST, str(error))
+                    break
+                if request is None or not await self._answer(http, request):
+                    break
+        except ConnectionError:
+            pass  # The client went away; nothing is owed to it.
+        except asyncio.CancelledError:
+            # `close()` cancels connections. The task ends here, quietly: asyncio 3.11's stream
+            # server asks a cancelled handler task for its exception and logs a traceback.
+            pass
+        finally:
+            self._connections.discard(task)
+            await http.close()
+
+    async def _answer(self, http: HttpConnection, request: HttpRequest) -> bool:
+        """Answer one request; False if the connection is not to be used again (a cut)."""
+        arrived_ns = time.monotonic_ns()
+        path = request.target.partition("?")[0]
+        where = f"{request.method} {path}"
+        if path != MESSAGES_PATH:
+            await self._reject(http, where, 404, "not_found_error", f"{where}: not found")
+            return True
+        if request.method != "POST":
+            await self._reject(http, where, 405, INVALID_REQUEST, f"{where}: use POST")
+            return True
+        try:
+            body = json.loads(request.body)
+        except ValueError as error:
+            problem: str | None = f"request body is not valid JSON: {error}"
+        else:
+            problem = request_problem(body)
+        if problem is not None:
+            await self._reject(http, where, 400, INVALID_REQUEST, problem)
+            return True
+
+        turn = self._identities.turn_for(request.headers.get(SESSION_HEADER), body["messages"])
+        holds_slot = await self._endpoint.acquire()
+        outcome = "aborted"  # the client went away, or the server is closing
+        faults: tuple[str, ...] = ("endpoint_refused",)
+        try:
+            response = self._respond(body, turn, holds_slot)
+            if holds_slot:
+                faults = response.faults
+            if isinstance(response, HttpError):
+                outcome = await self._send_http_error(http, response, arrived_ns)
+                return True
+            request_id = self.model.request_id(turn)
+            if body.get("stream", False):
+                outcome = await self._send_stream(http, response, request_id, arrived_ns)
+            else:
+                outcome = await self._send_message(http, response, request_id, arrived_ns)
+            return response.ending != "cut"
+        finally:
+            if holds_slot:
+                self._endpoint.release()
+            elapsed_ms = (time.monotonic_ns() - arrived_ns) // NS_PER_MS
+            who = f"session={turn.session_id} turn={turn.turn_index} attempt={turn.attempt}"
+            self._log(f"{where} {outcome} {who} faults={','.join(faults) or '-'} {elapsed_ms}ms")
+
+    def _respond(self, body: dict[str, Any], turn: Turn, holds_slot: bool) -> Response:
+        """The model's answer; a request refused for capacity gets the endpoint's refusal."""
+        if not holds_slot:
+            return self.model.refuse(turn, self._endpoint.utilisation())
+        return self.model.respond(body, turn, self._endpoint.utilisation_of_others())
+
+    async def _reject(
+        self, http: HttpConnection, where: str, status: int, error_type: str, message: str
+    ) -> None:
+        """Answer a request the mock model never sees, and log it."""
+        self._rejected += 1
+        request_id = f"req_serve_{self._rejected:08d}"
+        await self._send_json(http, status, error_body(error_type, message, request_id),
+                              [("request-id", request_id)])
+        self._log(f"{where} {status} {message}")
+
+    # ----- answers -----
+
+    async def _send_http_error(
+        self, http: HttpConnection, error: HttpError, arrived_ns: int
+    ) -> str:
+        await self._sleep_until(arrived_ns, error.at_ns)
+        headers = [("request-id", str(error.body.get("request_id", "")))]
+        if error.retry_after_ns is not None:
+            wait_ns = self._scaled(error.retry_after_ns)
+            headers += [
+                ("retry-after", str(-(-wait_ns // NS_PER_S))),
+                ("retry-after-ms", str(-(-wait_ns // NS_PER_MS))),
+            ]
+        await self._send_json(http, error.status, error.body, headers)
+        return f"{error.status} {error.body['error']['type']}"
+
+    async def _send_stream(
+        self, http: HttpConnection, response: StreamResponse, request_id: str, arrived_ns: int
+    ) -> str:
+        await http.start(200, [_EVENT_STREAM, ("cache-control", "no-cache"),
+                               ("request-id", request_id)])
+        due: list[bytes] = []  # events whose time has come, written together
+        for t_ns, event in response.events:
+            if arrived_ns + self._scaled(t_ns) > time.monotonic_ns():
+                await http.send_data(b"".join(due))
+                due = []
+                await self._sleep_until(arrived_ns, t_ns)
+            due.append(encode_event(event))
+        await http.send_data(b"".join(due))
+        await self._sleep_until(arrived_ns, response.end_ns)
+        if response.ending == "cut":
+            http.cut()
+            return "200 stream cut"
+        await http.end()
+        return f"200 stream {response.ending}"
+
+    async def _send_message(
+        self, http: HttpConnection, response: StreamResponse, request_id: str, arrived_ns: int
+    ) -> str:
+        await self._sleep_until(arrived_ns, response.end_ns)
+        if response.ending == "cut":
+            http.cut()
+            return "- message cut"
+        headers = [("request-id", request_id)]
+        if response.ending == "error_event":
+            error = response.events[-1][1]["error"]
+            status = _ERROR_STATUS.get(error["type"], 500)
+            await self._send_json(http, status, error_body(error["type"], error["message"],
+                                                           request_id), headers)
+            return f"{status} message error_event"
+        await self._send_json(http, 200, final_message(response.events), headers)
+        return "200 message"
+
+    async def _send_json(
+        self,
+        http: HttpConnection,
+        status: int,
+        body: Mapping[str, Any],
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
+        await http.send(status, [_JSON, *(headers or [])], _ENCODE(body).encode())
+
+    # ----- time -----
+
+    def _scaled(self, delay_ns: int) -> int:
+        """A delay of the model's, at the server's speed."""
+        return round(delay_ns / self.speed)
+
+    async def _sleep_until(self, arrived_ns: int, t_ns: int) -> None:
+        """Sleep until `t_ns` (model time, from the request's arrival) has come."""
+        wait_ns = arrived_ns + self._scaled(t_ns) - time.monotonic_ns()
+        if wait_ns > 0:
+            await asyncio.sleep(wait_ns / NS_PER_S)
