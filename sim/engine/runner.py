@@ -118,11 +118,14 @@ def _run_parallel(
     scenario: Scenario, units: Sequence[Unit], jobs: int, progress: UnitProgress | None
 ) -> list[SimulationResult]:
     context = multiprocessing.get_context("spawn")
+    # A Scenario holds compiled JSON-schema validators, which do not pickle: workers get the
+    # validated data and validate it again.
+    data = scenario.model_dump(mode="python", exclude_unset=True)
     with context.Manager() as manager:
         reports: Any = manager.Queue() if progress is not None else None
         with ProcessPoolExecutor(max_workers=min(jobs, len(units)), mp_context=context) as pool:
             futures: list[Future[SimulationResult]] = [
-                pool.submit(_run_unit, scenario, unit, index, reports)
+                pool.submit(_run_unit, data, unit, index, reports)
                 for index, unit in enumerate(units)
             ]
             pending = set(futures)
@@ -144,7 +147,8 @@ def _drain(reports: Any, progress: UnitProgress | None) -> None:
         progress(index, finished)
 
 
-def _run_unit(scenario: Scenario, unit: Unit, index: int, reports: Any) -> SimulationResult:
+def _run_unit(data: dict[str, Any], unit: Unit, index: int, reports: Any) -> SimulationResult:
     """A worker's job (module level, so spawned processes can import it)."""
+    scenario = Scenario.model_validate(data)
     report = None if reports is None else (lambda finished: reports.put((index, finished)))
     return simulate(scenario, unit.policy, unit.load, progress=report)

@@ -141,8 +141,7 @@ class Session:
 
     def strict_stop(self, detail: str) -> StrictModeStop:
         return StrictModeStop(
-            seed=self.context.seed, session_id=self.session_id, policy=self.context.policy,
-            time_ns=int(self.env.now), detail=detail,
+            self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
         )
 
     def _jitter(self, retry: int) -> float:
@@ -199,7 +198,8 @@ class Session:
             self._new_turn(log.turn)
         self._check_pairing(command, log)
         endpoint = self.context.endpoint
-        turn = Turn(self.session_id, log.turn, command.attempt)
+        # The model counts a session's turns from 0 (its scripts are lists of responses).
+        turn = Turn(self.session_id, log.turn - 1, command.attempt)
         decision = endpoint.decide()
         if decision == "refuse":
             refusal = self.context.model.refuse(turn, endpoint.utilisation())

@@ -2,32 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 
 class StrictModeStop(Exception):
-    """Raised out of a simulation in strict mode; the message names what reproduces it."""
+    """Raised out of a simulation in strict mode; the message names what reproduces it.
 
-    def __init__(self, *, seed: int, session_id: int, policy: str, time_ns: int, detail: str) -> None:
+    The fields are the exception's positional args, because simpy re-raises a failed process's
+    exception as `type(error)(*error.args)` and pickling (from a worker process) does the same.
+    """
+
+    def __init__(self, seed: int, session_id: int, policy: str, time_ns: int, detail: str) -> None:
+        super().__init__(seed, session_id, policy, time_ns, detail)
         self.seed = seed
         self.session_id = session_id
         self.policy = policy
         self.time_ns = time_ns
         self.detail = detail
-        super().__init__(
-            f"strict mode: tool pairing broken in session {session_id} (seed {seed}, policy "
-            f"{policy}) at {time_ns} ns: {detail}. Reproduce with --seed {seed} --policy {policy}; "
-            f"the session is number {session_id}."
+
+    def __str__(self) -> str:
+        return (
+            f"strict mode: tool pairing broken in session {self.session_id} (seed {self.seed}, "
+            f"policy {self.policy}) at {self.time_ns} ns: {self.detail}"
         )
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Keyword-only fields: rebuild from them when the stop crosses a process boundary.
-        fields = {
-            "seed": self.seed, "session_id": self.session_id, "policy": self.policy,
-            "time_ns": self.time_ns, "detail": self.detail,
-        }
-        return (_rebuild, (fields,))
-
-
-def _rebuild(fields: dict[str, Any]) -> StrictModeStop:
-    return StrictModeStop(**fields)

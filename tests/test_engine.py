@@ -1,0 +1,332 @@
+"""The simpy engine: exact timing arithmetic, common random numbers, determinism, pairing, strict
+mode, the endpoint, arrivals and the stream's decision points."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import simpy
+
+from sim.engine.arrivals import ClosedLoop, OpenLoop, arrivals_for, poisson_arrivals
+from sim.engine.draws import SessionDraws
+from sim.engine.endpoint import SimEndpoint
+from sim.engine.feed_points import feed_points
+from sim.engine.simulation import SimulationResult, simulate
+from sim.engine.strict import StrictModeStop
+from sim.model.config import EndpointConfig
+from sim.model.endpoint import Endpoint
+from sim.model.model import MockModel
+from sim.model.response import StreamResponse, Turn
+from sim.model.tool_inputs import tool_inputs
+from sim.scenario.loader import with_overrides
+from sim.scenario.schema import Scenario
+
+ROOT = Path(__file__).parent.parent
+
+# One session, one prompt, fixed latencies, one tool call followed by more text (so message_stop
+# comes well after the tool_use block's stop), then a final answer.
+ARITHMETIC = """
+name = "arithmetic"
+seed = 5
+[load]
+mode = "closed"
+sessions = 1
+concurrency = 1
+[session]
+user_prompts = 1
+[runtime]
+policies = ["streaming", "at_message_stop", "serial"]
+[model.latency]
+ttft = { kind = "fixed", ms = 700 }
+token_gap = { kind = "fixed", ms = 13 }
+tool_use_pause = { kind = "fixed", ms = 250 }
+json_chunk_gap = { kind = "fixed", ms = 3 }
+block_gap = { kind = "fixed", ms = 40 }
+[model.script]
+kind = "explicit"
+[[model.script.responses]]
+blocks = [
+  { type = "text", text = "Let me read the file first." },
+  { type = "tool_use", name = "Lint", input = { path = "a.py" } },
+  { type = "text", text = "While that runs, here is what I expect to find in it, at some length." },
+]
+[[model.script.responses]]
+blocks = [{ type = "text", text = "All clean." }]
+[tools]
+catalogue = "none"
+[[tools.define]]
+name = "Lint"
+input_schema = { type = "object", properties = { path = { type = "string" } }, required = ["path"] }
+duration = { kind = "fixed", ms = 400 }
+"""
+
+STRICT = """
+name = "strict"
+seed = 11
+[load]
+mode = "closed"
+sessions = 3
+concurrency = 3
+[runtime]
+strict = true
+policies = ["streaming"]
+[model.script]
+kind = "generated"
+end_probability = 0.0
+max_turns = 4
+tool_calls = 1
+tool_mix = { Read = 1 }
+[model.faults]
+duplicate_tool_id = 1.0
+"""
+
+
+def scenario_of(text: str, **overrides: Any) -> Scenario:
+    data = tomllib.loads(text)
+    for path, value in overrides.items():
+        table = data
+        *parents, key = path.split(".")
+        for parent in parents:
+            table = table.setdefault(parent, {})
+        table[key] = value
+    return Scenario.model_validate(data)
+
+
+def default_scenario(sessions: int) -> Scenario:
+    from sim.scenario.loader import load_scenario
+
+    return with_overrides(load_scenario(ROOT / "scenarios" / "default.toml"), sessions=sessions)
+
+
+def run(scenario: Scenario, policy: str = "streaming", level: float | None = None) -> SimulationResult:
+    if level is None and scenario.load.levels:
+        level = scenario.load.levels[0]
+    return simulate(scenario, policy, level)
+
+
+def first_turn(result: SimulationResult) -> dict[str, Any]:
+    return next(row for row in result.rows["turns"] if row["turn_index"] == 1)
+
+
+# ----- the arithmetic check -----
+
+
+def test_ttfts_is_the_tool_block_stop_under_streaming_and_message_stop_otherwise() -> None:
+    scenario = scenario_of(ARITHMETIC)
+    model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
+    request = {"model": model.name, "max_tokens": 4096, "messages": [{"role": "user", "content": "x"}]}
+    response = model.respond(request, Turn(0, 0, 1))
+    assert isinstance(response, StreamResponse)
+    events = response.events
+    tool_index = next(
+        e["index"] for _, e in events
+        if e["type"] == "content_block_start" and e["content_block"]["type"] == "tool_use"
+    )
+    tool_stop_ns = next(
+        t for t, e in events if e["type"] == "content_block_stop" and e["index"] == tool_index
+    )
+    message_stop_ns = next(t for t, e in events if e["type"] == "message_stop")
+    assert 0 < tool_stop_ns < message_stop_ns
+
+    streaming = first_turn(run(scenario, "streaming"))
+    assert streaming["request_sent_ns"] == 0
+    assert streaming["ttfts_ns"] == tool_stop_ns
+    assert streaming["message_stop_ns"] == message_stop_ns
+    for policy in ("at_message_stop", "serial"):
+        turn = first_turn(run(scenario, policy))
+        assert turn["ttfts_ns"] == message_stop_ns
+    # The tool runs 400 ms; the turn ends when both the stream and the tool are done.
+    assert streaming["turn_end_ns"] == max(message_stop_ns, tool_stop_ns + 400_000_000)
+
+
+def test_start_lag_is_zero_under_streaming_and_the_rest_of_the_message_otherwise() -> None:
+    scenario = scenario_of(ARITHMETIC)
+    streaming = run(scenario, "streaming").rows["tools"]
+    naive = run(scenario, "at_message_stop").rows["tools"]
+    assert [row["start_lag_ns"] for row in streaming] == [0]
+    turn = first_turn(run(scenario, "at_message_stop"))
+    assert naive[0]["start_lag_ns"] == turn["message_stop_ns"] - naive[0]["block_stop_ns"] > 0
+
+
+# ----- common random numbers and determinism -----
+
+
+def model_draws_of_turn_one(result: SimulationResult) -> dict[int, tuple[Any, ...]]:
+    """Per session, what the model said and when, for turn 1's first attempt."""
+    requests = {
+        row["session_id"]: row for row in result.rows["requests"]
+        if row["turn_index"] == 1 and row["attempt"] == 1
+    }
+    tools = {}
+    for row in result.rows["tools"]:
+        if row["turn_index"] == 1:
+            tools.setdefault(row["session_id"], []).append(
+                (row["tool_use_id"], row["tool_name"], row["block_stop_ns"] - requests[row["session_id"]]["sent_ns"])
+            )
+    return {
+        session: (
+            row["status"], row["fault"], row["output_tokens"], row["n_events"],
+            row["first_event_ns"] - row["sent_ns"] if row["first_event_ns"] is not None else None,
+            tuple(tools.get(session, ())),
+        )
+        for session, row in requests.items()
+    }
+
+
+def test_policies_see_the_same_model_draws_for_turn_one_of_every_session() -> None:
+    scenario = default_scenario(24)
+    streaming = model_draws_of_turn_one(run(scenario, "streaming"))
+    for policy in ("at_message_stop", "serial"):
+        assert model_draws_of_turn_one(run(scenario, policy)) == streaming
+    assert len(streaming) == 24
+
+
+def test_the_same_seed_gives_the_same_rows_and_another_seed_does_not() -> None:
+    scenario = default_scenario(12)
+    first, again = run(scenario), run(scenario)
+    assert first.rows == again.rows
+    other = run(with_overrides(scenario, seed=scenario.seed + 1))
+    assert other.rows["turns"] != first.rows["turns"]
+
+
+# ----- pairing and strict mode -----
+
+
+def test_every_request_of_a_default_run_passes_the_pairing_check() -> None:
+    result = run(default_scenario(30))
+    assert result.pairing_violations == 0
+    statuses = {row["status"] for row in result.rows["requests"]}
+    assert "400" not in statuses
+    assert len(result.rows["sessions"]) == 30
+    assert all(row["outcome"] == "completed" for row in result.rows["sessions"])
+
+
+def test_strict_mode_stops_with_the_seed_and_session_that_reproduce_it() -> None:
+    with pytest.raises(StrictModeStop) as stopped:
+        run(scenario_of(STRICT))
+    message = str(stopped.value)
+    assert "seed 11" in message
+    assert f"session {stopped.value.session_id}" in message
+    assert "policy streaming" in message
+    assert stopped.value.seed == 11
+
+
+def test_without_strict_mode_the_same_damage_is_repaired_and_recorded() -> None:
+    result = run(scenario_of(STRICT, **{"runtime.strict": False}))
+    assert result.pairing_violations == 0
+    assert result.rows["repairs"]
+    kinds = {row["kind"] for row in result.rows["repairs"]}
+    assert kinds
+    turns_with_repairs = sum(row["n_repairs"] for row in result.rows["turns"])
+    assert turns_with_repairs == len(result.rows["repairs"])
+
+
+# ----- load: the endpoint, arrivals, horizon -----
+
+
+def test_a_refusing_endpoint_answers_with_its_status_and_the_request_is_retried() -> None:
+    scenario = default_scenario(16).model_copy(deep=True)
+    data = scenario.model_dump(mode="python", exclude_unset=True)
+    data["model"]["endpoint"] = {"capacity": 2, "overflow": "refuse", "refuse_status": 429}
+    data["load"]["concurrency"] = 8
+    result = run(Scenario.model_validate(data))
+    refused = [row for row in result.rows["requests"] if row["fault"] == "endpoint_refused"]
+    assert refused and all(row["status"] == "429" for row in refused)
+    retried = [row for row in result.rows["requests"] if row["retries"] > 0]
+    assert retried
+
+
+def test_a_queueing_endpoint_delays_first_events_but_loses_no_request() -> None:
+    data = default_scenario(16).model_dump(mode="python", exclude_unset=True)
+    data["load"]["concurrency"] = 8
+    data["model"]["faults"] = {}
+    data["session"]["interrupts"] = {"probability": 0.0}
+    unlimited = run(Scenario.model_validate(data))
+    data["model"]["endpoint"] = {"capacity": 1, "overflow": "queue"}
+    queued = run(Scenario.model_validate(data))
+    assert len(queued.rows["requests"]) == len(unlimited.rows["requests"])
+    assert {row["status"] for row in queued.rows["requests"]} == {"200"}
+
+    def mean_wait(result: SimulationResult) -> float:
+        rows = result.rows["requests"]
+        return sum(row["first_event_ns"] - row["sent_ns"] for row in rows) / len(rows)
+
+    assert mean_wait(queued) > 2 * mean_wait(unlimited)
+
+
+def test_open_loop_sessions_arrive_when_due_and_a_horizon_cuts_the_run() -> None:
+    data = default_scenario(20).model_dump(mode="python", exclude_unset=True)
+    data["load"] = {"mode": "open", "sessions": 20, "arrival_rate_per_s": 0.5, "horizon_s": 30}
+    scenario = Scenario.model_validate(data)
+    result = run(scenario)
+    arrivals = poisson_arrivals(scenario.seed, 20, 0.5)
+    sessions = result.rows["sessions"]
+    horizon = 30_000_000_000
+    due = [t for t in arrivals if t < horizon]
+    assert [row["arrival_ns"] for row in sorted(sessions, key=lambda r: r["session_id"])] == due
+    assert all(row["start_ns"] == row["arrival_ns"] for row in sessions)
+    assert any(row["outcome"] == "horizon" for row in sessions)
+    assert all(row["turn_end_ns"] <= horizon for row in result.rows["turns"])
+    assert any(row["outcome"] == "horizon" for row in result.rows["turns"])
+
+
+def test_arrival_schedules() -> None:
+    scenario = default_scenario(5)
+    assert arrivals_for(scenario.load, 1, 32.0) == ClosedLoop(5, 32)
+    slow, fast = poisson_arrivals(3, 50, 1.0), poisson_arrivals(3, 50, 2.0)
+    assert list(slow) == sorted(slow) and slow[-1] > fast[-1]
+    # The same unit-rate draws, scaled: the rate halves every time (to the ns).
+    assert all(abs(a - 2 * b) <= 2 * 50 for a, b in zip(slow, fast, strict=True))
+    data = scenario.model_dump(mode="python", exclude_unset=True)
+    data["load"] = {"mode": "open", "sessions": 2, "trace_ms": [0, 1.5, 9]}
+    trace = Scenario.model_validate(data).load
+    assert arrivals_for(trace, 1, None) == OpenLoop((0, 1_500_000))
+
+
+def test_endpoint_queue_is_first_come_first_served() -> None:
+    env = simpy.Environment()
+    endpoint = SimEndpoint(env, Endpoint(EndpointConfig(capacity=1, overflow="queue")))
+    assert endpoint.decide() == "admit"
+    endpoint.admit()
+    assert endpoint.decide() == "queue"
+    first, second = endpoint.enqueue(), endpoint.enqueue()
+    endpoint.withdraw(first)
+    endpoint.release()
+    assert second.triggered and not first.triggered
+    assert endpoint.in_flight == 1
+    endpoint.release()
+    assert endpoint.in_flight == 0
+
+
+# ----- the stream's decision points and the session's draws -----
+
+
+def test_feed_points_are_tool_block_stops_and_the_last_event() -> None:
+    events: list[tuple[int, dict[str, Any]]] = [
+        (0, {"type": "message_start", "message": {}}),
+        (1, {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        (2, {"type": "content_block_stop", "index": 0}),
+        (3, {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use"}}),
+        (4, {"type": "content_block_delta", "index": 1, "delta": {}}),
+        (5, {"type": "content_block_stop", "index": 1}),
+        (6, {"type": "message_delta", "delta": {}}),
+        (7, {"type": "message_stop"}),
+    ]
+    assert feed_points(events) == [5, 7]
+    assert feed_points(events[:6]) == [5]
+    assert feed_points([]) == []
+
+
+def test_session_draws_are_keyed_not_ordered() -> None:
+    scenario = default_scenario(5)
+    one, other = SessionDraws(scenario, 3, 4), SessionDraws(scenario, 3, 4)
+    plan = one.tool_plan("Read", "toolu_x")
+    other.tool_plan("Grep", "toolu_y")  # another draw first changes nothing
+    assert other.tool_plan("Read", "toolu_x") == plan
+    assert [one.interrupt(turn) for turn in range(1, 40)] == [
+        other.interrupt(turn) for turn in range(1, 40)
+    ]
+    assert 0.0 <= one.retry_jitter(1, 1) < scenario.runtime.retries.jitter
