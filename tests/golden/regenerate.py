@@ -1,0 +1,50 @@
+"""Golden summaries: three small seeded scenarios whose summaries are checked in as JSON.
+
+A summary (every row but the wall-clock ones) is an exact function of the code, the scenario and
+the seed. When a change is *meant* to move them, regenerate and review the diff:
+
+    .venv/bin/python -m tests.golden.regenerate
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sim.engine.runner import run_scenario
+from sim.metrics.summary import summarize
+from sim.scenario.loader import load_scenario
+
+HERE = Path(__file__).parent
+SCENARIOS = ("closed_faults", "open_sweep", "interrupts")
+
+
+def scenario_path(name: str) -> Path:
+    return HERE / f"{name}.toml"
+
+
+def expected_path(name: str) -> Path:
+    return HERE / f"{name}.summary.json"
+
+
+def golden_summary(name: str) -> list[dict[str, Any]]:
+    """The summary rows of a serial run of scenario `name`, without wall-clock rows."""
+    result = run_scenario(load_scenario(scenario_path(name)))
+    rows = summarize(result.collector("golden").tables())
+    return [
+        {"policy": row.policy, "metric": row.metric, "value": row.value, "unit": row.unit}
+        for row in rows
+        if not row.wall_clock
+    ]
+
+
+def main() -> None:
+    for name in SCENARIOS:
+        path = expected_path(name)
+        path.write_text(json.dumps(golden_summary(name), indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

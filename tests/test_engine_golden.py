@@ -1,0 +1,40 @@
+"""Golden tests: the summaries of three small seeded scenarios are exact and checked in.
+
+Regenerate (after a change meant to move them) with `.venv/bin/python -m tests.golden.regenerate`.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.golden.regenerate import SCENARIOS, expected_path, golden_summary
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_summary_matches_the_checked_in_golden_file(name: str) -> None:
+    expected = json.loads(expected_path(name).read_text(encoding="utf-8"))
+    actual = golden_summary(name)
+    assert [(row["policy"], row["metric"]) for row in actual] == [
+        (row["policy"], row["metric"]) for row in expected
+    ]
+    assert actual == expected
+
+
+def test_the_golden_scenarios_exercise_what_they_are_for() -> None:
+    def metrics(name: str) -> dict[tuple[str, str], float]:
+        rows = json.loads(expected_path(name).read_text(encoding="utf-8"))
+        return {(row["policy"], row["metric"]): row["value"] for row in rows}
+
+    closed = metrics("closed_faults")
+    assert closed["streaming", "turns.outcome.stream_error"] > 0
+    assert closed["streaming", "synthetic_per_1k_requests.discarded"] > 0
+    # Streaming starts the first tool before the message ends; the baselines never do.
+    assert closed["streaming", "ttfts_ns.p50"] < closed["at_message_stop", "ttfts_ns.p50"]
+    assert closed["streaming", "start_lag_ns.p50"] == 0
+    interrupts = metrics("interrupts")
+    assert interrupts["streaming", "turns.outcome.interrupted"] > 0
+    assert interrupts["streaming", "synthetic_per_1k_requests.user_interrupt"] > 0
+    sweep = metrics("open_sweep")
+    assert sweep["streaming", "turns.outcome.request_failed"] > 0
