@@ -1,0 +1,251 @@
+"""`sim serve`'s server against real clients: the official SDK (sync, over loopback) and raw
+HTTP. Each test starts its own server on a free port and stops it."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from sim.model.config import ModelConfig
+from sim.model.model import MockModel
+from sim.model.response import Turn
+from sim.runtime.accumulator import StreamAccumulator, merge_block_messages
+from sim.runtime.repair import check_pairing
+from sim.wire.background import serve_in_thread
+from sim.wire.identity import SESSION_HEADER
+from sim.wire.server import MockServer, final_message
+from sim.wire.sse import decode_stream
+from tests.test_model_support import TOOLS
+
+SEED = 7
+FAST = 100.0  # --speed for tests: a 500 ms first token takes 5 ms
+USER = [{"role": "user", "content": "Read the file."}]
+THINK_TEXT_CALL = {
+    "kind": "explicit",
+    "responses": [{"blocks": [
+        {"type": "thinking", "thinking": "The user wants a file read.", "signature": "c2lnbmF0dXJl"},
+        {"type": "text", "text": "Reading it now, then I will summarise ünïcödé text."},
+        {"type": "tool_use", "name": "Read", "input": {"file_path": "/repo/a.py"}},
+    ]}],
+}
+
+
+def mock_model(**config: Any) -> MockModel:
+    config.setdefault("profile", "haiku")
+    config.setdefault("script", THINK_TEXT_CALL)
+    return MockModel(ModelConfig.model_validate(config), SEED, TOOLS)
+
+
+class LogLines:
+    """The server's log, kept for assertions (the server writes from its own thread)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, line: str) -> None:
+        with self._lock:
+            self.lines.append(line)
+
+
+@contextmanager
+def serving(model: MockModel, speed: float = FAST) -> Iterator[tuple[MockServer, anthropic.Anthropic, LogLines]]:
+    log = LogLines()
+    with serve_in_thread(model, speed=speed, log=log) as server:
+        client = anthropic.Anthropic(base_url=server.base_url, api_key="x", max_retries=0, timeout=20)
+        try:
+            yield server, client, log
+        finally:
+            client.close()
+
+
+def request(model: MockModel, **extra: Any) -> dict[str, Any]:
+    return {"model": model.name, "max_tokens": 4096, "messages": USER, **extra}
+
+
+def without_nulls(message: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in message.items() if value is not None}
+
+
+def test_the_sdk_streams_what_the_model_says_and_accumulates_as_we_do() -> None:
+    model = mock_model()
+    expected = model.respond(request(model), Turn(11, 0, 0))
+    with serving(model) as (_, client, _log):
+        with client.messages.stream(**request(model), extra_headers={SESSION_HEADER: "11"}) as stream:
+            sdk_events = [event.to_dict() for event in stream if event.type in _RAW_TYPES]
+            final = stream.get_final_message().to_dict()
+    ours = StreamAccumulator()
+    for event in sdk_events:
+        ours.feed(event)
+    assert without_nulls(final) == without_nulls(ours.snapshot())
+    assert [{"role": "assistant", "content": final["content"]}] == merge_block_messages(ours.completed)
+    assert final == {**final, **final_message(expected.events)}
+    assert [block["type"] for block in final["content"]] == ["thinking", "text", "tool_use"]
+
+
+_RAW_TYPES = {"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+              "message_delta", "message_stop"}
+
+
+def test_raw_sse_bytes_decode_with_our_decoder_to_the_models_events() -> None:
+    model = mock_model(latency={"ttft": {"kind": "fixed", "ms": 300}, "ping_interval_ms": 100})
+    expected = model.respond(request(model), Turn(5, 0, 0))
+    with serving(model) as (server, _, _log):
+        response = httpx2.post(f"{server.base_url}/v1/messages", json=request(model, stream=True),
+                               headers={SESSION_HEADER: "5"}, timeout=20)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert response.headers["request-id"] == model.request_id(Turn(5, 0, 0))
+    events, partial = decode_stream(response.content)
+    assert partial is None
+    assert events == [event for _, event in expected.events]
+    assert any(event["type"] == "ping" for event in events)
+
+
+def test_without_stream_the_answer_is_the_accumulated_message() -> None:
+    model = mock_model()
+    expected = model.respond(request(model), Turn(3, 0, 0))
+    with serving(model) as (_, client, _log):
+        message = client.messages.create(**request(model), extra_headers={SESSION_HEADER: "3"})
+    assert message.to_dict() == {**message.to_dict(), **final_message(expected.events)}
+
+
+def test_a_broken_transcript_is_refused_with_check_pairings_wording() -> None:
+    model = mock_model()
+    broken = [*USER, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}]},
+        {"role": "user", "content": "no result"}]
+    with serving(model) as (_, client, log):
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            client.messages.create(model=model.name, max_tokens=100, messages=broken)
+    error = caught.value
+    assert error.status_code == 400 and error.type == "invalid_request_error"
+    assert error.api_message == check_pairing(broken)[0]
+    assert error.request_id is not None and error.request_id.startswith("req_")
+    assert log.lines and " 400 invalid_request_error " in log.lines[0]
+
+
+def test_a_rate_limit_carries_retry_after_scaled_by_speed() -> None:
+    model = mock_model(faults={"http_429": 1.0, "retry_after_ms": 3000})
+    with serving(model, speed=10.0) as (_, client, log):
+        with pytest.raises(anthropic.RateLimitError) as caught:
+            client.messages.create(**request(model))
+    headers = caught.value.response.headers
+    assert headers["retry-after-ms"] == "300" and headers["retry-after"] == "1"
+    assert caught.value.type == "rate_limit_error"
+    assert "faults=http_429" in log.lines[0]
+
+
+@pytest.mark.parametrize(("fault", "status", "error_class"), [
+    ("http_529", 529, anthropic.OverloadedError),
+    ("http_500", 500, anthropic.InternalServerError),
+])
+def test_server_errors_are_shaped_as_the_api_shapes_them(
+    fault: str, status: int, error_class: type[anthropic.APIStatusError]
+) -> None:
+    model = mock_model(faults={fault: 1.0})
+    with serving(model) as (_, client, _log):
+        with pytest.raises(error_class) as caught:
+            client.messages.create(**request(model, stream=True))
+    assert caught.value.status_code == status
+    assert caught.value.body["type"] == "error" and caught.value.request_id
+
+
+def test_a_cut_stream_raises_in_the_sdk_as_a_dropped_connection_does() -> None:
+    model = mock_model(faults={"cut_mid_text": 1.0})
+    with serving(model) as (_, client, log):
+        seen: list[str] = []
+        with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
+            for event in client.messages.create(**request(model, stream=True)):
+                seen.append(event.type)
+        # Without streaming, the connection drops before any response: a connection error.
+        with pytest.raises(anthropic.APIConnectionError):
+            client.messages.create(**request(model))
+    assert seen[0] == "message_start" and "message_stop" not in seen
+    assert "200 stream cut" in log.lines[0] and "- message cut" in log.lines[1]
+
+
+def test_an_error_event_raises_mid_stream_and_is_a_status_without_streaming() -> None:
+    model = mock_model(faults={"error_overloaded": 1.0})
+    with serving(model) as (_, client, _log):
+        with pytest.raises(anthropic.APIStatusError) as mid_stream:
+            for _event in client.messages.create(**request(model, stream=True)):
+                pass
+        with pytest.raises(anthropic.OverloadedError) as whole:
+            client.messages.create(**request(model))
+    assert mid_stream.value.status_code == 200 and mid_stream.value.type == "overloaded_error"
+    assert whole.value.status_code == 529 and whole.value.type == "overloaded_error"
+
+
+def test_speed_divides_the_delays() -> None:
+    model = mock_model(latency={"ttft": {"kind": "fixed", "ms": 400}})
+    with serving(model, speed=2.0) as (_, client, _log):
+        started = time.monotonic_ns()
+        client.messages.create(**request(model))
+        elapsed_ns = time.monotonic_ns() - started
+    assert elapsed_ns >= 200_000_000  # the first token alone is 400 ms / 2
+
+
+def test_beyond_capacity_a_request_is_refused_with_retry_after() -> None:
+    model = mock_model(latency={"ttft": {"kind": "fixed", "ms": 2000}},
+                       endpoint={"capacity": 1, "overflow": "refuse", "refuse_status": 429,
+                                 "retry_after_ms": 500})
+    with serving(model, speed=1.0) as (server, client, log):
+        with client.messages.create(**request(model, stream=True)) as holding:
+            assert server.in_flight == 1
+            with pytest.raises(anthropic.RateLimitError) as caught:
+                client.messages.create(**request(model))
+            holding.response.close()
+    assert caught.value.response.headers["retry-after-ms"] == "500"
+    assert any("faults=endpoint_refused" in line for line in log.lines)
+
+
+def test_sessions_and_attempts_key_the_draws() -> None:
+    model = mock_model(script={"kind": "generated", "tool_mix": {"Read": 1}})
+    with serving(model) as (_, client, _log):
+        def message_id(session: str | None) -> str:
+            headers = {SESSION_HEADER: session} if session is not None else {}
+            return client.messages.create(**request(model), extra_headers=headers).id
+
+        first, retry, other = message_id("4"), message_id("4"), message_id("agent-b")
+        unnamed = [message_id(None), message_id(None)]
+    assert first == model.respond(request(model), Turn(4, 0, 0)).message_id
+    assert retry == model.respond(request(model), Turn(4, 0, 1)).message_id
+    assert len({first, retry, other, *unnamed}) == 5
+
+
+@pytest.mark.parametrize(("method", "path", "content", "status", "wording"), [
+    ("POST", "/v1/messages", b"{not json", 400, "request body is not valid JSON"),
+    ("POST", "/v1/messages", b"[]", 400, "request body: Input should be a valid dictionary"),
+    ("POST", "/v1/messages", json.dumps({"model": "m", "messages": []}).encode(), 400,
+     "max_tokens: Field required"),
+    ("POST", "/v1/messages", json.dumps({"model": "m", "max_tokens": 0, "messages": []}).encode(),
+     400, "max_tokens: Input should be greater than or equal to 1"),
+    ("GET", "/v1/messages", b"", 405, "GET /v1/messages: use POST"),
+    ("POST", "/v1/complete", b"{}", 404, "POST /v1/complete: not found"),
+])
+def test_requests_the_model_never_sees_get_api_shaped_errors(
+    method: str, path: str, content: bytes, status: int, wording: str
+) -> None:
+    with serving(mock_model()) as (server, _, log):
+        response = httpx2.request(method, server.base_url + path, content=content, timeout=20)
+    assert response.status_code == status
+    body = response.json()
+    assert body["type"] == "error" and body["error"]["message"].startswith(wording)
+    assert response.headers["request-id"] == body["request_id"]
+    assert log.lines == [f"{method} {path} {status} {body['error']['message']}"]
+
+
+def test_an_unknown_model_is_not_found() -> None:
+    model = mock_model()
+    with serving(model) as (_, client, _log):
+        with pytest.raises(anthropic.NotFoundError, match="model: claude-nothing"):
+            client.messages.create(model="claude-nothing", max_tokens=10, messages=USER)
