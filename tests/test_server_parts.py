@@ -1,0 +1,140 @@
+"""The server's parts on their own: request identity and endpoint admission across
+connections (a FIFO queue, refusals, waiters that give up)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import anthropic
+
+from sim.model.config import EndpointConfig
+from sim.model.endpoint import Endpoint
+from sim.model.response import Turn
+from sim.wire.admission import AsyncEndpoint
+from sim.wire.identity import TurnIdentities, session_id_from_header
+from sim.wire.server import MockServer, request_problem
+from tests.test_server import mock_model, request
+
+ASSISTANT = {"role": "assistant", "content": "ok"}
+USER = {"role": "user", "content": "go on"}
+
+
+def test_a_numeric_header_is_the_session_id_and_text_hashes_stably() -> None:
+    assert session_id_from_header("42") == 42 == session_id_from_header(" 42 ")
+    hashed = session_id_from_header("agent-b")
+    assert hashed == session_id_from_header("agent-b") >= 2**63
+    assert hashed != session_id_from_header("agent-c")
+    assert session_id_from_header("٣") >= 2**63  # a non-ASCII digit is text, not a number
+
+
+def test_turns_count_assistant_messages_and_attempts_count_repeats() -> None:
+    identities = TurnIdentities()
+    first = [USER]
+    second = [USER, ASSISTANT, USER]
+    assert identities.turn_for("7", first) == Turn(7, 0, 0)
+    assert identities.turn_for("7", first) == Turn(7, 0, 1)
+    assert identities.turn_for("7", second) == Turn(7, 1, 0)
+    assert identities.turn_for("8", second) == Turn(8, 1, 0)
+    assert identities.turn_for(None, second) == Turn(1, 1, 0)
+    assert identities.turn_for(None, second) == Turn(2, 1, 0)
+
+
+def test_request_problems_are_worded_as_the_api_words_them() -> None:
+    good: dict[str, Any] = {"model": "m", "max_tokens": 5, "messages": []}
+    assert request_problem(good) is None
+    assert request_problem({**good, "max_tokens": True}) == "max_tokens: Input should be a valid integer"
+    assert request_problem({**good, "model": 3}) == "model: Input should be a valid string"
+    assert request_problem({**good, "stream": "yes"}) == "stream: Input should be a valid boolean"
+    assert request_problem({"max_tokens": 5, "messages": []}) == "model: Field required"
+
+
+def endpoint(**config: Any) -> AsyncEndpoint:
+    return AsyncEndpoint(Endpoint(EndpointConfig.model_validate(config)))
+
+
+def test_an_unlimited_endpoint_admits_everyone() -> None:
+    async def scenario() -> list[bool]:
+        shared = endpoint()
+        return [await shared.acquire() for _ in range(100)]
+
+    assert all(asyncio.run(scenario()))
+
+
+def test_a_refusing_endpoint_refuses_beyond_capacity() -> None:
+    async def scenario() -> tuple[list[bool], float, float]:
+        shared = endpoint(capacity=2, overflow="refuse")
+        taken = [await shared.acquire() for _ in range(3)]
+        busy = shared.utilisation()
+        shared.release()
+        return [*taken, await shared.acquire()], busy, shared.utilisation_of_others()
+
+    assert asyncio.run(scenario()) == ([True, True, False, True], 1.0, 0.5)
+
+
+def test_a_queueing_endpoint_serves_in_arrival_order_and_lets_waiters_leave() -> None:
+    async def scenario() -> tuple[list[str], int]:
+        shared = endpoint(capacity=1, overflow="queue")
+        order: list[str] = []
+        assert await shared.acquire()
+
+        async def wait(name: str) -> None:
+            await shared.acquire()
+            order.append(name)
+
+        waiters = {name: asyncio.create_task(wait(name)) for name in "abc"}
+        await asyncio.sleep(0)
+        waiters["b"].cancel()  # b gives up while in line
+        for _ in range(3):
+            await asyncio.sleep(0)
+            shared.release()
+            await asyncio.sleep(0)
+        await asyncio.gather(*waiters.values(), return_exceptions=True)
+        return order, shared.in_flight
+
+    assert asyncio.run(scenario()) == (["a", "c"], 0)
+
+
+def test_a_waiter_cancelled_after_its_grant_gives_the_slot_back() -> None:
+    async def scenario() -> int:
+        shared = endpoint(capacity=1, overflow="queue")
+        await shared.acquire()
+        waiter = asyncio.create_task(shared.acquire())
+        await asyncio.sleep(0)
+        shared.release()  # granted, but the waiter is cancelled before it runs
+        waiter.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)
+        return shared.in_flight
+
+    assert asyncio.run(scenario()) == 0
+
+
+def test_over_the_wire_a_full_endpoint_queues_requests_one_at_a_time() -> None:
+    model = mock_model(latency={"ttft": {"kind": "fixed", "ms": 300}},
+                       endpoint={"capacity": 1, "overflow": "queue"})
+
+    async def scenario() -> tuple[list[int], int]:
+        server = MockServer(model, speed=10.0, log=lambda line: None)
+        await server.start("127.0.0.1", 0)
+        seen: list[int] = []
+        client = anthropic.AsyncAnthropic(base_url=server.base_url, api_key="x", max_retries=0)
+
+        async def one(index: int) -> None:
+            await client.messages.create(**request(model))
+            seen.append(server.in_flight)
+
+        try:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            await asyncio.wait_for(asyncio.gather(*(one(i) for i in range(3))), timeout=20)
+            elapsed_ms = int((loop.time() - started) * 1000)
+        finally:
+            await client.close()
+            await server.close()
+        return seen, elapsed_ms
+
+    in_flight, elapsed_ms = asyncio.run(scenario())
+    # Each answer left one request in flight at most (the next in line), and three first
+    # tokens of 30 ms each were served one after another.
+    assert all(count <= 1 for count in in_flight)
+    assert elapsed_ms >= 90
