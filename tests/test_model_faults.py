@@ -14,7 +14,7 @@ import pytest
 
 from sim.distributions import ms_to_ns
 from sim.model.config import FaultsConfig
-from sim.model.faults import ALL_FAULTS
+from sim.model.faults import ALL_FAULTS, keyed_uniform
 from sim.model.model import UNKNOWN_TOOL_NAME
 from sim.model.response import HttpError, StreamResponse, Turn
 from sim.runtime.pairing import check_pairing
@@ -310,3 +310,13 @@ def test_the_fallback_model_answers_without_faults_at_its_own_speed() -> None:
         starts.append(response.events[0][0])
     starts.sort()
     assert 400e6 < starts[100] < 600e6  # Haiku's ~0.5 s to first token, not Sonnet's 1.5 s
+
+
+def test_keyed_uniforms_are_uniform_and_depend_on_the_key_only() -> None:
+    draws = [keyed_uniform(f"7:stall:{unit}") for unit in range(20_000)]
+    counts = [0] * 10
+    for draw in draws:
+        assert 0.0 <= draw < 1.0
+        counts[int(draw * 10)] += 1
+    assert all(abs(count - 2_000) < 200 for count in counts)  # about 4.5 SDs
+    assert keyed_uniform("7:stall:3") == draws[3]

@@ -1,9 +1,14 @@
-"""Which faults fire for one response: one random stream per fault kind, one draw per unit.
+"""Which faults fire for one response: independent draws per fault kind and unit.
 
 Each fault has a unit (request, stream, text block, tool_use block, tool call) and a probability
-per unit. Each kind draws from its own stream keyed by (kind, session, turn, attempt), so turning
-one fault up never moves the draws of another, and the same turn gets the same faults under
-every executor policy. A fault with probability 0 draws nothing.
+per unit. Whether it fires for unit `u` is a uniform draw keyed by (root seed, kind, session,
+turn, attempt, u), so turning one fault up never moves the draws of another, and the same turn
+gets the same faults under every executor policy. A fault with probability 0 draws nothing.
+
+The firing draw is a keyed hash (blake2b, 53 bits) rather than a generator: a response asks
+every enabled fault kind, and building a numpy generator per kind per response cost more than
+the rest of the response. Where and how a fault strikes, once it fires, comes from the kind's
+own generator, `stream(root_seed, "fault", kind, session, turn, attempt)`.
 
 A fault that fires but has nothing to act on (a duplicate id with no earlier id to copy, a
 cut later than an earlier cut) has no effect and is not reported.
@@ -11,6 +16,7 @@ cut later than an earlier cut) has no effect and is not reported.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Final
 
 import numpy as np
@@ -55,6 +61,15 @@ ALL_FAULTS: Final = (
 )
 
 
+_UNIT_INTERVAL = 2.0**-53
+
+
+def keyed_uniform(key: str) -> float:
+    """A uniform draw in [0, 1) determined by `key` alone."""
+    digest = hashlib.blake2b(key.encode(), digest_size=8, person=b"sim.fault").digest()
+    return (int.from_bytes(digest, "little") >> 11) * _UNIT_INTERVAL
+
+
 class FaultDice:
     """The draws of every fault kind for one response."""
 
@@ -84,7 +99,9 @@ class FaultDice:
         p = self.probability(kind)
         if p <= 0 or units == 0:
             return [False] * units
-        return (self.rng(kind).random(units) < p).tolist()
+        turn = self._turn
+        prefix = f"{self._root_seed}:{kind}:{turn.session_id}:{turn.turn_index}:{turn.attempt}:"
+        return [keyed_uniform(prefix + str(unit)) < p for unit in range(units)]
 
     def fires_once(self, kind: str) -> bool:
         return self.fires(kind, 1)[0]

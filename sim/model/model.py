@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -52,18 +51,46 @@ from sim.model.stream import StreamBlock, build_timeline
 from sim.randomness import stream
 from sim.runtime.pairing import TranscriptShapeError, check_pairing
 
-# Tokens are counted as characters / 4 on the request's JSON: cheap and close enough for usage.
+# Input tokens are estimated as characters of content / 4: close enough for usage, and cheap.
 _CHARS_PER_INPUT_TOKEN = 4
-_ENCODE_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# A number, boolean or null, counted as a few characters.
+_SCALAR_CHARS = 4
 REQUIRED_FIELDS = ("model", "max_tokens", "messages")
 UNKNOWN_TOOL_NAME = "undefined_tool"
 
 
-def _input_tokens(body: Mapping[str, Any]) -> int:
+def _chars(value: Any) -> int:
+    """Characters of the strings (and keys) in a JSON value. Walks nodes without serialising:
+    `len` of a string is free, so a 10 KB tool result costs as much as a 10-byte one."""
+    kind = type(value)
+    if kind is str:
+        return len(value)
+    if kind is dict:
+        return sum(len(key) + _chars(item) for key, item in value.items())
+    if kind is list:
+        return sum(map(_chars, value))
+    return _SCALAR_CHARS
+
+
+def _content_chars(content: Any) -> int:
+    # The common blocks first, without the generic walk.
+    if type(content) is str:
+        return len(content)
     size = 0
-    for key in ("system", "messages", "tools"):
-        if key in body:
-            size += len(_ENCODE_COMPACT(body[key]))
+    for block in content:
+        kind = block.get("type")
+        if kind == "text":
+            size += len(block["text"])
+        elif kind == "tool_result" and type(block.get("content")) is str:
+            size += len(block["content"])
+        else:
+            size += _chars(block)
+    return size
+
+
+def _input_tokens(body: Mapping[str, Any]) -> int:
+    size = _chars(body.get("system", "")) + _chars(body.get("tools", []))
+    size += sum(_content_chars(message.get("content", "")) for message in body["messages"])
     return max(1, size // _CHARS_PER_INPUT_TOKEN)
 
 

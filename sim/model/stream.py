@@ -17,6 +17,7 @@ endpoint's latency factor.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -116,15 +117,22 @@ def build_timeline(
             events.append({"type": "ping"})
         kind, field = _DELTA_KINDS[block.type]
         chunks = block.chunks
-        for piece, tokens, burst in zip(chunks.pieces, chunks.tokens, chunks.burst, strict=True):
-            if tokens:
-                now += token_clock[made + tokens] - token_clock[made]
-                made += tokens
-            if burst:
-                now += next(chunk_gaps)
-            times.append(now)
-            delta = {"type": kind, field: piece}
-            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        if chunks.pieces:
+            # Comprehensions rather than one loop with appends: this is the hot path.
+            base = now - token_clock[made]
+            made_by = list(accumulate(chunks.tokens, initial=made))[1:]
+            if block.type == "tool_use" and any(chunks.burst):
+                gaps = accumulate(next(chunk_gaps) if burst else 0 for burst in chunks.burst)
+                piece_times = [base + token_clock[k] + g for k, g in zip(made_by, gaps, strict=True)]
+            else:
+                piece_times = [base + token_clock[k] for k in made_by]
+            made = made_by[-1]
+            now = piece_times[-1]
+            times.extend(piece_times)
+            events.extend(
+                {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: p}}
+                for p in chunks.pieces
+            )
         if block.signature:
             times.append(now)
             events.append(
