@@ -54,7 +54,9 @@ class LatencyConfig(_Config):
     """Overrides of the profile's latency preset; a field left out keeps the preset's value."""
 
     ttft: Distribution | None = Field(
-        default=None, description="Time from sending the request to the first token."
+        default=None,
+        description="Time from sending the request to message_start; the first text follows "
+        "a block gap and a token or two later.",
     )
     token_gap: Distribution | None = Field(
         default=None, description="Time between two output tokens (text, thinking or tool JSON)."
