@@ -329,4 +329,8 @@ def test_session_draws_are_keyed_not_ordered() -> None:
     assert [one.interrupt(turn) for turn in range(1, 40)] == [
         other.interrupt(turn) for turn in range(1, 40)
     ]
+    with pytest.raises(ValueError, match="turn by turn"):
+        one.interrupt(42)
+    assert one.prompt_count() == other.prompt_count()
+    assert [one.think_time_ns() for _ in range(3)] == [other.think_time_ns() for _ in range(3)]
     assert 0.0 <= one.retry_jitter(1, 1) < scenario.runtime.retries.jitter

@@ -1,10 +1,13 @@
 """Every random draw a session makes, keyed by what it is for (common random numbers).
 
-Each draw comes from its own stream named by concern and identity (`sim.randomness.stream`):
-the prompt count and think times of session 7, the interrupt of its turn 3, the plan of one tool
-call, the jitter of one retry. Nothing is keyed by the order in which things happen, so every
-executor policy and every load level sees the same draws for the same session, turn and call, and
-their difference is theirs alone.
+Each draw comes from a stream named by concern and identity (`sim.randomness.stream`): the user
+of session 7 (prompt count, then the think times in prompt order), its interrupts (one fixed-size
+group of draws per turn, in turn order), the attachments of its turn 3, the plan of one tool call,
+the jitter of one retry. Nothing depends on when things happen, so every executor policy and
+every load level sees the same draws for the same session, turn and call, and their difference
+is theirs alone. (Prompts and turns are numbered the same under every policy and each is drawn
+exactly once, in order, which is why one stream per session serves them; a stream costs ~20 us to
+make, more than a simulated turn's own draws.)
 """
 
 from __future__ import annotations
@@ -34,31 +37,40 @@ class InterruptDraw:
 class SessionDraws:
     """The draws of one session of a scenario under one root seed."""
 
-    __slots__ = ("_scenario", "_seed", "session_id", "_specs")
+    __slots__ = ("_scenario", "_seed", "session_id", "_specs", "_user", "_interrupts", "_turns_drawn")
 
     def __init__(self, scenario: Scenario, seed: int, session_id: int) -> None:
         self._scenario = scenario
         self._seed = seed
         self.session_id = session_id
         self._specs = {spec.name: spec for spec in scenario.tool_specs}
+        self._user: np.random.Generator | None = None
+        self._interrupts: np.random.Generator | None = None
+        self._turns_drawn = 0
 
     def prompt_count(self) -> int:
-        """How many prompts the user sends in this session (at least 1)."""
-        rng = stream(self._seed, "prompts", self.session_id)
-        return max(1, self._scenario.session.user_prompts.sample(rng))
+        """How many prompts the user sends in this session (at least 1). Call it first, once."""
+        self._user = stream(self._seed, "user", self.session_id)
+        return max(1, self._scenario.session.user_prompts.sample(self._user))
 
-    def think_time_ns(self, prompt_index: int) -> int:
-        """The user's pause before prompt `prompt_index` (1-based after the first prompt)."""
-        rng = stream(self._seed, "think", self.session_id, prompt_index)
-        return self._scenario.session.think_time.sample_ns(rng)
+    def think_time_ns(self) -> int:
+        """The user's pause before the next prompt (call once per prompt after the first)."""
+        assert self._user is not None, "prompt_count() comes first"
+        return self._scenario.session.think_time.sample_ns(self._user)
 
     def interrupt(self, turn: int) -> InterruptDraw | None:
-        """The interrupt aimed at turn `turn`, or None if the user lets it run. Every draw is made
-        whether or not it is used, so the probability does not shift the others."""
+        """The interrupt aimed at turn `turn` (turns are drawn in order, each once), or None if
+        the user lets it run. Every draw is made whether or not it is used, so each turn takes
+        the same number of draws and the probability does not shift the others."""
         config = self._scenario.session.interrupts
         if config.probability <= 0:
             return None
-        rng = stream(self._seed, "interrupt", self.session_id, turn)
+        if turn != self._turns_drawn + 1:
+            raise ValueError(f"interrupt draws go turn by turn: turn {turn} after {self._turns_drawn}")
+        self._turns_drawn = turn
+        if self._interrupts is None:
+            self._interrupts = stream(self._seed, "interrupt", self.session_id)
+        rng = self._interrupts
         fires, which = rng.random(2)
         after_ns = config.after.sample_ns(rng)
         if fires >= config.probability:
@@ -69,13 +81,12 @@ class SessionDraws:
         )
         return InterruptDraw(phase, after_ns)
 
-    def attachment_gaps(self, kind: str, turn: int) -> AttachmentGaps | None:
-        """Gaps between arrivals of attachments of `kind` during turn `turn`'s tools (a Poisson
-        process), or None when the kind's rate is 0."""
-        rate = self._scenario.session.attachments.rates()[kind]
-        if rate <= 0:
+    def attachments(self, turn: int) -> AttachmentArrivals | None:
+        """Attachments arriving during turn `turn`'s tools, or None when every rate is 0."""
+        rates = self._scenario.session.attachments.rates()
+        if not any(rate > 0 for rate in rates.values()):
             return None
-        return AttachmentGaps(stream(self._seed, "attachment", kind, self.session_id, turn), rate)
+        return AttachmentArrivals(stream(self._seed, "attachments", self.session_id, turn), rates)
 
     def tool_plan(self, name: str, tool_use_id: str) -> CallPlan:
         """The plan of one call, keyed by its tool_use id (ids are the same under every policy)."""
@@ -90,15 +101,28 @@ class SessionDraws:
         return float(stream(self._seed, "retry_jitter", self.session_id, turn, retry).random()) * jitter
 
 
-class AttachmentGaps:
-    """Exponential gaps in ns, drawn one at a time from one keyed stream."""
+class AttachmentArrivals:
+    """Attachments of every kind as one Poisson process (the sum of the kinds' rates), each
+    arrival's kind drawn in proportion to the rates: the same as one process per kind, from one
+    stream."""
 
-    __slots__ = ("_rng", "_mean_ns")
+    __slots__ = ("_rng", "_mean_ns", "_kinds", "_bounds")
 
-    def __init__(self, rng: np.random.Generator, rate_per_s: float) -> None:
+    def __init__(self, rng: np.random.Generator, rates_per_s: dict[str, float]) -> None:
+        total = sum(rates_per_s.values())
         self._rng = rng
-        self._mean_ns = NS_PER_S / rate_per_s
+        self._mean_ns = NS_PER_S / total
+        self._kinds = [kind for kind, rate in rates_per_s.items() if rate > 0]
+        running = 0.0
+        self._bounds = []
+        for kind in self._kinds:
+            running += rates_per_s[kind] / total
+            self._bounds.append(running)
 
-    def next_ns(self) -> int:
-        # At least 1 ns, so a process of arrivals always moves time forward.
-        return max(1, int(self._rng.exponential(self._mean_ns)))
+    def next(self) -> tuple[int, str]:
+        """The gap in ns (at least 1, so time moves) to the next arrival, and its kind."""
+        gap, pick = self._rng.exponential(self._mean_ns), self._rng.random()
+        for kind, bound in zip(self._kinds, self._bounds, strict=True):
+            if pick < bound:
+                return max(1, int(gap)), kind
+        return max(1, int(gap)), self._kinds[-1]

@@ -22,7 +22,13 @@ _RUNTIME_JITTER_SCALE = 4.0
 
 
 class LoopFactory:
-    """Builds the loops of one simulation (one scenario, one policy, one model)."""
+    """Builds the loops of one simulation (one scenario, one policy, one model).
+
+    `loop_class` is the class built: a subclass may observe the loop's inputs (the simulator
+    benchmark records them to replay the same inputs into a bare runtime).
+    """
+
+    loop_class: type[ToolTurnLoop] = ToolTurnLoop
 
     def __init__(
         self, scenario: Scenario, policy: str, model_name: str, fallback_name: str | None
@@ -50,7 +56,7 @@ class LoopFactory:
             max_delay_ns=retries.max_backoff_ns,
             jitter=lambda retry: jitter(retry) * _RUNTIME_JITTER_SCALE,
         )
-        return ToolTurnLoop(
+        return self.loop_class(
             self._tools,
             model=self._model,
             policy=self._policy,

@@ -33,7 +33,7 @@ from typing import Any, ParamSpec, TypeVar
 import simpy
 
 from sim.engine.context import SimulationContext
-from sim.engine.draws import AttachmentGaps, InterruptDraw, SessionDraws
+from sim.engine.draws import AttachmentArrivals, InterruptDraw, SessionDraws
 from sim.engine.feed_points import feed_points
 from sim.engine.request_log import CANCELLED, RequestLog
 from sim.engine.strict import StrictModeStop
@@ -127,7 +127,7 @@ class Session:
         self.start_ns = env.now
         for prompt in range(self.draws.prompt_count()):
             if prompt:
-                yield env.timeout(self.draws.think_time_ns(prompt))
+                yield env.timeout(self.draws.think_time_ns())
             self._chain_done = env.event()
             self._start(prompt)
             yield self._chain_done
@@ -383,10 +383,9 @@ class Session:
         if draw is not None and draw.phase == "tools" and self._drawn_turn == turn:
             self._interrupt = None
             self._call_at(now + draw.after_ns, self._user_interrupt, turn, "tools")
-        for kind in AttachmentKind:
-            gaps = self.draws.attachment_gaps(kind.value, turn)
-            if gaps is not None:
-                self.env.process(self._attachments(kind, gaps, turn))
+        arrivals = self.draws.attachments(turn)
+        if arrivals is not None:
+            self.env.process(self._attachments(arrivals, turn))
 
     @_strict_stops
     def _user_interrupt(self, turn: int, phase: str) -> None:
@@ -408,13 +407,14 @@ class Session:
         return loop.phase is Phase.TOOLS
 
     def _attachments(
-        self, kind: AttachmentKind, gaps: AttachmentGaps, turn: int
+        self, arrivals: AttachmentArrivals, turn: int
     ) -> Generator[simpy.Event, Any, None]:
         count = 0
         while True:
-            yield self.env.timeout(gaps.next_ns())
+            gap_ns, kind = arrivals.next()
+            yield self.env.timeout(gap_ns)
             if self.loop.turn != turn or self._tools_turn != turn:
                 return
             count += 1
-            block = {"type": "text", "text": f"[{kind.value} {count} during turn {turn}]"}
-            self.loop.attachment(block, self.env.now, kind=kind)
+            block = {"type": "text", "text": f"[{kind} {count} during turn {turn}]"}
+            self.loop.attachment(block, self.env.now, kind=AttachmentKind(kind))

@@ -1,0 +1,188 @@
+"""Simulator speed: stream events per wall second of the whole engine, beside the bare runtime
+fed the same inputs with no simulator, in the same run.
+
+    .venv/bin/pytest bench/bench_simulator.py --benchmark-only
+
+The fixed scenario is `scenarios/default.toml` cut to `SESSIONS` sessions, policy `streaming`.
+
+- engine: `simulate(...)`: simpy, the mock model generating every response, the endpoint, tool
+  processes, user draws, the runtime, and the rows made at each session's end.
+- bare runtime: every input the runtime received in an engine run (prompts, each stream event,
+  tool finishes, permission answers, wakes, interrupts, attachments, with their times) recorded
+  once and replayed into fresh `ToolTurnLoop`s: the runtime's own cost for the same work.
+
+The table printed at the end gives events per second of each (minimum round time) and the
+engine's cost as a multiple of the bare runtime's. Targets (issues 5 and 6): the engine at least
+200,000 events per second, and at most 2x the bare runtime.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.engine.loop_factory import LoopFactory
+from sim.engine.simulation import simulate
+from sim.model.model import MockModel
+from sim.model.tool_inputs import tool_inputs
+from sim.runtime.loop import ToolTurnLoop
+from sim.scenario.loader import load_scenario, with_overrides
+from sim.scenario.schema import Scenario
+
+SESSIONS = 60
+POLICY = "streaming"
+TARGET_EVENTS_PER_S = 200_000
+TARGET_COST_RATIO = 2.0
+SCENARIO = Path(__file__).parent.parent / "scenarios" / "default.toml"
+_INPUTS = (
+    "start", "request_failed", "on_event", "stream_ended", "wake", "tool_progress",
+    "tool_finished", "permission_decided", "attachment", "interrupt",
+)
+
+Call = tuple[str, tuple[Any, ...], dict[str, Any]]
+
+
+class _Tape:
+    """One loop's inputs in order, the jitter values it drew, and the loop itself."""
+
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.jitter: list[float] = []
+        self.loop: ToolTurnLoop | None = None
+
+
+class TapeLoop(ToolTurnLoop):
+    """A loop that records every input it receives (only for the recording run)."""
+
+    tapes: list[_Tape] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        tape = self._tape = _Tape()
+        retry = kwargs["retry"]
+        drawn = retry.jitter
+
+        def jitter(number: int) -> float:
+            value = drawn(number)
+            tape.jitter.append(value)
+            return value
+
+        kwargs["retry"] = dataclasses.replace(retry, jitter=jitter)
+        super().__init__(*args, **kwargs)
+        tape.loop = self
+        TapeLoop.tapes.append(tape)
+
+
+def _recording(name: str) -> Any:
+    method = getattr(ToolTurnLoop, name)
+
+    def record(self: TapeLoop, *args: Any, **kwargs: Any) -> Any:
+        self._tape.calls.append((name, args, kwargs))
+        return method(self, *args, **kwargs)
+
+    return record
+
+
+for _name in _INPUTS:
+    setattr(TapeLoop, _name, _recording(_name))
+
+
+def scenario() -> Scenario:
+    return with_overrides(load_scenario(SCENARIO), sessions=SESSIONS, policies=[POLICY])
+
+
+def run_engine(fixed: Scenario) -> int:
+    return simulate(fixed, POLICY, fixed.load.levels[0]).events
+
+
+def record_tapes(fixed: Scenario) -> list[_Tape]:
+    TapeLoop.tapes = []
+    original = LoopFactory.loop_class
+    LoopFactory.loop_class = TapeLoop
+    try:
+        run_engine(fixed)
+    finally:
+        LoopFactory.loop_class = original
+    return TapeLoop.tapes
+
+
+def replay(fixed: Scenario, tapes: list[_Tape]) -> list[ToolTurnLoop]:
+    """Feed every recorded input to fresh loops, as a driver with no simulator would."""
+    model = MockModel(fixed.model, fixed.seed, tool_inputs(fixed.tool_specs))
+    factory = LoopFactory(fixed, POLICY, model.name, model.fallback_name)
+    loops = []
+    for tape in tapes:
+        values = iter(tape.jitter)
+        # new_loop scales the jitter by 4 (a power of two: the values come back exactly).
+        loop = factory.new_loop(lambda _retry, values=values: next(values) / 4)
+        for name, args, kwargs in tape.calls:
+            getattr(loop, name)(*args, **kwargs)
+        loops.append(loop)
+    return loops
+
+
+_measured: dict[str, tuple[int, float]] = {}
+
+
+@pytest.fixture(scope="module")
+def fixed() -> Scenario:
+    return scenario()
+
+
+@pytest.fixture(scope="module")
+def tapes(fixed: Scenario) -> list[_Tape]:
+    return record_tapes(fixed)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ratio_table(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    reporter = request.config.pluginmanager.getplugin("terminalreporter")
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    if reporter is None or capture is None or len(_measured) < 2:
+        return
+    with capture.global_and_fixture_disabled():
+        events, engine_s = _measured["engine"]
+        _, bare_s = _measured["bare_runtime"]
+        engine_rate, bare_rate = events / engine_s, events / bare_s
+        ratio = engine_s / bare_s
+        reporter.write_line("")
+        reporter.write_line(
+            f"simulator, {SESSIONS} sessions of {SCENARIO.name} under {POLICY}, {events:,} stream events:"
+        )
+        reporter.write_line(
+            f"  engine       {engine_rate:>12,.0f} events/s  (target >= {TARGET_EVENTS_PER_S:,}: "
+            f"{'met' if engine_rate >= TARGET_EVENTS_PER_S else 'MISSED'})"
+        )
+        reporter.write_line(f"  bare runtime {bare_rate:>12,.0f} events/s")
+        reporter.write_line(
+            f"  engine cost  {ratio:>12.2f}x the bare runtime's  (target <= {TARGET_COST_RATIO:g}x: "
+            f"{'met' if ratio <= TARGET_COST_RATIO else 'MISSED'})"
+        )
+
+
+def test_engine(benchmark: Any, fixed: Scenario, tapes: list[_Tape]) -> None:
+    benchmark.group = "simulator"
+    events = benchmark.pedantic(run_engine, args=(fixed,), rounds=3, iterations=1)
+    fed = sum(1 for tape in tapes for name, _, _ in tape.calls if name == "on_event")
+    assert events == fed  # the recorded run fed the same events
+    _record("engine", events, benchmark)
+
+
+def test_bare_runtime(benchmark: Any, fixed: Scenario, tapes: list[_Tape]) -> None:
+    benchmark.group = "simulator"
+    loops = benchmark.pedantic(replay, args=(fixed, tapes), rounds=3, iterations=1)
+    # The replay is faithful: every loop ends with the transcript the engine's loop had.
+    assert [loop.messages for loop in loops] == [tape.loop.messages for tape in tapes if tape.loop]
+    events = sum(1 for tape in tapes for name, _, _ in tape.calls if name == "on_event")
+    _record("bare_runtime", events, benchmark)
+
+
+def _record(side: str, events: int, benchmark: Any) -> None:
+    seconds = benchmark.stats.stats.min
+    _measured[side] = (events, seconds)
+    benchmark.extra_info["events"] = events
+    benchmark.extra_info["events_per_s"] = round(events / seconds)
