@@ -1,0 +1,146 @@
+"""What the engine does for the runtime's commands and the user's behaviour: permission delays,
+hung tools, attachments while tools run, interrupts, the rows it fills."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from sim.engine.loop_factory import LoopFactory
+from sim.engine.simulation import SimulationResult, simulate
+from sim.engine.tool_process import HANG_TIMEOUT_NS
+from sim.metrics.collector import RunCollector
+from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.record import RecordKind
+from sim.scenario.schema import Scenario
+from tests.test_engine import ARITHMETIC, default_scenario, first_turn, run, scenario_of
+
+NS_PER_MS = 1_000_000
+
+
+class KeptLoop(ToolTurnLoop):
+    """A loop the test can look at after its session has ended."""
+
+    kept: list[ToolTurnLoop] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        KeptLoop.kept.append(self)
+
+
+@pytest.fixture
+def kept_loops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ToolTurnLoop]]:
+    KeptLoop.kept = []
+    monkeypatch.setattr(LoopFactory, "loop_class", KeptLoop)
+    yield KeptLoop.kept
+
+
+def test_an_asked_permission_delays_the_start_by_the_users_decision() -> None:
+    text = ARITHMETIC.replace(
+        'duration = { kind = "fixed", ms = 400 }',
+        'duration = { kind = "fixed", ms = 400 }\n'
+        'permission = { mode = "ask", decision_delay = { kind = "fixed", ms = 2500 } }',
+    )
+    tools = run(scenario_of(text), "streaming").rows["tools"]
+    assert [row["start_ns"] - row["queued_ns"] for row in tools] == [2500 * NS_PER_MS]
+    assert tools[0]["start_lag_ns"] == 2500 * NS_PER_MS
+    assert tools[0]["outcome"] == "success"
+
+
+def test_a_denied_permission_ends_the_call_without_starting_it() -> None:
+    text = ARITHMETIC.replace(
+        'duration = { kind = "fixed", ms = 400 }',
+        'duration = { kind = "fixed", ms = 400 }\npermission = { mode = "deny" }',
+    )
+    result = run(scenario_of(text), "streaming")
+    [tool] = result.rows["tools"]
+    assert tool["outcome"] == "permission_denied" and tool["start_ns"] is None
+    assert first_turn(result)["ttfts_ns"] is None
+
+
+def test_a_hung_tool_times_out_after_the_generous_limit() -> None:
+    text = ARITHMETIC.replace(
+        'duration = { kind = "fixed", ms = 400 }',
+        'duration = { kind = "fixed", ms = 400 }\nfailures = { hang = 1.0 }\ncancellable = false',
+    )
+    [tool] = run(scenario_of(text), "streaming").rows["tools"]
+    assert tool["outcome"] == "error"
+    assert tool["end_ns"] - tool["start_ns"] == HANG_TIMEOUT_NS
+
+
+def test_attachments_arrive_only_while_tools_run_and_follow_the_results(
+    kept_loops: list[ToolTurnLoop],
+) -> None:
+    data = default_scenario(12).model_dump(mode="python", exclude_unset=True)
+    data["session"]["attachments"] = {"queued_user_input": 2.0, "notification": 2.0, "file_change": 1.0}
+    data["session"]["interrupts"] = {"probability": 0.0}
+    simulate(Scenario.model_validate(data), "streaming", 32.0)
+    appended = 0
+    for loop in kept_loops:
+        entries = loop.record.entries
+        for entry in entries:
+            if entry.kind is RecordKind.ATTACHMENT_APPENDED:
+                appended += 1
+                arrived = entry.value
+                assert arrived is not None
+                starts = [
+                    e.time_ns for e in entries
+                    if e.kind is RecordKind.TOOL_STARTED and e.turn == entry.turn
+                ]
+                assert starts and min(starts) <= arrived <= entry.time_ns
+        for message in loop.messages:
+            if message["role"] == "user" and isinstance(message["content"], list):
+                kinds = [block["type"] for block in message["content"]]
+                if "tool_result" in kinds:
+                    first_other = next((i for i, k in enumerate(kinds) if k != "tool_result"), len(kinds))
+                    assert "tool_result" not in kinds[first_other:]
+    assert appended > 0
+
+
+def test_interrupts_land_in_both_phases_and_are_counted(kept_loops: list[ToolTurnLoop]) -> None:
+    data = default_scenario(16).model_dump(mode="python", exclude_unset=True)
+    data["session"]["interrupts"] = {
+        "probability": 0.6, "after": {"kind": "uniform", "low_ms": 0, "high_ms": 2000},
+    }
+    result = simulate(Scenario.model_validate(data), "streaming", 32.0)
+    phases = {
+        entry.detail for loop in kept_loops for entry in loop.record.entries
+        if entry.kind is RecordKind.INTERRUPT
+    }
+    assert {"streaming", "tools"} <= phases
+    interrupts = sum(row["n_interrupts"] for row in result.rows["sessions"])
+    assert interrupts == sum(
+        1 for loop in kept_loops for e in loop.record.entries if e.kind is RecordKind.INTERRUPT
+    )
+    assert any(row["outcome"] == "interrupted" for row in result.rows["turns"])
+    causes = {row["synthetic_cause"] for row in result.rows["tools"]}
+    assert "user_interrupt" in causes
+
+
+def test_every_column_of_every_table_is_filled_as_the_schema_wants() -> None:
+    result: SimulationResult = run(default_scenario(20))
+    collector = RunCollector(run_id="r", scenario="default", seed=1)
+    for row in result.rows["turns"]:
+        collector.add_turn(**row)
+    for row in result.rows["tools"]:
+        collector.add_tool(**row)
+    for row in result.rows["repairs"]:
+        collector.add_repair(**row)
+    for row in result.rows["requests"]:
+        collector.add_request(**row)
+    for row in result.rows["sessions"]:
+        collector.add_session(**row)
+    tables = collector.tables()  # raises on a missing required value or a wrong type
+    turns = tables["turns"].to_pylist()
+    assert all(row["ttfts_ns"] is None or row["ttfts_ns"] >= 0 for row in turns)
+    assert all(
+        (row["ttfts_ns"] is None) == (row["first_tool_start_ns"] is None) for row in turns
+    )
+    for row in tables["tools"].to_pylist():
+        if row["start_ns"] is not None:
+            assert row["start_lag_ns"] == row["start_ns"] - row["block_stop_ns"] >= 0
+    statuses = {row["status"] for row in tables["requests"].to_pylist()}
+    assert "200" in statuses
+    assert all(row["latency_ns"] >= 0 for row in turns)
