@@ -102,13 +102,11 @@ class HttpConnection:
         """Drop the connection at once, mid-response: no final chunk, no orderly close."""
         self._writer.transport.abort()
 
-    async def close(self) -> None:
-        """Close the connection (after a complete response, or to refuse to go on)."""
+    def close(self) -> None:
+        """Close the connection (after a complete response, or to refuse to go on). Not
+        waited for: the transport flushes and closes on its own, even while the server is
+        being cancelled."""
         self._writer.close()
-        try:
-            await self._writer.wait_closed()
-        except ConnectionError:
-            pass  # The client went first; closed is closed.
 
     async def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
         while True:

@@ -181,7 +181,7 @@ class MockServer:
             pass
         finally:
             self._connections.discard(task)
-            await http.close()
+            http.close()
 
     async def _answer(self, http: HttpConnection, request: HttpRequest) -> bool:
         """Answer one request; False if the connection is not to be used again (a cut)."""

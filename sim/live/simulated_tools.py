@@ -1,0 +1,66 @@
+"""Simulated tools for the live driver: each call plays a `CallPlan` in real time.
+
+    tools = simulated_tools(scenario.tool_specs, scenario.seed, session=7, speed=20.0)
+    await run_session(client, loop, "go", tools)
+
+The plan of a call is drawn by `sim.tools.sample_call` from a stream keyed by the root seed, the
+session and the call's tool_use id, so the same call of the same session plays the same way
+every run. Playing it: progress at the plan's offsets, then after its duration the result text
+("success"), a `ToolError` ("error"), a `RuntimeError` ("exception"), or no end at all ("hang":
+the call runs until the loop cancels it). `speed` divides every delay. The plan's permission
+part is not played: permission is the loop's `PermissionPolicy`'s business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable
+
+from sim.live.tools import LiveCall, LiveTool, ToolError
+from sim.randomness import stream
+from sim.runtime.results import ToolContent
+from sim.tools.execution import CallPlan, sample_call
+from sim.tools.spec import ToolSpec
+
+NS_PER_S = 1_000_000_000
+
+
+def simulated_tools(
+    specs: Iterable[ToolSpec], root_seed: int, *, session: int = 0, speed: float = 1.0
+) -> dict[str, LiveTool]:
+    """One live tool per spec, by name."""
+    if not speed > 0:
+        raise ValueError(f"speed must be positive, got {speed}")
+    return {spec.name: _simulated(spec, root_seed, session, speed) for spec in specs}
+
+
+def _simulated(spec: ToolSpec, root_seed: int, session: int, speed: float) -> LiveTool:
+    async def tool(call: LiveCall) -> ToolContent:
+        plan = sample_call(spec, stream(root_seed, "live_tool", session, call.tool_use_id))
+        return await play(plan, call, speed)
+
+    return tool
+
+
+async def play(plan: CallPlan, call: LiveCall, speed: float) -> ToolContent:
+    """Carry out `plan` for `call` in real time divided by `speed`."""
+    if plan.duration_ns is None:  # a hang
+        await asyncio.Event().wait()
+    assert plan.duration_ns is not None
+    start_ns = time.monotonic_ns()
+    for offset_ns in plan.progress_ns:
+        await _sleep_until(start_ns + round(offset_ns / speed))
+        call.progress({"elapsed_ns": offset_ns, "of_ns": plan.duration_ns})
+    await _sleep_until(start_ns + round(plan.duration_ns / speed))
+    if plan.outcome == "error":
+        raise ToolError(plan.text)
+    if plan.outcome == "exception":
+        raise RuntimeError(plan.text)
+    return plan.text
+
+
+async def _sleep_until(deadline_ns: int) -> None:
+    wait_ns = deadline_ns - time.monotonic_ns()
+    if wait_ns > 0:
+        await asyncio.sleep(wait_ns / NS_PER_S)
