@@ -151,7 +151,8 @@ def ratio_table(request: pytest.FixtureRequest) -> Iterator[None]:
         ratio = engine_s / bare_s
         reporter.write_line("")
         reporter.write_line(
-            f"simulator, {SESSIONS} sessions of {SCENARIO.name} under {POLICY}, {events:,} stream events:"
+            f"simulator, {SESSIONS} sessions of {SCENARIO.name} under {POLICY}, "
+            f"{events:,} stream events:"
         )
         reporter.write_line(
             f"  engine       {engine_rate:>12,.0f} events/s  (target >= {TARGET_EVENTS_PER_S:,}: "
@@ -159,7 +160,8 @@ def ratio_table(request: pytest.FixtureRequest) -> Iterator[None]:
         )
         reporter.write_line(f"  bare runtime {bare_rate:>12,.0f} events/s")
         reporter.write_line(
-            f"  engine cost  {ratio:>12.2f}x the bare runtime's  (target <= {TARGET_COST_RATIO:g}x: "
+            f"  engine cost  {ratio:>12.2f}x the bare runtime's  "
+            f"(target <= {TARGET_COST_RATIO:g}x: "
             f"{'met' if ratio <= TARGET_COST_RATIO else 'MISSED'})"
         )
 

@@ -30,7 +30,9 @@ end_probability = 0.5
 tool_mix = { Read = 1, Grep = 1 }
 """
 
-STRICT = TINY.replace('policies = ["streaming", "serial"]', 'policies = ["streaming"]\nstrict = true') + """
+STRICT = TINY.replace(
+    'policies = ["streaming", "serial"]', 'policies = ["streaming"]\nstrict = true'
+) + """
 [model.faults]
 duplicate_tool_id = 1.0
 """
@@ -63,7 +65,8 @@ def test_run_writes_the_folder_and_prints_the_table(
 
 def test_overrides_reach_the_run(tiny: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = ["run", str(tiny), "--out", str(out), "--seed", "4", "--sessions", "2", "--policy", "at_message_stop"]
+    args = ["run", str(tiny), "--out", str(out), "--seed", "4", "--sessions", "2"]
+    args += ["--policy", "at_message_stop"]
     assert main(args) == 0
     run_json = json.loads((out / "run.json").read_text())
     assert run_json["metadata"]["seed"] == 4
@@ -85,7 +88,9 @@ def test_an_existing_folder_is_an_error_unless_forced(
     assert (out / "turns.parquet").is_file()
 
 
-def test_a_bad_scenario_exits_2_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_scenario_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(TINY.replace("sessions = 3", "sessions = 0"))
     assert main(["run", str(bad), "--out", str(tmp_path / "run")]) == 2
@@ -109,4 +114,5 @@ def test_strict_stop_exits_1_naming_seed_and_session(
 
 def test_default_folder_name(tiny: Path) -> None:
     when = datetime(2026, 11, 30, 12, 5, 9, tzinfo=UTC)
-    assert default_out_dir(load_scenario(tiny), when) == Path("results/run-tiny-seed9-20261130-120509")
+    expected = Path("results/run-tiny-seed9-20261130-120509")
+    assert default_out_dir(load_scenario(tiny), when) == expected

@@ -101,7 +101,9 @@ def default_scenario(sessions: int) -> Scenario:
     return with_overrides(load_scenario(ROOT / "scenarios" / "default.toml"), sessions=sessions)
 
 
-def run(scenario: Scenario, policy: str = "streaming", level: float | None = None) -> SimulationResult:
+def run(
+    scenario: Scenario, policy: str = "streaming", level: float | None = None
+) -> SimulationResult:
     if level is None and scenario.load.levels:
         level = scenario.load.levels[0]
     return simulate(scenario, policy, level)
@@ -117,7 +119,8 @@ def first_turn(result: SimulationResult) -> dict[str, Any]:
 def test_ttfts_is_the_tool_block_stop_under_streaming_and_message_stop_otherwise() -> None:
     scenario = scenario_of(ARITHMETIC)
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
-    request = {"model": model.name, "max_tokens": 4096, "messages": [{"role": "user", "content": "x"}]}
+    messages = [{"role": "user", "content": "x"}]
+    request = {"model": model.name, "max_tokens": 4096, "messages": messages}
     response = model.respond(request, Turn(0, 0, 1))
     assert isinstance(response, StreamResponse)
     events = response.events
@@ -163,8 +166,9 @@ def model_draws_of_turn_one(result: SimulationResult) -> dict[int, tuple[Any, ..
     tools = {}
     for row in result.rows["tools"]:
         if row["turn_index"] == 1:
+            sent_ns = requests[row["session_id"]]["sent_ns"]
             tools.setdefault(row["session_id"], []).append(
-                (row["tool_use_id"], row["tool_name"], row["block_stop_ns"] - requests[row["session_id"]]["sent_ns"])
+                (row["tool_use_id"], row["tool_name"], row["block_stop_ns"] - sent_ns)
             )
     return {
         session: (
@@ -307,7 +311,7 @@ def test_endpoint_queue_is_first_come_first_served() -> None:
 def test_feed_points_are_tool_block_stops_and_the_last_event() -> None:
     events: list[tuple[int, dict[str, Any]]] = [
         (0, {"type": "message_start", "message": {}}),
-        (1, {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        (1, {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}),
         (2, {"type": "content_block_stop", "index": 0}),
         (3, {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use"}}),
         (4, {"type": "content_block_delta", "index": 1, "delta": {}}),

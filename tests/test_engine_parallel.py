@@ -30,14 +30,18 @@ def test_jobs_2_gives_the_same_files_as_a_serial_run(tmp_path: Path) -> None:
     assert len(units_of(scenario)) == 4  # two policies at two load levels
     reports: list[tuple[int, int]] = []
     serial = run_scenario(scenario)
-    parallel = run_scenario(scenario, jobs=2, progress=lambda unit, done: reports.append((unit, done)))
+    parallel = run_scenario(
+        scenario, jobs=2, progress=lambda unit, done: reports.append((unit, done))
+    )
     write(serial, tmp_path / "serial")
     write(parallel, tmp_path / "parallel")
     for spec in TABLES:
         name = f"{spec.name}.parquet"
-        assert (tmp_path / "serial" / name).read_bytes() == (tmp_path / "parallel" / name).read_bytes()
+        serial_bytes = (tmp_path / "serial" / name).read_bytes()
+        assert serial_bytes == (tmp_path / "parallel" / name).read_bytes()
     summaries = [
-        pq.read_table(tmp_path / run / "summary.parquet").to_pylist() for run in ("serial", "parallel")
+        pq.read_table(tmp_path / run / "summary.parquet").to_pylist()
+        for run in ("serial", "parallel")
     ]
     exact = [[row for row in rows if not row["wall_clock"]] for rows in summaries]
     assert exact[0] == exact[1]

@@ -42,7 +42,9 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("scenario", metavar="SCENARIO", type=Path, help="scenario TOML file")
     parser.add_argument("--seed", type=int, help="root seed (default: the scenario's)")
-    parser.add_argument("--sessions", type=int, help="sessions per load level (default: the scenario's)")
+    parser.add_argument(
+        "--sessions", type=int, help="sessions per load level (default: the scenario's)"
+    )
     parser.add_argument(
         "--policy", dest="policies", action="extend", nargs="+", choices=ALL_POLICIES,
         metavar="POLICY", help="executor policies to run (default: the scenario's); repeatable",
@@ -125,7 +127,8 @@ def _run_with_progress(scenario: Scenario, jobs: int) -> RunResult:
     columns = (
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
     )
-    with Progress(*columns, console=console, disable=not console.is_terminal, transient=True) as bar:
+    shown = console.is_terminal
+    with Progress(*columns, console=console, disable=not shown, transient=True) as bar:
         tasks = [bar.add_task(unit.label, total=scenario.load.sessions) for unit in units]
 
         def advance(index: int, finished: int) -> None:

@@ -37,7 +37,9 @@ class InterruptDraw:
 class SessionDraws:
     """The draws of one session of a scenario under one root seed."""
 
-    __slots__ = ("_scenario", "_seed", "session_id", "_specs", "_user", "_interrupts", "_turns_drawn")
+    __slots__ = (
+        "_scenario", "_seed", "session_id", "_specs", "_user", "_interrupts", "_turns_drawn"
+    )
 
     def __init__(self, scenario: Scenario, seed: int, session_id: int) -> None:
         self._scenario = scenario
@@ -66,7 +68,9 @@ class SessionDraws:
         if config.probability <= 0:
             return None
         if turn != self._turns_drawn + 1:
-            raise ValueError(f"interrupt draws go turn by turn: turn {turn} after {self._turns_drawn}")
+            raise ValueError(
+                f"interrupt draws go turn by turn: turn {turn} after {self._turns_drawn}"
+            )
         self._turns_drawn = turn
         if self._interrupts is None:
             self._interrupts = stream(self._seed, "interrupt", self.session_id)
@@ -76,9 +80,8 @@ class SessionDraws:
         if fires >= config.probability:
             return None
         weights = config.phase
-        phase: InterruptPhase = (
-            "streaming" if which * (weights.streaming + weights.tools) < weights.streaming else "tools"
-        )
+        streaming = which * (weights.streaming + weights.tools) < weights.streaming
+        phase: InterruptPhase = "streaming" if streaming else "tools"
         return InterruptDraw(phase, after_ns)
 
     def attachments(self, turn: int) -> AttachmentArrivals | None:
@@ -98,7 +101,8 @@ class SessionDraws:
         jitter = self._scenario.runtime.retries.jitter
         if jitter <= 0:
             return 0.0
-        return float(stream(self._seed, "retry_jitter", self.session_id, turn, retry).random()) * jitter
+        rng = stream(self._seed, "retry_jitter", self.session_id, turn, retry)
+        return float(rng.random()) * jitter
 
 
 class AttachmentArrivals:

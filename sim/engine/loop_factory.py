@@ -44,7 +44,9 @@ class LoopFactory:
             spec.name: PermissionDecision(spec.permission.mode) for spec in scenario.tool_specs
         }
 
-    def _permission(self, tool: ToolDefinition, tool_input: Mapping[str, Any]) -> PermissionDecision:
+    def _permission(
+        self, tool: ToolDefinition, tool_input: Mapping[str, Any]
+    ) -> PermissionDecision:
         return self._decisions[tool.name]
 
     def new_loop(self, jitter: Callable[[int], float]) -> ToolTurnLoop:

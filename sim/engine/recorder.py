@@ -140,7 +140,8 @@ def _tool_rows(
     calls = session.loop.call_records()
     if len(calls) != len(call_turns):
         raise AssertionError(
-            f"session {session.session_id}: {len(calls)} calls but {len(call_turns)} tool_use blocks"
+            f"session {session.session_id}: {len(calls)} calls but {len(call_turns)} tool_use "
+            "blocks"
         )
     tools = rows["tools"]
     for call, (tool_use_id, turn) in zip(calls, call_turns, strict=True):
@@ -198,7 +199,9 @@ def _request_rows(
         )
         totals = per_turn.get(log.turn)
         if totals is None:
-            per_turn[log.turn] = [log.model, log.input_tokens, log.output_tokens, log.message_stop_ns]
+            per_turn[log.turn] = [
+                log.model, log.input_tokens, log.output_tokens, log.message_stop_ns
+            ]
         else:
             totals[0] = log.model
             totals[1] += log.input_tokens

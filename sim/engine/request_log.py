@@ -28,7 +28,9 @@ class RequestLog:
     output_tokens: int = 0
     n_events: int = 0
 
-    def note_stream_end(self, events: list[tuple[int, dict[str, Any]]], fed: int, base_ns: int) -> None:
+    def note_stream_end(
+        self, events: list[tuple[int, dict[str, Any]]], fed: int, base_ns: int
+    ) -> None:
         """Take tokens and the message_stop time from the events fed so far (`fed` of them)."""
         if fed == 0:
             return

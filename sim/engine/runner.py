@@ -63,7 +63,8 @@ class RunResult:
 
     def collector(self, run_id: str) -> RunCollector:
         """Every unit's rows in one collector, added in unit order."""
-        collector = RunCollector(run_id=run_id, scenario=self.scenario.name, seed=self.scenario.seed)
+        scenario = self.scenario
+        collector = RunCollector(run_id=run_id, scenario=scenario.name, seed=scenario.seed)
         adders = {
             "turns": collector.add_turn,
             "tools": collector.add_tool,

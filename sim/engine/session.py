@@ -151,29 +151,30 @@ class Session:
 
     def _dispatch(self, commands: list[Command]) -> None:
         for command in commands:
-            kind = type(command)
-            if kind is StartTool:
-                self._start_tool(command)  # type: ignore[arg-type]
-            elif kind is SendRequest:
-                self.env.process(self._serve(command))  # type: ignore[arg-type]
-            elif kind is CancelTool:
-                process = self._tools.pop(command.tool_use_id, None)  # type: ignore[union-attr]
-                if process is not None and process.is_alive:
-                    process.interrupt()
-            elif kind is AskPermission:
-                self._ask(command)  # type: ignore[arg-type]
-            elif kind is WaitUntil:
-                self._wake_token += 1
-                self._call_at(command.time_ns, self._wake, self._wake_token)  # type: ignore[union-attr]
-            elif kind is CancelRequest:
-                if self._active is not None:
-                    self._close(self._active, CANCELLED)
-            elif kind is TurnEnded:
-                self._tools_turn = 0
-            elif kind is SessionEnded:
-                assert self._chain_done is not None
-                self._chain_done.succeed()
-            # ToolProgress, ResultReady, DiscardedResult: for observers; nothing to do.
+            match command:
+                case StartTool():
+                    self._start_tool(command)
+                case SendRequest():
+                    self.env.process(self._serve(command))
+                case CancelTool():
+                    process = self._tools.pop(command.tool_use_id, None)
+                    if process is not None and process.is_alive:
+                        process.interrupt()
+                case AskPermission():
+                    self._ask(command)
+                case WaitUntil():
+                    self._wake_token += 1
+                    self._call_at(command.time_ns, self._wake, self._wake_token)
+                case CancelRequest():
+                    if self._active is not None:
+                        self._close(self._active, CANCELLED)
+                case TurnEnded():
+                    self._tools_turn = 0
+                case SessionEnded():
+                    assert self._chain_done is not None
+                    self._chain_done.succeed()
+                case _:
+                    pass  # ToolProgress, ResultReady, DiscardedResult: for observers only.
 
     def _call_at(self, time_ns: int, action: Callable[..., None], *args: Any) -> None:
         """Run `action(*args)` at `time_ns` (a plain callback: cheaper than a process)."""
@@ -357,9 +358,8 @@ class Session:
     def _ask(self, command: AskPermission) -> None:
         plan = self.draws.tool_plan(command.name, command.tool_use_id)
         self._plans[command.tool_use_id] = plan
-        self._call_at(
-            self.env.now + plan.permission_delay_ns, self._decided, command.tool_use_id, plan.permitted
-        )
+        decided_ns = self.env.now + plan.permission_delay_ns
+        self._call_at(decided_ns, self._decided, command.tool_use_id, plan.permitted)
 
     @_strict_stops
     def _decided(self, tool_use_id: str, allowed: bool) -> None:
