@@ -116,3 +116,14 @@ def test_default_folder_name(tiny: Path) -> None:
     when = datetime(2026, 11, 30, 12, 5, 9, tzinfo=UTC)
     expected = Path("results/run-tiny-seed9-20261130-120509")
     assert default_out_dir(load_scenario(tiny), when) == expected
+
+
+def test_a_terminal_gets_a_progress_bar_per_policy(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rich.console import Console
+
+    monkeypatch.setattr(Console, "is_terminal", property(lambda self: True))
+    assert main(["run", str(tiny), "--out", str(tmp_path / "run")]) == 0
+    bar = capsys.readouterr().err
+    assert "streaming" in bar and "serial" in bar and "3/3" in bar

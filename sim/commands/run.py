@@ -127,8 +127,10 @@ def _run_with_progress(scenario: Scenario, jobs: int) -> RunResult:
     columns = (
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
     )
-    shown = console.is_terminal
-    with Progress(*columns, console=console, disable=not shown, transient=True) as bar:
+    if not console.is_terminal:
+        # No bar to draw: skip the progress reports (and, with --jobs, their queue process).
+        return run_scenario(scenario, jobs=jobs)
+    with Progress(*columns, console=console, transient=True) as bar:
         tasks = [bar.add_task(unit.label, total=scenario.load.sessions) for unit in units]
 
         def advance(index: int, finished: int) -> None:
