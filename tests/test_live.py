@@ -272,7 +272,8 @@ def test_rate_limits_are_retried_after_the_servers_retry_after() -> None:
 
 
 def test_overloaded_error_events_lead_to_the_fallback_model() -> None:
-    model = mock_model(name="sim-primary", profile="sonnet", script=explicit([text("Hello there.")]),
+    model = mock_model(name="sim-primary", profile="sonnet",
+                       script=explicit([text("Hello there.")]),
                        faults={"error_overloaded": 1.0, "fallback": "haiku"})
 
     async def session() -> SessionResult:

@@ -31,7 +31,8 @@ USER = [{"role": "user", "content": "Read the file."}]
 THINK_TEXT_CALL = {
     "kind": "explicit",
     "responses": [{"blocks": [
-        {"type": "thinking", "thinking": "The user wants a file read.", "signature": "c2lnbmF0dXJl"},
+        {"type": "thinking", "thinking": "The user wants a file read.",
+         "signature": "c2lnbmF0dXJl"},
         {"type": "text", "text": "Reading it now, then I will summarise ünïcödé text."},
         {"type": "tool_use", "name": "Read", "input": {"file_path": "/repo/a.py"}},
     ]}],
@@ -57,10 +58,13 @@ class LogLines:
 
 
 @contextmanager
-def serving(model: MockModel, speed: float = FAST) -> Iterator[tuple[MockServer, anthropic.Anthropic, LogLines]]:
+def serving(
+    model: MockModel, speed: float = FAST
+) -> Iterator[tuple[MockServer, anthropic.Anthropic, LogLines]]:
     log = LogLines()
     with serve_in_thread(model, speed=speed, log=log) as server:
-        client = anthropic.Anthropic(base_url=server.base_url, api_key="x", max_retries=0, timeout=20)
+        client = anthropic.Anthropic(base_url=server.base_url, api_key="x", max_retries=0,
+                                     timeout=20)
         try:
             yield server, client, log
         finally:
@@ -79,14 +83,16 @@ def test_the_sdk_streams_what_the_model_says_and_accumulates_as_we_do() -> None:
     model = mock_model()
     expected = model.respond(request(model), Turn(11, 0, 0))
     with serving(model) as (_, client, _log):
-        with client.messages.stream(**request(model), extra_headers={SESSION_HEADER: "11"}) as stream:
+        headers = {SESSION_HEADER: "11"}
+        with client.messages.stream(**request(model), extra_headers=headers) as stream:
             sdk_events = [event.to_dict() for event in stream if event.type in _RAW_TYPES]
             final = stream.get_final_message().to_dict()
     ours = StreamAccumulator()
     for event in sdk_events:
         ours.feed(event)
     assert without_nulls(final) == without_nulls(ours.snapshot())
-    assert [{"role": "assistant", "content": final["content"]}] == merge_block_messages(ours.completed)
+    merged = merge_block_messages(ours.completed)
+    assert merged == [{"role": "assistant", "content": final["content"]}]
     assert final == {**final, **final_message(expected.events)}
     assert [block["type"] for block in final["content"]] == ["thinking", "text", "tool_use"]
 

@@ -4,13 +4,16 @@ connections (a FIFO queue, refusals, waiters that give up)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import anthropic
+import pytest
 
 from sim.model.config import EndpointConfig
 from sim.model.endpoint import Endpoint
 from sim.model.response import Turn
+from sim.wire import connection
 from sim.wire.admission import AsyncEndpoint
 from sim.wire.identity import TurnIdentities, session_id_from_header
 from sim.wire.server import MockServer, request_problem
@@ -43,7 +46,8 @@ def test_turns_count_assistant_messages_and_attempts_count_repeats() -> None:
 def test_request_problems_are_worded_as_the_api_words_them() -> None:
     good: dict[str, Any] = {"model": "m", "max_tokens": 5, "messages": []}
     assert request_problem(good) is None
-    assert request_problem({**good, "max_tokens": True}) == "max_tokens: Input should be a valid integer"
+    not_an_integer = "max_tokens: Input should be a valid integer"
+    assert request_problem({**good, "max_tokens": True}) == not_an_integer
     assert request_problem({**good, "model": 3}) == "model: Input should be a valid string"
     assert request_problem({**good, "stream": "yes"}) == "stream: Input should be a valid boolean"
     assert request_problem({"max_tokens": 5, "messages": []}) == "model: Field required"
@@ -138,3 +142,52 @@ def test_over_the_wire_a_full_endpoint_queues_requests_one_at_a_time() -> None:
     # tokens of 30 ms each were served one after another.
     assert all(count <= 1 for count in in_flight)
     assert elapsed_ms >= 90
+
+
+async def raw_exchange(server: MockServer, data: bytes) -> bytes:
+    """Send `data` on a fresh connection; everything the server writes until it closes."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(data)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), timeout=10)
+    writer.close()
+    return answer
+
+
+def exchange(data: bytes) -> tuple[bytes, list[str]]:
+    lines: list[str] = []
+
+    async def scenario() -> bytes:
+        server = MockServer(mock_model(), speed=100.0, log=lines.append)
+        await server.start("127.0.0.1", 0)
+        try:
+            return await raw_exchange(server, data)
+        finally:
+            await server.close()
+
+    return asyncio.run(scenario()), lines
+
+
+def test_a_request_that_is_not_http_gets_a_400_and_the_connection_closes() -> None:
+    answer, lines = exchange(b"HELLO THERE\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 ") and b'"type":"invalid_request_error"' in answer
+    assert len(lines) == 1 and lines[0].startswith("- 400 ")
+
+
+def test_a_client_expecting_100_continue_is_told_to_go_on() -> None:
+    model = mock_model()
+    body = json.dumps(request(model)).encode()
+    head = (f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n")
+    answer, _ = exchange(head.encode() + body)
+    assert answer.startswith(b"HTTP/1.1 100 ")
+    assert b"HTTP/1.1 200 " in answer and b'"stop_reason":"tool_use"' in answer
+
+
+def test_a_body_beyond_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection, "MAX_BODY_BYTES", 64)
+    body = b"x" * 65
+    head = f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+    answer, lines = exchange(head.encode() + body)
+    assert answer.startswith(b"HTTP/1.1 413 ") and b"larger than 64 bytes" in answer
+    assert lines == ["- 413 request body larger than 64 bytes"]

@@ -1,7 +1,8 @@
 """`sim serve SCENARIO`: the scenario's mock model as an Anthropic-compatible HTTP server.
 
-    sim serve scenarios/default.toml --port 8765 --speed 10
-    # sim serve: listening on http://127.0.0.1:8765 (model claude-sonnet-4-5, seed 20261130, speed 10)
+    $ sim serve scenarios/default.toml --port 8765 --speed 10
+    sim serve: listening on http://127.0.0.1:8765 (model claude-sonnet-4-5, seed 20261130,
+    speed 10)
 
 Point a client at it (`base_url="http://127.0.0.1:8765"`, any API key, `max_retries=0` to see
 every fault). One line per request goes to stderr. Ctrl-C stops it (exit status 0).

@@ -40,6 +40,7 @@ def is_error_event(error: anthropic.APIStatusError) -> bool:
 def error_event(error: anthropic.APIStatusError) -> dict[str, Any]:
     """The `error` event the SDK raised `error` for, as the stream carried it."""
     body = error.body
-    if isinstance(body, dict) and body.get("type") == "error" and isinstance(body.get("error"), dict):
-        return body
+    if isinstance(body, dict) and body.get("type") == "error":
+        if isinstance(body.get("error"), dict):
+            return body
     return {"type": "error", "error": {"type": "api_error", "message": str(error)}}

@@ -26,8 +26,10 @@ class AsyncEndpoint:
         """Take a slot, waiting in line if the endpoint queues; False if the request is refused
         (it holds no slot then). A waiter that is cancelled leaves the line, or gives back the
         slot it was just granted."""
-        queueing = self._endpoint.config.overflow == "queue"
-        decision = "queue" if self._waiting and queueing else self._endpoint.admission(self.in_flight)
+        if self._waiting and self._endpoint.config.overflow == "queue":
+            decision = "queue"
+        else:
+            decision = self._endpoint.admission(self.in_flight)
         if decision == "admit":
             self.in_flight += 1
             return True

@@ -128,9 +128,10 @@ class MockServer:
     @property
     def base_url(self) -> str:
         """What to give a client as `base_url`, e.g. `http://127.0.0.1:8765`."""
+        port = self.port  # raises if not started
         assert self._server is not None
         host = self._server.sockets[0].getsockname()[0]
-        return f"http://{host}:{self.port}"
+        return f"http://{host}:{port}"
 
     @property
     def in_flight(self) -> int:
