@@ -1,0 +1,18 @@
+"""The simulator: simpy drives the real runtime (`sim.runtime`) under load, in virtual time.
+
+One module per concept:
+
+- `arrivals`      when sessions are due (closed loop, Poisson or trace open loop)
+- `draws`         every random draw of a session, keyed for common random numbers
+- `endpoint`      the model endpoint's slots and queue in simulated time
+- `feed_points`   where a response stream needs simulated time of its own
+- `loop_factory`  the `ToolTurnLoop` under test, built from the scenario
+- `tool_process`  one simulated tool call as a simpy process
+- `session`       one session: a user, a loop, and the commands it hands out
+- `request_log`   what the engine knows of one request beyond the runtime's record
+- `recorder`      a finished session turned into metric rows
+- `context`       what the sessions of one simulation share
+- `strict`        strict mode's stop
+- `simulation`    one policy at one load level
+- `runner`        every policy at every load level, serially or in worker processes
+"""
