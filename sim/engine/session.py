@@ -155,7 +155,7 @@ class Session:
                 case StartTool():
                     self._start_tool(command)
                 case SendRequest():
-                    self.env.process(self._serve(command))
+                    self._send(command)
                 case CancelTool():
                     process = self._tools.pop(command.tool_use_id, None)
                     if process is not None and process.is_alive:
@@ -188,16 +188,25 @@ class Session:
 
     # ----- requests and streams -----
 
-    def _serve(self, command: SendRequest) -> Generator[simpy.Event, Any, None]:
-        env = self.env
-        loop = self.loop
-        log = RequestLog(command.request_id, loop.turn, command.attempt, command.model, env.now)
+    def _send(self, command: SendRequest) -> None:
+        """Log the request and make it the active one at once (so that a cancellation in the
+        same instant finds it), then serve it in its own process."""
+        log = RequestLog(
+            command.request_id, self.loop.turn, command.attempt, command.model, self.env.now
+        )
         self.requests.append(log)
         stream = _Stream(log)
         self._active = stream
         if log.turn != self._drawn_turn:
             self._new_turn(log.turn)
         self._check_pairing(command, log)
+        self.env.process(self._serve(command, stream))
+
+    def _serve(self, command: SendRequest, stream: _Stream) -> Generator[simpy.Event, Any, None]:
+        if stream.closed:
+            return  # Cancelled before it was served.
+        env = self.env
+        log = stream.log
         endpoint = self.context.endpoint
         # The model counts a session's turns from 0 (its scripts are lists of responses).
         turn = Turn(self.session_id, log.turn - 1, command.attempt)
