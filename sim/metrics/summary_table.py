@@ -9,11 +9,14 @@ from rich.console import Console
 from rich.table import Table
 
 from sim.metrics.summary import PER_1K, SummaryRow
+from sim.runtime.policy import ExecutorPolicy
 
 NS_PER_MS = 1_000_000
 WHOLE_UNITS = frozenset({"turns", "tools", "requests", "rows", "events/s"})
 # Width when the output is not a terminal (a CI log, a file) and COLUMNS is not set.
 LOG_WIDTH = 160
+# Columns read from the policy under test to its baselines; unknown policies follow, as met.
+POLICY_ORDER = {policy.value: rank for rank, policy in enumerate(ExecutorPolicy)}
 
 
 def display_unit(unit: str) -> str:
@@ -31,12 +34,16 @@ def format_value(value: float, unit: str) -> str:
 
 
 def summary_table(rows: Iterable[SummaryRow], title: str = "Summary") -> Table:
-    """Policies as columns (in order of first appearance), metrics as rows; '-' where absent.
+    """Policies as columns (streaming, at_message_stop, serial, then any other as met), metrics
+    as rows; '-' where absent.
 
     Wall-clock metrics are dimmed and labelled, since they vary from run to run.
     """
     rows = list(rows)
-    policies = list(dict.fromkeys(row.policy for row in rows))
+    met = list(dict.fromkeys(row.policy for row in rows))
+    policies = sorted(
+        met, key=lambda policy: (POLICY_ORDER.get(policy, len(POLICY_ORDER)), met.index(policy))
+    )
     cells = {(row.policy, row.metric): row for row in rows}
     first = {row.metric: row for row in reversed(rows)}
     metrics = list(dict.fromkeys(row.metric for row in rows))
