@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test bench bench-gate clean
+.PHONY: run test gate baseline bench bench-gate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,27 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The exact simulated-metric gate: small seeded runs compared with the committed baselines.
+# Simulated metrics are exact functions of code, scenario and seed, so any change fails here;
+# after an intended change of behaviour, `make baseline` rewrites them (commit the result).
+BASELINE_SCENARIOS := default interrupt_storm fallback_storm overload fine_grained_tools
+BASELINE_SESSIONS := 40
+BASELINE_DIR := results/baseline
+
+gate: $(STAMP)
+	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
+	for name in $(BASELINE_SCENARIOS); do \
+		$(BIN)/sim run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
+			--out "$$scratch/$$name" > /dev/null || exit 1; \
+		$(BIN)/sim compare $(BASELINE_DIR)/$$name "$$scratch/$$name" || exit 1; \
+	done
+
+baseline: $(STAMP)
+	for name in $(BASELINE_SCENARIOS); do \
+		$(BIN)/sim run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
+			--out $(BASELINE_DIR)/$$name --force > /dev/null || exit 1; \
+	done
 
 # The benchmarks alone, with the in-run ratios against their references (the SDK, the bare runtime).
 bench: $(STAMP)
