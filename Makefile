@@ -32,7 +32,7 @@ gate: $(STAMP)
 		$(BIN)/sim run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
 			--out "$$scratch/$$name" > /dev/null || exit 1; \
 		$(BIN)/sim compare $(BASELINE_DIR)/$$name "$$scratch/$$name" || exit 1; \
-	done
+	done && echo "gate: $(words $(BASELINE_SCENARIOS)) scenarios match $(BASELINE_DIR) exactly"
 
 baseline: $(STAMP)
 	for name in $(BASELINE_SCENARIOS); do \
