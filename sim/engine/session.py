@@ -83,10 +83,14 @@ def _strict_stops(method: Callable[P, R]) -> Callable[P, R]:
 class _Stream:
     """The request being answered: its log, and the stream's events once there is one."""
 
-    __slots__ = ("log", "events", "base_ns", "fed", "closed", "holds_slot", "queued")
+    __slots__ = (
+        "log", "pairing", "events", "base_ns", "fed", "closed", "holds_slot", "queued"
+    )
 
     def __init__(self, log: RequestLog) -> None:
         self.log = log
+        # `check_pairing` of the request, made when it is sent and handed on to the model.
+        self.pairing: list[str] = []
         self.events: list[tuple[int, dict[str, Any]]] = []
         self.base_ns = 0
         self.fed = 0
@@ -199,7 +203,7 @@ class Session:
         self._active = stream
         if log.turn != self._drawn_turn:
             self._new_turn(log.turn)
-        self._check_pairing(command, log)
+        stream.pairing = self._check_pairing(command, log)
         self.env.process(self._serve(command, stream))
 
     def _serve(self, command: SendRequest, stream: _Stream) -> Generator[simpy.Event, Any, None]:
@@ -228,7 +232,9 @@ class Session:
             endpoint.admit()
         stream.holds_slot = True
         utilisation = endpoint.utilisation_of_others()
-        response = self.context.model.respond(command.request_body, turn, utilisation)
+        response = self.context.model.respond(
+            command.request_body, turn, utilisation, pairing=stream.pairing
+        )
         if isinstance(response, HttpError):
             if response.faults:
                 log.fault = ",".join(response.faults)
@@ -259,13 +265,14 @@ class Session:
         if not stream.closed:
             self._stream_ended(stream)
 
-    def _check_pairing(self, command: SendRequest, log: RequestLog) -> None:
+    def _check_pairing(self, command: SendRequest, log: RequestLog) -> list[str]:
         violations = check_pairing(command.request_body["messages"])
         if violations:
             self.pairing_violations += len(violations)
             log.fault = PAIRING_VIOLATION
             if self.context.scenario.runtime.strict:
                 raise self.strict_stop("; ".join(violations))
+        return violations
 
     @_strict_stops
     def _feed(self, stream: _Stream, stop: int) -> None:

@@ -44,6 +44,7 @@ from sim.model.disruption import disrupt, with_keepalive_pings
 from sim.model.endpoint import Endpoint
 from sim.model.faults import HTTP_FAULTS, TOOL_CALL_FAULTS, FaultDice
 from sim.model.ids import api_id
+from sim.model.input_tokens import InputTokenCounter
 from sim.model.latency import MODEL_NAMES, Latency, resolve_latency
 from sim.model.response import HttpError, Response, StreamResponse, Turn
 from sim.model.script import ExplicitPlanner, GeneratedPlanner, PlannedBlock, ToolInputs
@@ -51,47 +52,8 @@ from sim.model.stream import StreamBlock, build_timeline
 from sim.randomness import stream
 from sim.runtime.pairing import TranscriptShapeError, check_pairing
 
-# Input tokens are estimated as characters of content / 4: close enough for usage, and cheap.
-_CHARS_PER_INPUT_TOKEN = 4
-# A number, boolean or null, counted as a few characters.
-_SCALAR_CHARS = 4
 REQUIRED_FIELDS = ("model", "max_tokens", "messages")
 UNKNOWN_TOOL_NAME = "undefined_tool"
-
-
-def _chars(value: Any) -> int:
-    """Characters of the strings (and keys) in a JSON value. Walks nodes without serialising:
-    `len` of a string is free, so a 10 KB tool result costs as much as a 10-byte one."""
-    kind = type(value)
-    if kind is str:
-        return len(value)
-    if kind is dict:
-        return sum(len(key) + _chars(item) for key, item in value.items())
-    if kind is list:
-        return sum(map(_chars, value))
-    return _SCALAR_CHARS
-
-
-def _content_chars(content: Any) -> int:
-    # The common blocks first, without the generic walk.
-    if type(content) is str:
-        return len(content)
-    size = 0
-    for block in content:
-        kind = block.get("type")
-        if kind == "text":
-            size += len(block["text"])
-        elif kind == "tool_result" and type(block.get("content")) is str:
-            size += len(block["content"])
-        else:
-            size += _chars(block)
-    return size
-
-
-def _input_tokens(body: Mapping[str, Any]) -> int:
-    size = _chars(body.get("system", "")) + _chars(body.get("tools", []))
-    size += sum(_content_chars(message.get("content", "")) for message in body["messages"])
-    return max(1, size // _CHARS_PER_INPUT_TOKEN)
 
 
 def _last_tool_use_id(messages: Any) -> str | None:
@@ -142,6 +104,7 @@ class MockModel:
             if isinstance(script, ExplicitScript)
             else GeneratedPlanner(script, self.tools)
         )
+        self._input_tokens = InputTokenCounter()
         self._unknown_tool = UNKNOWN_TOOL_NAME
         while self._unknown_tool in self.tools:
             self._unknown_tool += "_"
@@ -155,10 +118,19 @@ class MockModel:
         return self.endpoint.refusal(self.request_id(turn), at_ns)
 
     def respond(
-        self, body: Mapping[str, Any], turn: Turn, utilisation: float = 0.0
+        self,
+        body: Mapping[str, Any],
+        turn: Turn,
+        utilisation: float = 0.0,
+        *,
+        pairing: list[str] | None = None,
     ) -> Response:
-        """The response to request `body` sent by `turn` while the endpoint is at `utilisation`."""
-        problem = self._request_problem(body)
+        """The response to request `body` sent by `turn` while the endpoint is at `utilisation`.
+
+        `pairing` is `check_pairing(body["messages"])` when the caller has already run it (the
+        simulator checks every request itself); None: the model runs it.
+        """
+        problem = self._request_problem(body, pairing)
         if problem is not None:
             return self._error(400, INVALID_REQUEST, problem, turn, utilisation)
         model = body["model"]
@@ -177,16 +149,17 @@ class MockModel:
     # -- errors -------------------------------------------------------------------------------
 
     @staticmethod
-    def _request_problem(body: Mapping[str, Any]) -> str | None:
+    def _request_problem(body: Mapping[str, Any], pairing: list[str] | None) -> str | None:
         """Why the API would reject `body` with 400, worded as it words it, or None."""
         for field in REQUIRED_FIELDS:
             if field not in body:
                 return f"{field}: Field required"
-        try:
-            violations = check_pairing(body["messages"])
-        except TranscriptShapeError as error:
-            return str(error)
-        return violations[0] if violations else None
+        if pairing is None:
+            try:
+                pairing = check_pairing(body["messages"])
+            except TranscriptShapeError as error:
+                return str(error)
+        return pairing[0] if pairing else None
 
     def _error_delay(self, turn: Turn, utilisation: float) -> int:
         rng = stream(self.root_seed, "error_delay", turn.session_id, turn.turn_index, turn.attempt)
@@ -260,7 +233,7 @@ class MockModel:
             "stop_reason": None,
             "stop_sequence": None,
             "usage": {
-                "input_tokens": _input_tokens(body),
+                "input_tokens": self._input_tokens(body),
                 "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0,
                 "output_tokens": 1,
