@@ -84,7 +84,8 @@ class _Stream:
     """The request being answered: its log, and the stream's events once there is one."""
 
     __slots__ = (
-        "log", "pairing", "events", "base_ns", "fed", "closed", "holds_slot", "queued"
+        "log", "pairing", "events", "payloads", "times", "base_ns", "fed", "closed",
+        "holds_slot", "queued",
     )
 
     def __init__(self, log: RequestLog) -> None:
@@ -92,6 +93,10 @@ class _Stream:
         # `check_pairing` of the request, made when it is sent and handed on to the model.
         self.pairing: list[str] = []
         self.events: list[tuple[int, dict[str, Any]]] = []
+        # The events and their simulated arrival times apart, as `ToolTurnLoop.on_events`
+        # takes them.
+        self.payloads: list[dict[str, Any]] = []
+        self.times: list[int] = []
         self.base_ns = 0
         self.fed = 0
         self.closed = False
@@ -248,6 +253,8 @@ class Session:
         events = response.events
         stream.events = events
         stream.base_ns = base = env.now
+        stream.payloads = [event for _, event in events]
+        stream.times = [base + t_ns for t_ns, _ in events]
         if events:
             self._schedule_streaming_interrupt(log.turn, base + events[0][0])
         for point in feed_points(events):
@@ -276,26 +283,25 @@ class Session:
 
     @_strict_stops
     def _feed(self, stream: _Stream, stop: int) -> None:
-        """Feed events up to index `stop` (exclusive), each at its own time."""
-        on_event = self.loop.on_event
+        """Feed events up to index `stop` (exclusive), each at its own time; carry out the
+        commands of an event before the next event is fed."""
+        on_events = self.loop.on_events
         request_id = stream.log.request_index
-        base = stream.base_ns
-        events = stream.events
-        start = stream.fed
+        payloads, times = stream.payloads, stream.times
+        start = fed = stream.fed
         if start == 0 and stop > 0:
-            stream.log.first_event_ns = base + events[0][0]
-        for index in range(start, stop):
-            t_ns, event = events[index]
-            commands = on_event(event, base + t_ns, request_id)
+            stream.log.first_event_ns = times[0]
+        while fed < stop:
+            commands, taken = on_events(payloads[fed:stop], times[fed:stop], request_id)
+            fed += taken
             if commands:
-                stream.fed = index + 1
+                stream.fed = fed
                 self._dispatch(commands)
                 if stream.closed:
                     break
-        else:
-            stream.fed = stop
-        self.events_fed += stream.fed - start
-        stream.log.n_events = stream.fed
+        stream.fed = fed
+        self.events_fed += fed - start
+        stream.log.n_events = fed
 
     def _feed_due_before(self, stream: _Stream, now: int) -> None:
         """Feed the events of the current stream due strictly before `now`."""

@@ -33,7 +33,7 @@ listed in :attr:`StreamAccumulator.open_indices`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,6 +205,40 @@ class StreamAccumulator:
             raise StreamProtocolError(
                 f"malformed {event.get('type', 'untyped')!s} event ({error!r}): {_describe(event)}"
             ) from None
+
+    def append_deltas(self, events: Sequence[Any], start: int = 0) -> int:
+        """Apply the run of plain appending deltas from `events[start]` on: text, thinking or
+        tool input JSON added to an open block of the matching type, exactly as :meth:`feed`
+        applies them. Returns the index of the first event that is anything else (or
+        `len(events)`); that event is left untouched, for :meth:`feed` to handle or reject.
+
+        Why: nearly every event of a stream is such a delta, and one call per run of them costs
+        far less than a call (and its checks for the rare events) per delta.
+        """
+        if not self._live:
+            return start
+        open_blocks = self._open
+        stop = len(events)
+        position = start
+        try:
+            while position < stop:
+                event = events[position]
+                if type(event) is not dict or event.get("type") != "content_block_delta":
+                    return position
+                state = open_blocks.get(event.get("index"))
+                if state is None:
+                    return position
+                delta = event.get("delta")
+                if type(delta) is not dict or delta.get("type") != state.append_type:
+                    return position
+                text = delta.get(state.append_key)
+                if type(text) is not str:
+                    return position
+                state.parts.append(text)
+                position += 1
+        except TypeError:  # an unhashable index: not a plain delta, `feed` says why
+            return position
+        return stop
 
     def snapshot(self) -> dict[str, Any]:
         """The assistant message so far, from completed blocks only, in API Message shape

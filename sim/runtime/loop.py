@@ -220,6 +220,37 @@ class ToolTurnLoop:
             return self._stream_error(now_ns, error_type)
         return []
 
+    def on_events(
+        self,
+        events: Sequence[dict[str, Any]],
+        times_ns: Sequence[int],
+        request_id: int | None = None,
+    ) -> tuple[list[Command], int]:
+        """Several stream events in order, `times_ns[i]` the arrival of `events[i]`: the same as
+        `on_event` for each, up to and including the first that hands out commands, so that the
+        driver carries those out before the next event. Returns the commands (empty when every
+        event was taken without any) and how many events were taken.
+
+        Why a batch: a driver that feeds a recorded or simulated stream pays a call per event
+        otherwise, and the plain deltas, nearly every event, go to the accumulator in one call
+        per run of them (`StreamAccumulator.append_deltas`).
+        """
+        total = len(events)
+        if request_id is not None and request_id != self.requests_sent:
+            return [], total  # Rule 12: a stale request; every event is ignored.
+        taken = 0
+        while taken < total:
+            if self.phase is Phase.STREAMING:
+                # The accumulator changes only with a new request, which comes as a command.
+                taken = self._accumulator.append_deltas(events, taken)
+                if taken == total:
+                    break
+            commands = self.on_event(events[taken], times_ns[taken])
+            taken += 1
+            if commands:
+                return commands, taken
+        return [], total
+
     def stream_ended(self, now_ns: int, request_id: int | None = None) -> list[Command]:
         """The response stream closed. After `message_stop` this changes nothing; before it,
         the stream was cut."""

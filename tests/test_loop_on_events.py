@@ -1,0 +1,113 @@
+"""`ToolTurnLoop.on_events` and `StreamAccumulator.append_deltas`: a batch of events does exactly
+what the same events do one `on_event` at a time, however the stream is split into batches,
+including streams that break the protocol."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
+from sim.runtime.loop import ToolTurnLoop
+from tests.runtime_script import (
+    error_event,
+    message_end,
+    message_start,
+    text_block,
+    tool_use_block,
+)
+from tests.test_loop import TOOLS
+
+Event = dict[str, Any]
+TOOL_TURN = [
+    message_start("msg_1"),
+    *text_block(0, "Let me look at both files.", parts=5),
+    *tool_use_block(1, "toolu_1", "Read", {"path": "/a"}, parts=4),
+    {"type": "ping"},
+    *tool_use_block(2, "toolu_2", "Bash", {"command": "ls -la"}, parts=6),
+    *message_end("tool_use"),
+]
+# Deltas that are not plain appends, each somewhere in a tool turn: a stopped block, an unknown
+# index, an unhashable index, a delta of the wrong type, a text that is not a string.
+BROKEN_DELTAS = [
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "late"}},
+    {"type": "content_block_delta", "index": 9, "delta": {"type": "text_delta", "text": "x"}},
+    {"type": "content_block_delta", "index": [1], "delta": {"type": "text_delta", "text": "x"}},
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "x"}},
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": 3}},
+]
+
+
+def _streams() -> list[list[Event]]:
+    streams = [TOOL_TURN, TOOL_TURN[:9], [*TOOL_TURN[:12], error_event()]]
+    for broken in BROKEN_DELTAS:
+        streams.append([*TOOL_TURN[:9], broken, *TOOL_TURN[9:]])
+    return streams
+
+
+def _one_by_one(events: list[Event]) -> tuple[ToolTurnLoop, list[tuple[int, Any]]]:
+    loop = ToolTurnLoop(TOOLS, model="model-a")
+    loop.start("go", 0)
+    out: list[tuple[int, Any]] = []
+    for position, event in enumerate(events):
+        now = 100 + 10 * position
+        out += [(now, command) for command in loop.on_event(event, now, 1)]
+    return loop, out
+
+
+def _in_batches(events: list[Event], cuts: list[int]) -> tuple[ToolTurnLoop, list[tuple[int, Any]]]:
+    loop = ToolTurnLoop(TOOLS, model="model-a")
+    loop.start("go", 0)
+    times = [100 + 10 * position for position in range(len(events))]
+    out: list[tuple[int, Any]] = []
+    bounds = sorted({0, len(events), *(cut % (len(events) + 1) for cut in cuts)})
+    for start, stop in zip(bounds, bounds[1:], strict=False):
+        fed = start
+        while fed < stop:
+            commands, taken = loop.on_events(events[fed:stop], times[fed:stop], 1)
+            assert 0 < taken <= stop - fed
+            fed += taken
+            # Stamped with the last event taken: equal to the single-event times only if a
+            # batch stops at the event that made its commands.
+            out += [(times[fed - 1], command) for command in commands]
+    return loop, out
+
+
+def _state(loop: ToolTurnLoop) -> tuple[Any, ...]:
+    return (loop.messages, loop.record.entries, loop.phase, loop.call_records())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(range(len(_streams()))), st.lists(st.integers(0, 60), max_size=6))
+def test_batches_do_what_single_events_do(which: int, cuts: list[int]) -> None:
+    events = _streams()[which]
+    single, single_out = _one_by_one(copy.deepcopy(events))
+    batched, batched_out = _in_batches(copy.deepcopy(events), cuts)
+    assert batched_out == single_out
+    assert _state(batched) == _state(single)
+
+
+def test_a_batch_for_an_older_request_is_ignored_whole() -> None:
+    loop = ToolTurnLoop(TOOLS, model="model-a")
+    loop.start("go", 0)
+    assert loop.on_events(TOOL_TURN, list(range(len(TOOL_TURN))), request_id=7) == ([], len(TOOL_TURN))
+    assert loop.record.entries[-1].kind.value == "request_sent"
+
+
+def test_append_deltas_takes_plain_deltas_and_stops_at_anything_else() -> None:
+    accumulator = StreamAccumulator()
+    events = [*TOOL_TURN[:4], BROKEN_DELTAS[3], *TOOL_TURN[4:]]
+    assert accumulator.append_deltas(events, 0) == 0  # not started: nothing is a plain delta
+    accumulator.feed(events[0])
+    accumulator.feed(events[1])
+    # Two text deltas, then a delta for block 1, not started: left for feed, which rejects it.
+    assert accumulator.append_deltas(events, 2) == 4
+    with pytest.raises(StreamProtocolError, match="no started block"):
+        accumulator.feed(events[4])
+    assert accumulator.append_deltas(events, 5) == 5 + 3  # the rest of the text, up to its stop
+    done = accumulator.feed(events[8])
+    assert done is not None and done.block["text"] == "Let me look at both files."
