@@ -53,7 +53,7 @@ from sim.runtime.commands import (
 )
 from sim.runtime.loop import Phase
 from sim.runtime.outcomes import ToolOutcome
-from sim.runtime.pairing import check_pairing
+from sim.runtime.pairing import PairingMonitor
 from sim.runtime.repair import PairingError
 from sim.tools.execution import CallPlan
 
@@ -118,6 +118,8 @@ class Session:
         self.loop = context.loops.new_loop(self._jitter)
         self.requests: list[RequestLog] = []
         self.pairing_violations = 0
+        # `check_pairing` of each request, checking only what is new since the last one.
+        self._pairing = PairingMonitor()
         self.events_fed = 0
         self._honour_retry_after = context.scenario.runtime.retries.honour_retry_after
         self._active: _Stream | None = None
@@ -273,7 +275,7 @@ class Session:
             self._stream_ended(stream)
 
     def _check_pairing(self, command: SendRequest, log: RequestLog) -> list[str]:
-        violations = check_pairing(command.request_body["messages"])
+        violations = self._pairing.check(command.request_body["messages"])
         if violations:
             self.pairing_violations += len(violations)
             log.fault = PAIRING_VIOLATION

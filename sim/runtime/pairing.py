@@ -209,18 +209,76 @@ def check_pairing(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     request needs at least one message is the request's concern, not the pairing's). Raises
     `TranscriptShapeError` if `messages` is not a transcript at all. Linear in the transcript size.
     """
-    violations: list[str] = []
+    walk = _Walk()
     last = len(messages) - 1
-    seen_use_ids: set[str] = set()
-    previous_role: str | None = None
-    # Client tool_use ids of the previous message, in order, when it is an assistant message.
-    awaiting: list[str] = []
     for index, message in enumerate(messages):
+        walk.step(index, message, last)
+    return walk.finish(last)
+
+
+class PairingMonitor:
+    """`check_pairing` for the successive requests of one conversation, where each transcript
+    is the one checked before plus new messages: `monitor.check(messages)`.
+
+    Why: an agent's transcript grows by a turn per request, so checking every request from the
+    start costs the square of the session's length. The monitor keeps the state of the check
+    before the last message it saw, and when the new transcript starts with the same messages
+    (compared by `==`, which holds at once for the same objects) it checks only from there; any
+    other transcript is checked whole. A message changed in place after it was checked is not
+    noticed: the runtime never does that (it replaces a message, as earlier requests share it).
+    """
+
+    __slots__ = ("_checked", "_before_last")
+
+    def __init__(self) -> None:
+        self._checked: list[Mapping[str, Any]] = []
+        self._before_last = _Walk()  # the state before `_checked[-1]`
+
+    def check(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
+        """`check_pairing(messages)`; raises `TranscriptShapeError` the same way."""
+        known = len(self._checked) - 1
+        walk, start = _Walk(), 0
+        if known > 0 and len(messages) > known and messages[:known] == self._checked[:known]:
+            # The last message checked was checked as the last one (it may end empty): again.
+            walk, start = self._before_last.copy(), known
+        last = len(messages) - 1
+        before_last = walk
+        for index in range(start, len(messages)):
+            if index == last:
+                before_last = walk.copy()
+            walk.step(index, messages[index], last)
+        self._checked, self._before_last = list(messages), before_last
+        return walk.finish(last)
+
+
+class _Walk:
+    """The state of a check, message by message: what `check_pairing` carries along."""
+
+    __slots__ = ("violations", "seen_use_ids", "previous_role", "awaiting")
+
+    def __init__(self) -> None:
+        self.violations: list[str] = []
+        self.seen_use_ids: set[str] = set()
+        self.previous_role: str | None = None
+        # Client tool_use ids of the previous message, in order, when it is an assistant message.
+        self.awaiting: list[str] = []
+
+    def copy(self) -> _Walk:
+        other = _Walk()
+        other.violations = list(self.violations)
+        other.seen_use_ids = set(self.seen_use_ids)
+        other.previous_role = self.previous_role
+        other.awaiting = list(self.awaiting)
+        return other
+
+    def step(self, index: int, message: Mapping[str, Any], last: int) -> None:
+        """Check `messages[index]`, in a transcript whose last index is `last`."""
+        violations = self.violations
         role = message_role(message, index)
         content = message_blocks(message, index)
         if index == 0 and role != "user":
             violations.append(FIRST_MESSAGE_NOT_USER)
-        if role == previous_role:
+        if role == self.previous_role:
             violations.append(ROLES_NOT_ALTERNATING.format(role=role))
         if not content:
             if role == "user":
@@ -229,16 +287,19 @@ def check_pairing(messages: Sequence[Mapping[str, Any]]) -> list[str]:
                 violations.append(EMPTY_MESSAGE)
         blocks: Sequence[Mapping[str, Any]] = () if isinstance(content, str) else content
         if role == "assistant":
-            if awaiting:
-                violations.append(_missing(index - 1, awaiting))
-            awaiting = _check_assistant(blocks, index, seen_use_ids, violations)
+            if self.awaiting:
+                violations.append(_missing(index - 1, self.awaiting))
+            self.awaiting = _check_assistant(blocks, index, self.seen_use_ids, violations)
         else:
-            _check_user(blocks, index, awaiting, violations)
-            awaiting = []
-        previous_role = role
-    if awaiting:
-        violations.append(_missing(last, awaiting))
-    return violations
+            _check_user(blocks, index, self.awaiting, violations)
+            self.awaiting = []
+        self.previous_role = role
+
+    def finish(self, last: int) -> list[str]:
+        """The violations of the transcript, once its last message was stepped through."""
+        if self.awaiting:
+            return [*self.violations, _missing(last, self.awaiting)]
+        return list(self.violations)
 
 
 def _missing(index: int, ids: Sequence[str]) -> str:
