@@ -142,7 +142,7 @@ class _KeyedSeed(ISeedSequence):
             output = _hash_constants(_INIT_B, _MULT_B, count)
             steps = tuple((n % _POOL_SIZE, output[n], output[n + 1]) for n in range(count))
         pool, mask = self._pool, _MASK32
-        words = [((pool[index] ^ constant) * following) & mask for index, constant, following in steps]
+        words = [((pool[i] ^ constant) * following) & mask for i, constant, following in steps]
         state = np.array([word ^ (word >> _XSHIFT) for word in words], dtype=np.uint32)
         return state.view(dtype)
 

@@ -31,7 +31,9 @@ def test_the_same_generator_as_numpys_seed_sequence(root_seed: int, keys: list[s
 
 @settings(max_examples=50, deadline=None)
 @given(ROOTS, KEYS.filter(bool), st.sampled_from([(1, np.uint32), (7, np.uint32), (3, np.uint64)]))
-def test_seed_words_of_any_size(root_seed: int, keys: list[str | int], request: tuple[int, type]) -> None:
+def test_seed_words_of_any_size(
+    root_seed: int, keys: list[str | int], request: tuple[int, type]
+) -> None:
     spawn_key = tuple(map(_key_to_int, keys))
     ours = _KeyedSeed(root_seed, spawn_key).generate_state(*request)
     theirs = np.random.SeedSequence(entropy=root_seed, spawn_key=spawn_key).generate_state(*request)
