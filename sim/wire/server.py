@@ -13,13 +13,14 @@ Behaviour, request by request:
    index from the assistant messages, attempt from the session's earlier requests of that turn.
 3. Admission: the scenario's endpoint capacity counts requests in flight across every
    connection; beyond it a request waits in line or is refused (429/529 with retry-after), as
-   `[model.endpoint]` says. A request holds its slot until its response is over.
+   `[model.endpoint]` says. A request holds its slot until its response is over; the model's
+   delays count from admission, so time in the queue comes on top.
 4. The mock model answers (`MockModel.respond`): an HTTP error (400 with `check_pairing`'s
    wording for a broken transcript, 404 for an unknown model, 429 / 529 / 500 faults), sent
    after its delay with the API's JSON error body, a `request-id` header and, for 429 and 529,
    `retry-after` (whole seconds, rounded up) and `retry-after-ms`; or a timed stream.
 5. `stream: true`: 200 `text/event-stream` at once, then each event at its time from the
-   request's arrival (pings, `event: error` included). A stream the model cuts ends with the
+   request's admission (pings, `event: error` included). A stream the model cuts ends with the
    connection dropped mid-body, after any silence before the cut.
 6. `stream: false`: after the whole stream's time, the accumulated Message JSON; a stream that
    would end with an `error` event answers that error's status (529 overloaded, 500 otherwise)
@@ -207,6 +208,8 @@ class MockServer:
 
         turn = self._identities.turn_for(request.headers.get(SESSION_HEADER), body["messages"])
         holds_slot = await self._endpoint.acquire()
+        # The model's times count from admission: time spent in the queue comes on top.
+        admitted_ns = time.monotonic_ns()
         outcome = "aborted"  # the client went away, or the server is closing
         faults: tuple[str, ...] = ("endpoint_refused",)
         try:
@@ -214,13 +217,13 @@ class MockServer:
             if holds_slot:
                 faults = response.faults
             if isinstance(response, HttpError):
-                outcome = await self._send_http_error(http, response, arrived_ns)
+                outcome = await self._send_http_error(http, response, admitted_ns)
                 return True
             request_id = self.model.request_id(turn)
             if body.get("stream", False):
-                outcome = await self._send_stream(http, response, request_id, arrived_ns)
+                outcome = await self._send_stream(http, response, request_id, admitted_ns)
             else:
-                outcome = await self._send_message(http, response, request_id, arrived_ns)
+                outcome = await self._send_message(http, response, request_id, admitted_ns)
             return response.ending != "cut"
         finally:
             if holds_slot:
@@ -248,9 +251,9 @@ class MockServer:
     # ----- answers -----
 
     async def _send_http_error(
-        self, http: HttpConnection, error: HttpError, arrived_ns: int
+        self, http: HttpConnection, error: HttpError, admitted_ns: int
     ) -> str:
-        await self._sleep_until(arrived_ns, error.at_ns)
+        await self._sleep_until(admitted_ns, error.at_ns)
         headers = [("request-id", str(error.body.get("request_id", "")))]
         if error.retry_after_ns is not None:
             wait_ns = self._scaled(error.retry_after_ns)
@@ -262,19 +265,19 @@ class MockServer:
         return f"{error.status} {error.body['error']['type']}"
 
     async def _send_stream(
-        self, http: HttpConnection, response: StreamResponse, request_id: str, arrived_ns: int
+        self, http: HttpConnection, response: StreamResponse, request_id: str, admitted_ns: int
     ) -> str:
         await http.start(200, [_EVENT_STREAM, ("cache-control", "no-cache"),
                                ("request-id", request_id)])
         due: list[bytes] = []  # events whose time has come, written together
         for t_ns, event in response.events:
-            if arrived_ns + self._scaled(t_ns) > time.monotonic_ns():
+            if admitted_ns + self._scaled(t_ns) > time.monotonic_ns():
                 await http.send_data(b"".join(due))
                 due = []
-                await self._sleep_until(arrived_ns, t_ns)
+                await self._sleep_until(admitted_ns, t_ns)
             due.append(encode_event(event))
         await http.send_data(b"".join(due))
-        await self._sleep_until(arrived_ns, response.end_ns)
+        await self._sleep_until(admitted_ns, response.end_ns)
         if response.ending == "cut":
             http.cut()
             return "200 stream cut"
@@ -282,9 +285,9 @@ class MockServer:
         return f"200 stream {response.ending}"
 
     async def _send_message(
-        self, http: HttpConnection, response: StreamResponse, request_id: str, arrived_ns: int
+        self, http: HttpConnection, response: StreamResponse, request_id: str, admitted_ns: int
     ) -> str:
-        await self._sleep_until(arrived_ns, response.end_ns)
+        await self._sleep_until(admitted_ns, response.end_ns)
         if response.ending == "cut":
             http.cut()
             return "- message cut"
@@ -313,8 +316,8 @@ class MockServer:
         """A delay of the model's, at the server's speed."""
         return round(delay_ns / self.speed)
 
-    async def _sleep_until(self, arrived_ns: int, t_ns: int) -> None:
-        """Sleep until `t_ns` (model time, from the request's arrival) has come."""
-        wait_ns = arrived_ns + self._scaled(t_ns) - time.monotonic_ns()
+    async def _sleep_until(self, admitted_ns: int, t_ns: int) -> None:
+        """Sleep until `t_ns` (model time, from the request's admission) has come."""
+        wait_ns = admitted_ns + self._scaled(t_ns) - time.monotonic_ns()
         if wait_ns > 0:
             await asyncio.sleep(wait_ns / NS_PER_S)
