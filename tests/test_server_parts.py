@@ -191,3 +191,10 @@ def test_a_body_beyond_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> 
     answer, lines = exchange(head.encode() + body)
     assert answer.startswith(b"HTTP/1.1 413 ") and b"larger than 64 bytes" in answer
     assert lines == ["- 413 request body larger than 64 bytes"]
+
+
+def test_status_lines_carry_reason_phrases() -> None:
+    assert connection.reason_phrase(200) == "OK" and connection.reason_phrase(529) == "Overloaded"
+    assert connection.reason_phrase(599) == ""
+    answer, _ = exchange(b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 404 Not Found\r\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import h11
 
@@ -17,6 +18,8 @@ import h11
 MAX_BODY_BYTES = 32 * 1024 * 1024
 _READ_BYTES = 64 * 1024
 SERVER_NAME = b"sim-serve"
+# Reason phrases HTTPStatus does not know (Anthropic's own status).
+_EXTRA_REASONS = {529: "Overloaded"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +90,7 @@ class HttpConnection:
 
     async def start(self, status: int, headers: list[tuple[str, str]]) -> None:
         """The status line and headers; without a Content-Length the body goes chunked."""
-        await self._write(h11.Response(status_code=status,
+        await self._write(h11.Response(status_code=status, reason=reason_phrase(status),
                                        headers=[("server", SERVER_NAME), *headers]))
 
     async def send_data(self, data: bytes) -> None:
@@ -127,3 +130,11 @@ class HttpConnection:
         if data:
             self._writer.write(data)
             await self._writer.drain()
+
+
+def reason_phrase(status: int) -> str:
+    """The reason phrase of a status line ("OK", "Overloaded"); empty for an unknown status."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return _EXTRA_REASONS.get(status, "")
