@@ -336,3 +336,21 @@ def test_an_unreadable_error_event_becomes_an_api_error_event() -> None:
     assert error_event(readable) == {"type": "error", "error": {"type": "overloaded_error"}}
     assert error_event(unreadable) == {"type": "error",
                                        "error": {"type": "api_error", "message": "garbage"}}
+
+
+def test_a_second_prompt_to_the_same_loop_keeps_one_clock() -> None:
+    model = mock_model(script=explicit([text("First answer.")], [text("Second answer.")]))
+
+    async def two_prompts() -> tuple[SessionResult, SessionResult, ToolTurnLoop]:
+        async with serving(model) as (_, client):
+            loop = ToolTurnLoop(DEFINITIONS, model=model.name)
+            first = await run_session(client, loop, "one", {})
+            second = await run_session(client, loop, "two", {}, origin_ns=first.origin_ns)
+            return first, second, loop
+
+    first, second, loop = run(two_prompts)
+    assert (first.reason, second.reason) == ("end_turn", "end_turn")
+    assert second.origin_ns == first.origin_ns and second.elapsed_ns > first.elapsed_ns
+    times = [entry.time_ns for entry in loop.record.entries]
+    assert times == sorted(times)
+    assert [m["role"] for m in second.messages] == ["user", "assistant", "user", "assistant"]

@@ -19,7 +19,9 @@ The driver carries out the loop's commands (`sim.runtime.commands`):
 
 The client must have `max_retries=0`: the loop does its own retries (with its backoff, its
 fallback model and its record of every attempt); SDK retries would hide failures from it.
-Time (`now_ns`) is `time.monotonic_ns()` from the call of `run_session`. An exception the loop
+Time (`now_ns`) is `time.monotonic_ns()` from `origin_ns`: by default the call of
+`run_session`; a later prompt to the same loop passes the first result's `origin_ns`, so the
+loop's record keeps one clock. An exception the loop
 or the driver raises (a bug, not a failure of the model or a tool) ends the session and is
 raised from `run_session`.
 """
@@ -74,6 +76,8 @@ class SessionResult:
     # What went wrong on the wire, in order: "http 529", "connection error",
     # "error event overloaded_error", "stream cut".
     failures: tuple[str, ...]
+    # The `time.monotonic_ns()` the session's times count from, and the time at its end.
+    origin_ns: int
     elapsed_ns: int
 
 
@@ -86,6 +90,7 @@ async def run_session(
     headers: Mapping[str, str] | None = None,
     ask_permission: AskPermissionFn | None = None,
     observer: Observer | None = None,
+    origin_ns: int | None = None,
 ) -> SessionResult:
     """Run the session `loop.start(prompt)` begins until it ends; see the module docstring.
     `headers` go with every request (e.g. `x-sim-session` for `sim serve`)."""
@@ -94,7 +99,8 @@ async def run_session(
             f"the client has max_retries={client.max_retries}; give it max_retries=0, "
             "the tool-turn loop does its own retries"
         )
-    driver = _Driver(client, loop, tools, dict(headers or {}), ask_permission, observer)
+    origin = time.monotonic_ns() if origin_ns is None else origin_ns
+    driver = _Driver(client, loop, tools, dict(headers or {}), ask_permission, observer, origin)
     return await driver.run(prompt)
 
 
@@ -107,6 +113,7 @@ class _Driver:
         headers: dict[str, str],
         ask_permission: AskPermissionFn | None,
         observer: Observer | None,
+        origin_ns: int,
     ) -> None:
         self._client = client
         self._loop = loop
@@ -114,7 +121,7 @@ class _Driver:
         self._headers = headers
         self._ask_permission = ask_permission
         self._observer = observer
-        self._start_ns = time.monotonic_ns()
+        self._origin_ns = origin_ns
         self._ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._tasks: set[asyncio.Task[None]] = set()
         self._tool_tasks: dict[str, asyncio.Task[None]] = {}
@@ -124,7 +131,7 @@ class _Driver:
         self._requests = 0
 
     def now(self) -> int:
-        return time.monotonic_ns() - self._start_ns
+        return time.monotonic_ns() - self._origin_ns
 
     async def run(self, prompt: str | list[dict[str, Any]]) -> SessionResult:
         try:
@@ -140,6 +147,7 @@ class _Driver:
             turns=tuple(self._turns),
             requests=self._requests,
             failures=tuple(self._failures),
+            origin_ns=self._origin_ns,
             elapsed_ns=self.now(),
         )
 
