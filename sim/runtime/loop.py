@@ -89,10 +89,11 @@ from sim.runtime.commands import (
 )
 from sim.runtime.executor import CallRecord, ToolExecutor, build_validators
 from sim.runtime.outcomes import SyntheticCause, ToolOutcome
+from sim.runtime.pairing import PairingMonitor
 from sim.runtime.permission import PermissionPolicy, allow_all
 from sim.runtime.policy import ExecutorPolicy
 from sim.runtime.record import Record, RecordKind
-from sim.runtime.repair import Repair, ensure_tool_result_pairing
+from sim.runtime.repair import PairingError, Repair, ensure_tool_result_pairing
 from sim.runtime.results import ToolContent
 from sim.runtime.retry import RetrySettings, is_retryable
 from sim.runtime.tooldef import ToolDefinition
@@ -149,6 +150,8 @@ class ToolTurnLoop:
         self.messages: list[dict[str, Any]] = [dict(message) for message in messages]
         self.record = Record()
         self.repairs: list[Repair] = []
+        # Checks each request's transcript from where the last check left off (rule 1).
+        self._pairing = PairingMonitor()
         self.requests_sent = 0
         self.wasted_executions = 0
         self.phase = Phase.IDLE
@@ -356,7 +359,15 @@ class ToolTurnLoop:
         self._attempt += 1
         self.record.turn = self._turn
         self.record.attempt = self._attempt
-        messages, repairs = ensure_tool_result_pairing(self.messages, strict=self.strict)
+        # A transcript that passes comes back from the repair as it is, with no repairs; the
+        # monitor knows whether it passes from the new messages alone, the repair walks them all.
+        violations = self._pairing.check(self.messages)
+        if not violations:
+            messages, repairs = list(self.messages), []
+        elif self.strict:
+            raise PairingError(violations)
+        else:
+            messages, repairs = ensure_tool_result_pairing(self.messages)
         for repair in repairs:
             self.record.add(now_ns, RecordKind.REPAIR, tool_use_id=repair.tool_use_id,
                             detail=repair.kind.value, value=repair.message_index)
