@@ -9,7 +9,8 @@ The fixed scenario is `scenarios/default.toml` cut to `SESSIONS` sessions, polic
   processes, user draws, the runtime, and the rows made at each session's end.
 - bare runtime: every input the runtime received in an engine run (prompts, each stream event,
   tool finishes, permission answers, wakes, interrupts, attachments, with their times) recorded
-  once and replayed into fresh `ToolTurnLoop`s: the runtime's own cost for the same work.
+  once and replayed into fresh `ToolTurnLoop`s: the runtime's own cost for the same work (under
+  the same garbage-collector settings as the engine, `sim.engine.collector`).
 
 The table printed at the end gives events per second of each (minimum round time) and the
 engine's cost as a multiple of the bare runtime's. Targets (issues 5 and 6): the engine at least
@@ -25,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from sim.engine.collector import fewer_collections
 from sim.engine.loop_factory import LoopFactory
 from sim.engine.simulation import simulate
 from sim.model.model import MockModel
@@ -128,13 +130,14 @@ def replay(fixed: Scenario, tapes: list[_Tape]) -> list[ToolTurnLoop]:
     model = MockModel(fixed.model, fixed.seed, tool_inputs(fixed.tool_specs))
     factory = LoopFactory(fixed, POLICY, model.name, model.fallback_name)
     loops = []
-    for tape in tapes:
-        values = iter(tape.jitter)
-        # new_loop scales the jitter by 4 (a power of two: the values come back exactly).
-        loop = factory.new_loop(lambda _retry, values=values: next(values) / 4)
-        for name, args, kwargs in tape.calls:
-            getattr(loop, name)(*args, **kwargs)
-        loops.append(loop)
+    with fewer_collections():  # as `simulate` runs: the same collector settings on both sides
+        for tape in tapes:
+            values = iter(tape.jitter)
+            # new_loop scales the jitter by 4 (a power of two: the values come back exactly).
+            loop = factory.new_loop(lambda _retry, values=values: next(values) / 4)
+            for name, args, kwargs in tape.calls:
+                getattr(loop, name)(*args, **kwargs)
+            loops.append(loop)
     return loops
 
 
@@ -182,7 +185,7 @@ def ratio_table(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def test_engine(benchmark: Any, fixed: Scenario, tapes: list[_Tape]) -> None:
     benchmark.group = "simulator"
-    events = benchmark.pedantic(run_engine, args=(fixed,), rounds=3, iterations=1)
+    events = benchmark.pedantic(run_engine, args=(fixed,), rounds=5, iterations=1)
     fed = sum(tape.events_fed for tape in tapes)
     assert events == fed  # the recorded run fed the same events
     _record("engine", events, benchmark)
@@ -190,7 +193,7 @@ def test_engine(benchmark: Any, fixed: Scenario, tapes: list[_Tape]) -> None:
 
 def test_bare_runtime(benchmark: Any, fixed: Scenario, tapes: list[_Tape]) -> None:
     benchmark.group = "simulator"
-    loops = benchmark.pedantic(replay, args=(fixed, tapes), rounds=3, iterations=1)
+    loops = benchmark.pedantic(replay, args=(fixed, tapes), rounds=5, iterations=1)
     # The replay is faithful: every loop ends with the transcript the engine's loop had.
     assert [loop.messages for loop in loops] == [tape.loop.messages for tape in tapes if tape.loop]
     events = sum(tape.events_fed for tape in tapes)

@@ -15,4 +15,5 @@ One module per concept:
 - `strict`        strict mode's stop
 - `simulation`    one policy at one load level
 - `runner`        every policy at every load level, serially or in worker processes
+- `collector`     the garbage collector run less often while simulating
 """

@@ -19,6 +19,7 @@ from typing import Any
 import simpy
 
 from sim.engine.arrivals import ClosedLoop, OpenLoop, arrivals_for
+from sim.engine.collector import fewer_collections
 from sim.engine.context import SimulationContext
 from sim.engine.endpoint import SimEndpoint
 from sim.engine.loop_factory import LoopFactory
@@ -102,9 +103,10 @@ def simulate(
             begin(0)
     else:
         env.process(_open_arrivals(env, arrivals, begin))
-    env.run(until=horizon_ns)
-    for session_id in sorted(running):
-        collect(running[session_id])
+    with fewer_collections():
+        env.run(until=horizon_ns)
+        for session_id in sorted(running):
+            collect(running[session_id])
     return SimulationResult(
         policy=policy,
         load=level,
