@@ -346,11 +346,8 @@ class ToolExecutor:
         if not isinstance(tool_input, dict):
             why = "input is not a JSON object"
             return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, why)
-        errors = self._validators[call.name].iter_errors(tool_input)
-        error = jsonschema.exceptions.best_match(errors)
-        if error is not None:
-            where = "/".join(str(part) for part in error.absolute_path)
-            why = f"at {where!r}: {error.message}" if where else error.message
+        why = _schema_problem(self._validators[call.name], tool_input)
+        if why is not None:
             return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, why)
         return None
 
@@ -467,6 +464,51 @@ def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)
     return cls(schema)
+
+
+# Verdicts on inputs already validated: id(validator) -> (validator, {input JSON text: why}).
+_VERDICTS: dict[int, tuple[jsonschema.protocols.Validator, dict[str, str | None]]] = {}
+# Bounds on what is remembered (only the speed depends on them).
+_VALIDATORS_REMEMBERED = 256
+_VERDICTS_PER_VALIDATOR = 4096
+
+
+def _schema_problem(
+    validator: jsonschema.protocols.Validator, tool_input: dict[str, Any]
+) -> str | None:
+    """Why `tool_input` fails the validator's schema (its most relevant error), or None.
+
+    Remembered per validator and input JSON text: an agent calls its tools with the same inputs
+    again and again (the same file read, the same search), and a JSON-schema validation costs
+    more than the rest of a call's bookkeeping. Only an input that is exactly what its JSON text
+    says (it decodes back to an equal object) is looked up or remembered; any other is checked.
+    """
+    try:
+        key = json.dumps(tool_input)
+        exact = json.loads(key) == tool_input
+    except (TypeError, ValueError):  # not JSON (a NaN, a key or value JSON cannot write)
+        exact = False
+    if not exact:
+        return _validate(validator, tool_input)
+    entry = _VERDICTS.get(id(validator))
+    if entry is None or entry[0] is not validator:
+        if len(_VERDICTS) >= _VALIDATORS_REMEMBERED:
+            _VERDICTS.clear()
+        entry = _VERDICTS[id(validator)] = (validator, {})
+    verdicts = entry[1]
+    if key not in verdicts:
+        if len(verdicts) >= _VERDICTS_PER_VALIDATOR:
+            verdicts.clear()
+        verdicts[key] = _validate(validator, tool_input)
+    return verdicts[key]
+
+
+def _validate(validator: jsonschema.protocols.Validator, tool_input: dict[str, Any]) -> str | None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(tool_input))
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path)
+    return f"at {where!r}: {error.message}" if where else error.message
 
 
 def _as_text(content: ToolContent) -> str:
