@@ -23,9 +23,10 @@ from typing import Any
 CHARS_PER_INPUT_TOKEN = 4
 # A number, boolean or null, counted as a few characters.
 SCALAR_CHARS = 4
-# Entries kept before the memory is dropped and refilled: a few hundred sessions' transcripts.
+# Entries kept before the memory is dropped and refilled: the transcripts of the sessions running
+# at once (64 sessions of 30 messages fit twice), while what ended sessions leave is bounded.
 # Only the speed depends on it, never a count.
-CACHE_LIMIT = 20_000
+CACHE_LIMIT = 4096
 
 
 def value_chars(value: Any) -> int:
