@@ -32,8 +32,11 @@ TOOL_TURN = [
     *message_end("tool_use"),
 ]
 # Deltas that are not plain appends, each somewhere in a tool turn: a stopped block, an unknown
-# index, an unhashable index, a delta of the wrong type, a text that is not a string.
+# index, an unhashable index, a delta of the wrong type, a text that is not a string, no index,
+# a delta that is not an object.
 BROKEN_DELTAS = [
+    {"type": "content_block_delta", "delta": {"type": "input_json_delta", "partial_json": "{"}},
+    {"type": "content_block_delta", "index": 1, "delta": "oops"},
     {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "late"}},
     {"type": "content_block_delta", "index": 9, "delta": {"type": "text_delta", "text": "x"}},
     {"type": "content_block_delta", "index": [1], "delta": {"type": "text_delta", "text": "x"}},
@@ -105,7 +108,7 @@ def test_a_batch_for_an_older_request_is_ignored_whole() -> None:
 
 def test_append_deltas_takes_plain_deltas_and_stops_at_anything_else() -> None:
     accumulator = StreamAccumulator()
-    events = [*TOOL_TURN[:4], BROKEN_DELTAS[3], *TOOL_TURN[4:]]
+    events = [*TOOL_TURN[:4], BROKEN_DELTAS[5], *TOOL_TURN[4:]]
     assert accumulator.append_deltas(events, 0) == 0  # not started: nothing is a plain delta
     accumulator.feed(events[0])
     accumulator.feed(events[1])

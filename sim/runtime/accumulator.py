@@ -218,27 +218,27 @@ class StreamAccumulator:
         if not self._live:
             return start
         open_blocks = self._open
-        stop = len(events)
         position = start
+        # Subscripts, not .get(): a missing key or a wrong type ends the run (KeyError,
+        # TypeError) as cheaply as the hot path of `feed`, which leaves the event to it.
         try:
-            while position < stop:
+            for position in range(start, len(events)):
                 event = events[position]
-                if type(event) is not dict or event.get("type") != "content_block_delta":
+                if type(event) is not dict or event["type"] != "content_block_delta":
                     return position
-                state = open_blocks.get(event.get("index"))
+                state = open_blocks.get(event["index"])
                 if state is None:
                     return position
-                delta = event.get("delta")
-                if type(delta) is not dict or delta.get("type") != state.append_type:
+                delta = event["delta"]
+                if delta["type"] != state.append_type:
                     return position
-                text = delta.get(state.append_key)
+                text = delta[state.append_key]
                 if type(text) is not str:
                     return position
                 state.parts.append(text)
-                position += 1
-        except TypeError:  # an unhashable index: not a plain delta, `feed` says why
+        except (KeyError, TypeError):
             return position
-        return stop
+        return len(events)
 
     def snapshot(self) -> dict[str, Any]:
         """The assistant message so far, from completed blocks only, in API Message shape
