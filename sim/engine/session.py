@@ -27,6 +27,7 @@ and is ignored: that is cheaper than removing it and keeps every path simple.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable, Generator
 from typing import Any, ParamSpec, TypeVar
 
@@ -80,6 +81,19 @@ def _strict_stops(method: Callable[P, R]) -> Callable[P, R]:
     return guarded
 
 
+def _jitter_of(session: weakref.ref[Session]) -> Callable[[int], float]:
+    """The retry jitter of `session`'s loop. Through a weak reference: the loop keeps its jitter
+    function for life, and a bound method would make session and loop a reference cycle, freed
+    only by the cyclic collector (which runs rarely while simulating) instead of at once."""
+
+    def jitter(retry: int) -> float:
+        alive = session()
+        assert alive is not None, "a loop draws jitter only while its session runs"
+        return alive.draws.retry_jitter(alive.loop.turn, retry)
+
+    return jitter
+
+
 class _Stream:
     """The request being answered: its log, and the stream's events once there is one."""
 
@@ -115,7 +129,7 @@ class Session:
         self.start_ns: int | None = None
         self.end_ns: int | None = None
         self.draws = SessionDraws(context.scenario, context.seed, session_id)
-        self.loop = context.loops.new_loop(self._jitter)
+        self.loop = context.loops.new_loop(_jitter_of(weakref.ref(self)))
         self.requests: list[RequestLog] = []
         self.pairing_violations = 0
         # `check_pairing` of each request, checking only what is new since the last one.
@@ -154,9 +168,6 @@ class Session:
         return StrictModeStop(
             self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
         )
-
-    def _jitter(self, retry: int) -> float:
-        return self.draws.retry_jitter(self.loop.turn, retry)
 
     # ----- commands -----
 
