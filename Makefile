@@ -30,14 +30,14 @@ gate: $(STAMP)
 	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
 	for name in $(BASELINE_SCENARIOS); do \
 		$(BIN)/sim run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
-			--out "$$scratch/$$name" > /dev/null || exit 1; \
+			--no-report --out "$$scratch/$$name" > /dev/null || exit 1; \
 		$(BIN)/sim compare $(BASELINE_DIR)/$$name "$$scratch/$$name" || exit 1; \
 	done && echo "gate: $(words $(BASELINE_SCENARIOS)) scenarios match $(BASELINE_DIR) exactly"
 
 baseline: $(STAMP)
 	for name in $(BASELINE_SCENARIOS); do \
 		$(BIN)/sim run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
-			--out $(BASELINE_DIR)/$$name --force > /dev/null || exit 1; \
+			--no-report --out $(BASELINE_DIR)/$$name --force > /dev/null || exit 1; \
 	done
 
 # The benchmarks alone, with the in-run ratios against their references (the SDK, the bare runtime).

@@ -52,7 +52,10 @@ def test_run_writes_the_folder_and_prints_the_table(
     assert main(["run", str(tiny), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "ttfts_ns.p50" in printed and "streaming" in printed and "serial" in printed
-    assert printed.rstrip().endswith(f"wrote {out}")
+    assert f"wrote {out}\n" in printed
+    assert printed.rstrip().endswith(f"wrote {out / 'report' / 'report.html'}")
+    assert (out / "report" / "report.html").is_file()
+    assert list((out / "report").glob("*.png"))
     for spec in TABLES:
         assert (out / f"{spec.name}.parquet").is_file()
     run_json = json.loads((out / "run.json").read_text())
@@ -65,7 +68,7 @@ def test_run_writes_the_folder_and_prints_the_table(
 
 def test_overrides_reach_the_run(tiny: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = ["run", str(tiny), "--out", str(out), "--seed", "4", "--sessions", "2"]
+    args = ["run", str(tiny), "--out", str(out), "--seed", "4", "--sessions", "2", "--no-report"]
     args += ["--policy", "at_message_stop"]
     assert main(args) == 0
     run_json = json.loads((out / "run.json").read_text())
@@ -84,8 +87,9 @@ def test_an_existing_folder_is_an_error_unless_forced(
     out.mkdir()
     assert main(["run", str(tiny), "--out", str(out)]) == 2
     assert "already exists" in capsys.readouterr().err
-    assert main(["run", str(tiny), "--out", str(out), "--force"]) == 0
+    assert main(["run", str(tiny), "--out", str(out), "--force", "--no-report"]) == 0
     assert (out / "turns.parquet").is_file()
+    assert not (out / "report").exists()
 
 
 def test_a_bad_scenario_exits_2_with_one_line(

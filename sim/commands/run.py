@@ -5,7 +5,8 @@
 
 Shows a progress bar per policy and load level (on a terminal), then the summary table with the
 policies side by side, then the folder written: `results/run-<scenario>-seed<seed>-<UTC time>`
-unless `--out` names another. An existing folder is an error unless `--force`. Exit status: 0
+unless `--out` names another, with its figures and report.html in `report/` (unless
+`--no-report`). An existing folder is an error unless `--force`. Exit status: 0
 done, 1 strict mode stopped the run (the message names seed and session), 2 bad input.
 """
 
@@ -23,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim.engine.runner import RunResult, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError
+from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary
 from sim.metrics.writer import RunMetadata, write_run
 from sim.scenario.loader import load_scenario, with_overrides
@@ -52,6 +54,10 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--out", type=Path, help="run folder to write (default: under results/)")
     parser.add_argument("--force", action="store_true", help="replace an existing run folder")
+    parser.add_argument(
+        "--no-report", dest="report", action="store_false",
+        help="skip the figures and report.html (sim report RUN_DIR draws them later)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -102,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
     if result.pairing_violations:
         print(f"pairing violations in requests sent: {result.pairing_violations}")
     print(f"wrote {out_dir}")
+    if args.report:
+        # Imported here: matplotlib takes a while to load and only this branch needs it.
+        from sim.report.writer import write_report
+
+        print(f"wrote {write_report(read_run(out_dir))}")
     return EXIT_OK
 
 

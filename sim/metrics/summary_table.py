@@ -19,6 +19,12 @@ LOG_WIDTH = 160
 POLICY_ORDER = {policy.value: rank for rank, policy in enumerate(ExecutorPolicy)}
 
 
+def ordered_policies(policies: Iterable[str]) -> list[str]:
+    """Distinct policies, the policy under test first, then its baselines, then others as met."""
+    met = list(dict.fromkeys(policies))
+    return sorted(met, key=lambda p: (POLICY_ORDER.get(p, len(POLICY_ORDER)), met.index(p)))
+
+
 def display_unit(unit: str) -> str:
     """The unit a value is shown in: milliseconds for nanoseconds, short forms elsewhere."""
     return {"ns": "ms", PER_1K: "/1k req"}.get(unit, unit)
@@ -40,10 +46,7 @@ def summary_table(rows: Iterable[SummaryRow], title: str = "Summary") -> Table:
     Wall-clock metrics are dimmed and labelled, since they vary from run to run.
     """
     rows = list(rows)
-    met = list(dict.fromkeys(row.policy for row in rows))
-    policies = sorted(
-        met, key=lambda policy: (POLICY_ORDER.get(policy, len(POLICY_ORDER)), met.index(policy))
-    )
+    policies = ordered_policies(row.policy for row in rows)
     cells = {(row.policy, row.metric): row for row in rows}
     first = {row.metric: row for row in reversed(rows)}
     metrics = list(dict.fromkeys(row.metric for row in rows))

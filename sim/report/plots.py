@@ -20,6 +20,7 @@ from matplotlib.patches import Patch
 
 from sim.metrics.reader import RunFolder
 from sim.metrics.summary import NS_PER_S, SummaryRow, categories, load_sweep, rows_of, values
+from sim.metrics.summary_table import ordered_policies
 
 NS_PER_MS = 1_000_000
 DPI = 110
@@ -69,8 +70,8 @@ def draw_figures(run: RunFolder, folder: Path) -> list[Drawn | Skipped]:
 
 
 def policies_of(run: RunFolder) -> list[str]:
-    """The run's policies, in summary order."""
-    return list(dict.fromkeys(row.policy for row in run.summary))
+    """The run's policies, in the summary table's order (the policy under test first)."""
+    return ordered_policies(row.policy for row in run.summary)
 
 
 def _colour(policies: list[str], policy: str) -> str:
@@ -96,6 +97,9 @@ def _cdf_figure(
                 label=f"{policy} (n={data.size:,})",
                 color=_colour(policies, policy),
             )
+    # Times span milliseconds to minutes and start lags are often exactly zero: a log scale
+    # that turns linear below 1 ms shows both the bulk and the tail.
+    axes.set_xscale("symlog", linthresh=1.0)
     axes.set_xlabel(xlabel)
     axes.set_ylabel("fraction ≤ x")
     axes.set_ylim(0, 1.02)

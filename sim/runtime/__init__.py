@@ -28,7 +28,7 @@ from sim.runtime.commands import (
 from sim.runtime.executor import CallRecord, ToolExecutor
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
-from sim.runtime.pairing import TranscriptShapeError
+from sim.runtime.pairing import PairingMonitor, TranscriptShapeError
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.policy import ExecutorPolicy
 from sim.runtime.record import Record, RecordEntry, RecordKind
@@ -54,6 +54,7 @@ __all__ = [
     "DiscardedResult",
     "ExecutorPolicy",
     "PairingError",
+    "PairingMonitor",
     "PermissionDecision",
     "Record",
     "RecordEntry",
