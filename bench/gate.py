@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,8 +42,12 @@ def run_benchmarks(tree: Path, json_path: Path, selection: str | None) -> None:
 
 
 def minimum_seconds(json_path: Path) -> dict[str, float]:
+    """Each benchmark's fastest round, by `file::test[params]` (test names repeat across files)."""
     report = json.loads(json_path.read_text())
-    return {bench["name"]: bench["stats"]["min"] for bench in report["benchmarks"]}
+    return {
+        bench["fullname"].removeprefix("bench/"): bench["stats"]["min"]
+        for bench in report["benchmarks"]
+    }
 
 
 def checkout(base: str, into: Path) -> None:
@@ -58,12 +63,14 @@ def remove_checkout(path: Path) -> None:
 def compare(base: dict[str, float], new: dict[str, float], fail_ratio: float,
             report_ratio: float) -> tuple[Table, list[str]]:
     table = Table(title="wall clock: this tree against the base (min of rounds)")
-    for column in ("benchmark", "base", "new", "new/base", "verdict"):
-        table.add_column(column, justify="left" if column in ("benchmark", "verdict") else "right")
+    table.add_column("benchmark", no_wrap=True)
+    for column in ("base", "new", "new/base"):
+        table.add_column(column, justify="right")
+    table.add_column("verdict")
     failures = []
     for name in sorted(base.keys() | new.keys()):
         if name not in base or name not in new:
-            table.add_row(name, _fmt(base.get(name)), _fmt(new.get(name)), "-",
+            table.add_row(escape(name), _fmt(base.get(name)), _fmt(new.get(name)), "-",
                           "new" if name in new else "removed")
             continue
         ratio = new[name] / base[name]
@@ -76,7 +83,7 @@ def compare(base: dict[str, float], new: dict[str, float], fail_ratio: float,
             verdict = "faster"
         else:
             verdict = "same"
-        table.add_row(name, _fmt(base[name]), _fmt(new[name]), f"{ratio:.2f}", verdict)
+        table.add_row(escape(name), _fmt(base[name]), _fmt(new[name]), f"{ratio:.2f}", verdict)
     return table, failures
 
 
@@ -111,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         table, failures = compare(minimum_seconds(json_dir / "base.json"),
                                   minimum_seconds(json_dir / "new.json"),
                                   args.fail_ratio, args.report_ratio)
-    Console().print(table)
+    # Wide enough for full benchmark names in a CI log, which has no terminal width.
+    Console(width=160).print(table)
     if failures:
         print(f"wall-clock gate FAILED: {', '.join(failures)} slower than {args.fail_ratio}x the base")
         return 1
