@@ -122,9 +122,13 @@ def with_keepalive_pings(
 ) -> list[tuple[int, dict[str, Any]]]:
     """The stream as (time, event) pairs, with a ping every `interval_ns` of silence while the
     connection is open, except in a stall (a stalled server sends nothing)."""
-    longest = max(map(operator.sub, times[1:], times[:-1]), default=0)
-    if longest <= interval_ns and end_ns - times[-1] <= interval_ns:
-        return list(zip(times, events, strict=True))  # the usual case: no silence that long
+    # The usual case: no silence that long. A stream that lasts less than the interval has none
+    # (settled without a pass over the gaps).
+    if end_ns - times[0] <= interval_ns or (
+        max(map(operator.sub, times[1:], times[:-1]), default=0) <= interval_ns
+        and end_ns - times[-1] <= interval_ns
+    ):
+        return list(zip(times, events, strict=True))
     paired: list[tuple[int, dict[str, Any]]] = []
     previous = times[0]
     for index, (at, event) in enumerate(zip(times, events, strict=True)):

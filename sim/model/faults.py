@@ -17,6 +17,7 @@ cut later than an earlier cut) has no effect and is not reported.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Final
 
 import numpy as np
@@ -70,18 +71,25 @@ def keyed_uniform(key: str) -> float:
     return (int.from_bytes(digest, "little") >> 11) * _UNIT_INTERVAL
 
 
+def fault_probabilities(config: FaultsConfig) -> dict[str, float]:
+    """Each fault kind's probability per unit, as `FaultDice` takes them."""
+    return {kind: float(getattr(config, kind)) for kind in ALL_FAULTS}
+
+
 class FaultDice:
-    """The draws of every fault kind for one response."""
+    """The draws of every fault kind for one response. `probabilities` maps every kind to its
+    probability per unit (`fault_probabilities`: made once per model, as a response asks about
+    every kind)."""
 
-    def __init__(self, root_seed: int, config: FaultsConfig, turn: Turn) -> None:
+    __slots__ = ("_root_seed", "_probabilities", "_turn", "_suffix", "_streams")
+
+    def __init__(self, root_seed: int, probabilities: Mapping[str, float], turn: Turn) -> None:
         self._root_seed = root_seed
-        self._config = config
+        self._probabilities = probabilities
         self._turn = turn
+        # The key of a firing draw is `{root}:{kind}:{session}:{turn}:{attempt}:{unit}`.
+        self._suffix = f"{turn.session_id}:{turn.turn_index}:{turn.attempt}:"
         self._streams: dict[str, np.random.Generator] = {}
-
-    def probability(self, kind: str) -> float:
-        value: float = getattr(self._config, kind)
-        return value
 
     def rng(self, kind: str) -> np.random.Generator:
         """The fault's own stream (for its firing draws, then where and how it strikes)."""
@@ -96,12 +104,13 @@ class FaultDice:
 
     def fires(self, kind: str, units: int = 1) -> list[bool]:
         """Whether the fault fires for each of `units` units, in order."""
-        p = self.probability(kind)
+        p = self._probabilities[kind]
         if p <= 0 or units == 0:
             return [False] * units
-        turn = self._turn
-        prefix = f"{self._root_seed}:{kind}:{turn.session_id}:{turn.turn_index}:{turn.attempt}:"
+        prefix = f"{self._root_seed}:{kind}:{self._suffix}"
         return [keyed_uniform(prefix + str(unit)) < p for unit in range(units)]
 
     def fires_once(self, kind: str) -> bool:
-        return self.fires(kind, 1)[0]
+        # Most kinds are off in most scenarios: answered without building a list.
+        p = self._probabilities[kind]
+        return p > 0 and keyed_uniform(f"{self._root_seed}:{kind}:{self._suffix}0") < p

@@ -42,7 +42,7 @@ from sim.model.chunking import (
 from sim.model.config import ExplicitScript, LatencyConfig, ModelConfig, ProfileName
 from sim.model.disruption import disrupt, with_keepalive_pings
 from sim.model.endpoint import Endpoint
-from sim.model.faults import HTTP_FAULTS, TOOL_CALL_FAULTS, FaultDice
+from sim.model.faults import HTTP_FAULTS, TOOL_CALL_FAULTS, FaultDice, fault_probabilities
 from sim.model.ids import api_id
 from sim.model.input_tokens import InputTokenCounter
 from sim.model.latency import MODEL_NAMES, Latency, resolve_latency
@@ -105,6 +105,7 @@ class MockModel:
             else GeneratedPlanner(script, self.tools)
         )
         self._input_tokens = InputTokenCounter()
+        self._fault_probabilities = fault_probabilities(config.faults)
         self._unknown_tool = UNKNOWN_TOOL_NAME
         while self._unknown_tool in self.tools:
             self._unknown_tool += "_"
@@ -137,7 +138,7 @@ class MockModel:
         latency = self._latencies.get(model)
         if latency is None:
             return self._error(404, "not_found_error", f"model: {model}", turn, utilisation)
-        dice = FaultDice(self.root_seed, self.config.faults, turn)
+        dice = FaultDice(self.root_seed, self._fault_probabilities, turn)
         primary = model == self.name
         if primary:
             for kind, status in HTTP_FAULTS.items():

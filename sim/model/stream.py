@@ -93,13 +93,18 @@ def build_timeline(
     total_bursts = sum(sum(block.chunks.burst) for block in blocks)
     ttft = int(_scaled(latency.ttft.sample_many_ns(rng, 1), factor)[0])
     waits = _scaled(latency.block_gap.sample_many_ns(rng, len(blocks)), factor)
-    pauses = _scaled(latency.tool_use_pause.sample_many_ns(rng, sum(tool_blocks)), factor)
-    waits[np.array(tool_blocks, dtype=bool)] += pauses
+    tools = sum(tool_blocks)
+    if tools:  # (no call for no draws: it would cost more than the rest of a short block)
+        pauses = _scaled(latency.tool_use_pause.sample_many_ns(rng, tools), factor)
+        waits[np.array(tool_blocks, dtype=bool)] += pauses
     token_gaps = _scaled(latency.token_gap.sample_many_ns(rng, total_tokens), factor)
     # token_clock[k]: time to generate the first k tokens; one pass instead of a sum per piece.
     token_clock = [0, *np.cumsum(token_gaps).tolist()]
-    bursts = _scaled(latency.json_chunk_gap.sample_many_ns(rng, total_bursts), factor)
-    chunk_gaps = iter(bursts.tolist())
+    chunk_gaps = iter(
+        _scaled(latency.json_chunk_gap.sample_many_ns(rng, total_bursts), factor).tolist()
+        if total_bursts
+        else ()
+    )
 
     # One pass: the clock advances by each block's wait, each piece's tokens, each burst gap.
     now = ttft
@@ -129,10 +134,10 @@ def build_timeline(
             made = made_by[-1]
             now = piece_times[-1]
             times.extend(piece_times)
-            events.extend(
+            events += [
                 {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: p}}
                 for p in chunks.pieces
-            )
+            ]
         if block.signature:
             times.append(now)
             events.append(
