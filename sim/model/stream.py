@@ -91,7 +91,9 @@ def build_timeline(
     tool_blocks = [block.type == "tool_use" for block in blocks]
     total_tokens = sum(sum(block.chunks.tokens) for block in blocks)
     total_bursts = sum(sum(block.chunks.burst) for block in blocks)
-    ttft = int(_scaled(latency.ttft.sample_many_ns(rng, 1), factor)[0])
+    ttft = latency.ttft.sample_ns(rng)
+    if factor != 1.0:
+        ttft = round(ttft * factor)  # as `_scaled` rounds (halves to even)
     waits = _scaled(latency.block_gap.sample_many_ns(rng, len(blocks)), factor)
     tools = sum(tool_blocks)
     if tools:  # (no call for no draws: it would cost more than the rest of a short block)
