@@ -266,6 +266,7 @@ class _Driver:
         self._handle(self._loop.tool_finished(tool_use_id, outcome, content, self.now()))
 
     async def _ask(self, ask: AskPermission) -> None:
+        message: str | None
         if self._ask_permission is None:
             allowed, message = False, NO_ASKER
         else:

@@ -17,7 +17,7 @@ import h11
 # Large enough for any transcript a test or load run sends; beyond it the request is refused.
 MAX_BODY_BYTES = 32 * 1024 * 1024
 _READ_BYTES = 64 * 1024
-SERVER_NAME = b"sim-serve"
+SERVER_NAME = "sim-serve"
 # Reason phrases HTTPStatus does not know (Anthropic's own status).
 _EXTRA_REASONS = {529: "Overloaded"}
 
@@ -90,8 +90,9 @@ class HttpConnection:
 
     async def start(self, status: int, headers: list[tuple[str, str]]) -> None:
         """The status line and headers; without a Content-Length the body goes chunked."""
+        all_headers: list[tuple[str, str]] = [("server", SERVER_NAME), *headers]
         await self._write(h11.Response(status_code=status, reason=reason_phrase(status),
-                                       headers=[("server", SERVER_NAME), *headers]))
+                                       headers=all_headers))
 
     async def send_data(self, data: bytes) -> None:
         if data:
