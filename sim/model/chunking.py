@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,16 +105,19 @@ def _pairs(tool_input: dict[str, Any]) -> list[str]:
     return parts
 
 
-def _fragments(text: str, sizes: list[int]) -> list[str]:
+def _fragments(text: str, sizes: Iterator[int]) -> list[str]:
+    """`text` cut into pieces of the next sizes from `sizes`, one size taken per piece (an
+    iterator shared by the pairs of a burst: no copy of the rest of the list per pair); once the
+    sizes run out, the rest of the text is one piece."""
     out = []
-    start = 0
-    for size in sizes:
-        if start >= len(text):
+    start, end = 0, len(text)
+    while start < end:
+        size = next(sizes, None)
+        if size is None:
+            out.append(text[start:])
             break
         out.append(text[start : start + size])
         start += size
-    if start < len(text):
-        out.append(text[start:])
     return out
 
 
@@ -122,11 +126,11 @@ def chunk_tool_json_pairs(tool_input: dict[str, Any], rng: np.random.Generator) 
     chunks.add("", 0)
     pairs = _pairs(tool_input)
     low, high = BURST_PIECE_CHARS
-    sizes = rng.integers(low, high + 1, size=sum(map(len, pairs)) // low + len(pairs)).tolist()
-    used = 0
+    sizes = iter(
+        rng.integers(low, high + 1, size=sum(map(len, pairs)) // low + len(pairs)).tolist()
+    )
     for pair in pairs:
-        fragments = _fragments(pair, sizes[used:])
-        used += len(fragments)
+        fragments = _fragments(pair, sizes)
         chunks.add(fragments[0], json_tokens(pair))
         for fragment in fragments[1:]:
             chunks.add(fragment, 0, burst=True)
@@ -138,6 +142,6 @@ def chunk_tool_json_fine(text: str, rng: np.random.Generator) -> Chunks:
     chunks.add("", 0)
     low, high = FINE_PIECE_CHARS
     sizes = rng.integers(low, high + 1, size=len(text) // low + 1).tolist()
-    for fragment in _fragments(text, sizes):
+    for fragment in _fragments(text, iter(sizes)):
         chunks.add(fragment, 1)
     return chunks
