@@ -270,7 +270,7 @@ class Session:
         stream.times = [base + t_ns for t_ns, _ in events]
         if events:
             self._schedule_streaming_interrupt(log.turn, base + events[0][0])
-        for point in feed_points(events):
+        for point in feed_points(events, response.tool_stops):
             due = base + events[point][0]
             if due > env.now:
                 yield env.timeout(due - env.now)

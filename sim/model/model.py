@@ -265,7 +265,15 @@ class MockModel:
             )
             faults.extend(hit.faults)
         paired = with_keepalive_pings(times, events, end_ns, latency.ping_interval_ns, stall_at)
-        return StreamResponse(paired, end_ns, ending, message_id, model, tuple(faults))
+        tool_stops = None
+        if len(paired) == len(events):  # no ping inserted: the layout's indices still hold
+            # What is left of the timeline is a prefix of it; an error event takes the place of
+            # the first event cut.
+            kept = len(events) - 1 if ending == "error_event" else len(events)
+            tool_stops = tuple(
+                span.stop for span in timeline.spans if span.type == "tool_use" and span.stop < kept
+            )
+        return StreamResponse(paired, end_ns, ending, message_id, model, tuple(faults), tool_stops)
 
     def _tool_call_faults(
         self, planned: list[PlannedBlock], calls: list[int], dice: FaultDice, faults: list[str]

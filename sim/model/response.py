@@ -39,6 +39,8 @@ class StreamResponse:
     `end_ns` is when the server closes the connection: the last event's time for a complete
     stream or one ended by an `error` event, later for a cut that follows a silence (a stall).
     `faults` names every fault that took effect, in the order they were decided.
+    `tool_stops`: the indices in `events` of the `content_block_stop` of each tool_use block, in
+    order, when the model knows them (None: not given; find them in the events).
     """
 
     events: list[tuple[int, dict[str, Any]]]
@@ -47,6 +49,7 @@ class StreamResponse:
     message_id: str
     model: str
     faults: tuple[str, ...] = ()
+    tool_stops: tuple[int, ...] | None = None
 
 
 Response = HttpError | StreamResponse

@@ -1,0 +1,63 @@
+"""`StreamResponse.tool_stops`: where the model says its tool_use blocks stop is where a scan of
+the events finds them, under every fault that cuts or ends a stream; with keep-alive pings
+inserted (indices moved) it says nothing, and the engine scans."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sim.engine.feed_points import feed_points
+from sim.model.config import LatencyConfig
+from sim.model.model import MockModel
+from sim.model.response import StreamResponse, Turn
+from sim.model.tool_inputs import tool_inputs
+from sim.scenario.loader import load_scenario
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _streams(model: MockModel, turns: int) -> list[StreamResponse]:
+    body = {"model": model.name, "max_tokens": 4096, "messages": [{"role": "user", "content": "go"}]}
+    responses = [
+        model.respond(body, Turn(session, turn, attempt))
+        for session in range(turns)
+        for turn in range(3)
+        for attempt in range(2)
+    ]
+    return [response for response in responses if isinstance(response, StreamResponse)]
+
+
+def _faulty_model(**latency: float) -> MockModel:
+    scenario = load_scenario(GOLDEN / "closed_faults.toml")
+    config = scenario.model
+    faults = config.faults.model_copy(
+        update={
+            "cut_mid_text": 0.2,
+            "cut_mid_tool_json": 0.2,
+            "cut_after_tool_use_stop": 0.2,
+            "cut_before_message_stop": 0.1,
+            "error_overloaded": 0.1,
+            "stall": 0.2,
+        }
+    )
+    config = config.model_copy(update={"faults": faults, "latency": LatencyConfig(**latency)})
+    return MockModel(config, scenario.seed, tool_inputs(scenario.tool_specs))
+
+
+def test_tool_stops_are_where_the_events_say() -> None:
+    streams = _streams(_faulty_model(), 60)
+    endings = {stream.ending for stream in streams}
+    assert endings == {"complete", "cut", "error_event"}
+    with_tools = 0
+    for stream in streams:
+        assert stream.tool_stops is not None
+        assert feed_points(stream.events, stream.tool_stops) == feed_points(stream.events)
+        with_tools += bool(stream.tool_stops)
+    assert with_tools > 20
+
+
+def test_no_tool_stops_once_pings_moved_the_events() -> None:
+    streams = _streams(_faulty_model(ping_interval_ms=50.0), 20)
+    pinged = [s for s in streams if sum(e["type"] == "ping" for _, e in s.events) > 1]
+    assert pinged
+    assert all(stream.tool_stops is None for stream in pinged)
