@@ -182,7 +182,8 @@ class StreamAccumulator:
                         if type(text) is str:
                             state.parts.append(text)
                             return None
-                return self._other_delta(event, state)
+                self._other_delta(event, state)
+                return None
             if not self._live:
                 self._check_can_start(kind, event)
             if kind == "content_block_stop":

@@ -346,9 +346,9 @@ class ToolExecutor:
         if not isinstance(tool_input, dict):
             why = "input is not a JSON object"
             return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, why)
-        why = _schema_problem(self._validators[call.name], tool_input)
-        if why is not None:
-            return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, why)
+        problem = _schema_problem(self._validators[call.name], tool_input)
+        if problem is not None:
+            return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, problem)
         return None
 
     def _admit(self, now_ns: int, commands: list[ExecutorCommand]) -> None:

@@ -362,6 +362,7 @@ class ToolTurnLoop:
         # A transcript that passes comes back from the repair as it is, with no repairs; the
         # monitor knows whether it passes from the new messages alone, the repair walks them all.
         violations = self._pairing.check(self.messages)
+        repairs: list[Repair]
         if not violations:
             messages, repairs = list(self.messages), []
         elif self.strict:
