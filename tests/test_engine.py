@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import simpy
 
 from sim.engine.arrivals import ClosedLoop, OpenLoop, arrivals_for, poisson_arrivals
+from sim.engine.clock import Clock
 from sim.engine.draws import SessionDraws
 from sim.engine.endpoint import SimEndpoint
 from sim.engine.feed_points import feed_points
@@ -291,7 +291,7 @@ def test_arrival_schedules() -> None:
 
 
 def test_endpoint_queue_is_first_come_first_served() -> None:
-    env = simpy.Environment()
+    env = Clock()
     endpoint = SimEndpoint(env, Endpoint(EndpointConfig(capacity=1, overflow="queue")))
     assert endpoint.decide() == "admit"
     endpoint.admit()

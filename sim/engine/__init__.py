@@ -3,6 +3,7 @@
 One module per concept:
 
 - `arrivals`      when sessions are due (closed loop, Poisson or trace open loop)
+- `clock`         simpy's environment with integer nanosecond time
 - `draws`         every random draw of a session, keyed for common random numbers
 - `endpoint`      the model endpoint's slots and queue in simulated time
 - `feed_points`   where a response stream needs simulated time of its own

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import simpy
-
+from sim.engine.clock import Clock
 from sim.engine.endpoint import SimEndpoint
 from sim.engine.loop_factory import LoopFactory
 from sim.model.model import MockModel
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class SimulationContext:
-    env: simpy.Environment
+    env: Clock
     scenario: Scenario
     seed: int
     policy: str

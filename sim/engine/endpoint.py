@@ -12,13 +12,14 @@ from collections import deque
 
 import simpy
 
+from sim.engine.clock import Clock
 from sim.model.endpoint import Decision, Endpoint
 
 
 class SimEndpoint:
     """One endpoint shared by every session of a simulation."""
 
-    def __init__(self, env: simpy.Environment, endpoint: Endpoint) -> None:
+    def __init__(self, env: Clock, endpoint: Endpoint) -> None:
         self._env = env
         self._endpoint = endpoint
         self.in_flight = 0

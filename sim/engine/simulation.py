@@ -19,6 +19,7 @@ from typing import Any
 import simpy
 
 from sim.engine.arrivals import ClosedLoop, OpenLoop, arrivals_for
+from sim.engine.clock import Clock
 from sim.engine.collector import fewer_collections
 from sim.engine.context import SimulationContext
 from sim.engine.endpoint import SimEndpoint
@@ -57,7 +58,7 @@ def simulate(
     """Run `scenario` under `policy` at load `level` (a concurrency, an arrival rate, or None for
     a trace). Raises `StrictModeStop` in strict mode when a transcript breaks pairing."""
     wall_start = time.perf_counter()
-    env = simpy.Environment()
+    env = Clock()
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
     rows = empty_rows()
     running: dict[int, Session] = {}
@@ -119,7 +120,7 @@ def simulate(
 
 
 def _open_arrivals(
-    env: simpy.Environment, arrivals: OpenLoop, begin: Callable[[int], None]
+    env: Clock, arrivals: OpenLoop, begin: Callable[[int], None]
 ) -> Generator[simpy.Event, Any, None]:
     for due in arrivals.arrivals_ns:
         if due > env.now:

@@ -17,6 +17,7 @@ from typing import Any
 
 import simpy
 
+from sim.engine.clock import Clock
 from sim.runtime.outcomes import ToolOutcome
 from sim.tools.execution import CallPlan
 
@@ -37,7 +38,7 @@ def timeout_text(name: str) -> str:
 
 
 def tool_process(
-    env: simpy.Environment,
+    env: Clock,
     tool_use_id: str,
     name: str,
     plan: CallPlan,
