@@ -12,6 +12,7 @@ nanoseconds (what the simulator counts in), so simulated time never accumulates 
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Annotated, Literal
 
 import numpy as np
@@ -32,14 +33,17 @@ class _Distribution(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    @abstractmethod
     def sample_ns(self, rng: np.random.Generator) -> int:
         """One draw in nanoseconds: `sample_many_ns(rng, 1)[0]`, faster."""
         raise NotImplementedError
 
+    @abstractmethod
     def sample_many_ns(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` draws as an int64 array of nanoseconds, never negative."""
         raise NotImplementedError
 
+    @abstractmethod
     def mean_ns(self) -> float:
         raise NotImplementedError
 

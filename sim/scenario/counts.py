@@ -12,6 +12,7 @@ unit and is sampled to a non-negative `int`. A bare integer in a scenario file m
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -21,13 +22,16 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 class _Count(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    @abstractmethod
     def sample(self, rng: np.random.Generator) -> int:
         """One draw, never negative."""
         raise NotImplementedError
 
+    @abstractmethod
     def mean(self) -> float:
         raise NotImplementedError
 
+    @abstractmethod
     def smallest(self) -> int:
         """The smallest count a draw can give."""
         raise NotImplementedError
