@@ -1,4 +1,4 @@
-"""The README's Python examples run as written (docs that match the code).
+"""The README's Python examples run and its scenario example loads (docs that match the code).
 
 Examples that need a running `sim serve` are exercised by the server tests instead, and the loop
 excerpt by `tests/test_loop_readme_example.py`, its full version.
@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+
+from sim.scenario.loader import load_scenario
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
@@ -26,3 +28,13 @@ def test_readme_example_runs(block: str, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.chdir(README.parent)
     code = block.replace(*RUN_PLACEHOLDER)
     exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
+
+
+TOML_BLOCKS = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+
+
+@pytest.mark.parametrize("block", TOML_BLOCKS, ids=lambda block: block.splitlines()[0][:40])
+def test_readme_scenario_validates(block: str, tmp_path: Path) -> None:
+    path = tmp_path / "readme.toml"
+    path.write_text(block, encoding="utf-8")
+    load_scenario(path)
