@@ -168,15 +168,8 @@ def handmade_rows() -> list[tuple[str, dict[str, Any]]]:
 
 def collect(rows: list[tuple[str, dict[str, Any]]], scenario: str = SCENARIO) -> RunCollector:
     collector = RunCollector(run_id="run-1", scenario=scenario, seed=SEED)
-    adders = {
-        "turns": collector.add_turn,
-        "tools": collector.add_tool,
-        "repairs": collector.add_repair,
-        "requests": collector.add_request,
-        "sessions": collector.add_session,
-    }
     for table, row in rows:
-        adders[table](**row)
+        collector.add(table, row)
     return collector
 
 

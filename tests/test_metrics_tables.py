@@ -97,3 +97,8 @@ def test_string_enums_and_numpy_integers_are_accepted() -> None:
     )
     row = collector.tables()["repairs"].to_pylist()[0]
     assert (row["session_id"], row["kind"]) == (4, "missing_result")
+
+
+def test_a_row_tagged_with_an_unknown_table_is_refused() -> None:
+    with pytest.raises(MetricsError, match="no table 'turn'"):
+        RunCollector(run_id="r", scenario="s", seed=1).add("turn", {})

@@ -65,18 +65,10 @@ class RunResult:
         """Every unit's rows in one collector, added in unit order."""
         scenario = self.scenario
         collector = RunCollector(run_id=run_id, scenario=scenario.name, seed=scenario.seed)
-        adders = {
-            "turns": collector.add_turn,
-            "tools": collector.add_tool,
-            "repairs": collector.add_repair,
-            "requests": collector.add_request,
-            "sessions": collector.add_session,
-        }
         for result in self.results:
             for name in TABLE_NAMES:
-                add = adders[name]
                 for row in result.rows[name]:
-                    add(**row)
+                    collector.add(name, row)
         return collector
 
     def events_per_wall_s(self) -> dict[str, float]:

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 
 from sim.metrics.schema import REPAIRS, REQUESTS, SESSIONS, TABLES, TOOLS, TURNS, TableSpec
-from sim.metrics.tables import TableBuilder
+from sim.metrics.tables import MetricsError, TableBuilder
 
 
 class RunCollector:
@@ -39,6 +39,13 @@ class RunCollector:
     def _constants(spec: TableSpec, run_id: str, scenario: str, seed: int) -> dict[str, Any]:
         run_wide = {"run_id": run_id, "scenario": scenario, "seed": seed}
         return {name: value for name, value in run_wide.items() if name in spec.column_names}
+
+    def add(self, table: str, fields: dict[str, Any]) -> None:
+        """One row of the table named `table` (for rows that arrive tagged with their table)."""
+        builder = self._builders.get(table)
+        if builder is None:
+            raise MetricsError(f"no table {table!r}; the tables are {sorted(self._builders)}")
+        builder.append(fields)
 
     def add_turn(self, **fields: Any) -> None:
         """One model turn (see ``schema.TURNS``)."""
