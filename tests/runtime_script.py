@@ -24,7 +24,7 @@ Event = dict[str, Any]
 T = TypeVar("T")
 
 
-def message_start(message_id: str, model: str = "model-a", input_tokens: int = 10) -> Event:
+def message_start(message_id: str = "msg_1", model: str = "model-a", input_tokens: int = 10) -> Event:
     return {
         "type": "message_start",
         "message": {

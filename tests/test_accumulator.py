@@ -10,23 +10,13 @@ from anthropic._models import construct_type
 from anthropic.types import RawMessageStreamEvent
 
 from sim.runtime import accumulator as accumulator_module
-from sim.runtime.accumulator import BlockMessage, StreamAccumulator, StreamProtocolError, merge_block_messages
-
-
-def message_start(message_id: str = "msg_1", **usage: int) -> dict[str, Any]:
-    return {
-        "type": "message_start",
-        "message": {
-            "id": message_id,
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-test",
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": usage or {"input_tokens": 10, "output_tokens": 1},
-        },
-    }
+from sim.runtime.accumulator import (
+    BlockMessage,
+    StreamAccumulator,
+    StreamProtocolError,
+    merge_block_messages,
+)
+from tests.runtime_script import message_start
 
 
 def block_start(index: int, block: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +48,7 @@ def started(*events: dict[str, Any]) -> StreamAccumulator:
 
 def test_message_start_sets_id_model_and_usage() -> None:
     accumulator = started()
-    assert (accumulator.message_id, accumulator.model, accumulator.started) == ("msg_1", "claude-test", True)
+    assert (accumulator.message_id, accumulator.model, accumulator.started) == ("msg_1", "model-a", True)
     assert accumulator.usage == {"input_tokens": 10, "output_tokens": 1}
     assert accumulator.snapshot()["content"] == []
 

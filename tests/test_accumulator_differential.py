@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from sim.runtime.accumulator import StreamAccumulator, merge_block_messages
 from sim.wire.sse import decode_stream, encode_stream
+from tests.runtime_script import message_start
 
 Event = dict[str, Any]
 
@@ -90,19 +91,9 @@ def block_events(draw: st.DrawFn, index: int) -> list[Event]:
 def streams(draw: st.DrawFn) -> list[Event]:
     """A legal stream, with pings sprinkled in, possibly cut short (no message_stop)."""
     events: list[Event] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": f"msg_{draw(st.integers(0, 10**6))}",
-                "type": "message",
-                "role": "assistant",
-                "model": "claude-test",
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {"input_tokens": draw(st.integers(0, 10**5)), "output_tokens": 1},
-            },
-        }
+        message_start(
+            f"msg_{draw(st.integers(0, 10**6))}", "claude-test", draw(st.integers(0, 10**5))
+        )
     ]
     for index in range(draw(st.integers(0, 4))):
         events += draw(block_events(index))

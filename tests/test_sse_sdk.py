@@ -12,21 +12,9 @@ from anthropic._streaming import SSEBytesDecoder, SSEDecoder
 from anthropic.lib.streaming._messages import accumulate_event
 
 from sim.wire.sse import encode_event, encode_stream
+from tests.runtime_script import message_start
 
-USAGE = {"input_tokens": 10, "output_tokens": 1}
-START = {
-    "type": "message_start",
-    "message": {
-        "id": "msg_sdk",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-test",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": USAGE,
-    },
-}
+START = message_start("msg_sdk", "claude-test")
 PING = {"type": "ping"}
 TEXT_EVENTS: list[dict[str, Any]] = [
     START,
