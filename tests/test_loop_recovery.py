@@ -143,7 +143,7 @@ def test_user_interrupt_before_any_event_marks_the_prompt() -> None:
 
 
 def test_retries_with_backoff_for_429_and_529_then_give_up() -> None:
-    loop = started_loop(retry=RetrySettings(jitter=lambda retry: 0.5))
+    loop = started_loop(retry=RetrySettings(jitter=lambda retry: 0.125))
     assert loop.request_failed(429, 1_000) == [WaitUntil(1_000 + 437_500_000)]
     assert loop.wake(1_000) == [WaitUntil(1_000 + 437_500_000)]  # too early: keep waiting
     [send] = loop.wake(437_501_000)

@@ -17,9 +17,6 @@ from sim.runtime.retry import RetrySettings
 from sim.runtime.tooldef import ToolDefinition
 from sim.scenario.schema import Scenario
 
-# RetrySettings takes a fraction u in [0, 1) and cuts the wait by u / 4.
-_RUNTIME_JITTER_SCALE = 4.0
-
 
 class LoopFactory:
     """Builds the loops of one simulation (one scenario, one policy, one model).
@@ -56,7 +53,7 @@ class LoopFactory:
             max_retries=retries.max_retries,
             initial_delay_ns=retries.initial_backoff_ns,
             max_delay_ns=retries.max_backoff_ns,
-            jitter=lambda retry: jitter(retry) * _RUNTIME_JITTER_SCALE,
+            jitter=jitter,
         )
         return self.loop_class(
             self._tools,

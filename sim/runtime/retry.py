@@ -2,7 +2,8 @@
 
 The defaults are the official SDK's: 2 retries, a backoff of 0.5 s doubling up to 8 s, each
 wait shortened by up to a quarter at random, and a server's `retry-after` obeyed as given.
-The random part is injected (`jitter`) so that runs are reproducible: by default there is none.
+The random part is injected (`jitter`) so that runs are reproducible: by default there is none;
+the SDK's own is a draw from [0, 0.25).
 Which failures are retried is the SDK's rule too: 408, 409, 429, every 5xx, and a connection
 that failed without a status.
 """
@@ -23,7 +24,7 @@ class RetrySettings:
     max_retries: int = 2
     initial_delay_ns: int = 500_000_000
     max_delay_ns: int = 8_000_000_000
-    # retry number (1 for the first retry) -> u in [0, 1); the wait is cut by the fraction u / 4.
+    # retry number (1 for the first retry) -> the fraction of the backoff to cut, in [0, 1).
     jitter: Callable[[int], float] = no_jitter
 
     def delay_ns(self, retry: int, retry_after_ns: int | None = None) -> int:
@@ -32,7 +33,7 @@ class RetrySettings:
             return retry_after_ns
         backoff = min(self.initial_delay_ns << (retry - 1), self.max_delay_ns)
         # Integer arithmetic on the jitter's fraction keeps every wait a whole number of ns.
-        cut = int(backoff * self.jitter(retry)) // 4
+        cut = int(backoff * self.jitter(retry))
         return backoff - cut
 
 
