@@ -133,8 +133,7 @@ def replay(fixed: Scenario, tapes: list[_Tape]) -> list[ToolTurnLoop]:
     with fewer_collections():  # as `simulate` runs: the same collector settings on both sides
         for tape in tapes:
             values = iter(tape.jitter)
-            # new_loop scales the jitter by 4 (a power of two: the values come back exactly).
-            loop = factory.new_loop(lambda _retry, values=values: next(values) / 4)
+            loop = factory.new_loop(lambda _retry, values=values: next(values))
             for name, args, kwargs in tape.calls:
                 getattr(loop, name)(*args, **kwargs)
             loops.append(loop)
