@@ -26,7 +26,8 @@ think_time = { kind = "fixed", ms = 100 }
 policies = ["streaming", "serial"]
 [model.script]
 kind = "generated"
-end_probability = 0.5
+end_probability = 0.0
+max_turns = 3  # two turns of tool calls, then the answer: whatever the draws
 tool_mix = { Read = 1, Grep = 1 }
 """
 

@@ -123,7 +123,7 @@ def test_ttfts_is_the_tool_block_stop_under_streaming_and_message_stop_otherwise
     request = {"model": model.name, "max_tokens": 4096, "messages": messages}
     response = model.respond(request, Turn(0, 0, 1))
     assert isinstance(response, StreamResponse)
-    events = response.events
+    events = response.timed
     tool_index = next(
         e["index"] for _, e in events
         if e["type"] == "content_block_start" and e["content_block"]["type"] == "tool_use"
@@ -309,15 +309,15 @@ def test_endpoint_queue_is_first_come_first_served() -> None:
 
 
 def test_feed_points_are_tool_block_stops_and_the_last_event() -> None:
-    events: list[tuple[int, dict[str, Any]]] = [
-        (0, {"type": "message_start", "message": {}}),
-        (1, {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}}),
-        (2, {"type": "content_block_stop", "index": 0}),
-        (3, {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use"}}),
-        (4, {"type": "content_block_delta", "index": 1, "delta": {}}),
-        (5, {"type": "content_block_stop", "index": 1}),
-        (6, {"type": "message_delta", "delta": {}}),
-        (7, {"type": "message_stop"}),
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use"}},
+        {"type": "content_block_delta", "index": 1, "delta": {}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {}},
+        {"type": "message_stop"},
     ]
     assert feed_points(events) == [5, 7]
     assert feed_points(events[:6]) == [5]

@@ -130,7 +130,7 @@ def test_error_events_end_the_stream_after_200(fault: str, error_type: str, mess
         assert events[-1] == {"type": "error", "error": {"type": error_type, "message": message}}
         assert events[0]["type"] == "message_start"
         assert "message_stop" not in [e["type"] for e in events]
-        assert response.end_ns == response.events[-1][0]
+        assert response.end_ns == response.times[-1]
         ours = feed_ours(events)
         assert ours.error == events[-1]["error"]
         assert SSEDecoder().feed(encode_stream(events)) == events
@@ -149,7 +149,7 @@ def cut(fault: str, session: int = 1) -> tuple[StreamResponse, list[dict[str, ob
 def test_cut_before_the_first_block() -> None:
     response, events = cut("cut_before_first_block")
     assert [e["type"] for e in events] == ["message_start"]
-    assert response.end_ns >= response.events[-1][0]
+    assert response.end_ns >= response.times[-1]
 
 
 def test_cut_mid_text_leaves_the_text_block_open() -> None:
@@ -193,7 +193,7 @@ def test_a_stall_is_silence_then_a_resume_or_a_cut() -> None:
         response = stream_of(respond(model, session))
         assert response.faults == ("stall",)
         endings.add(response.ending)
-        times = [t for t, _ in response.events]
+        times = response.times
         gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
         if response.ending == "complete":
             assert max(gaps) >= ms_to_ns(40_000)  # no ping inside the stall
@@ -307,7 +307,7 @@ def test_the_fallback_model_answers_without_faults_at_its_own_speed() -> None:
         request = {"model": model.fallback_name, "max_tokens": 8192, "messages": MESSAGES}
         response = stream_of(model.respond(request, Turn(session, 1)))
         assert response.faults == () and response.model == "claude-haiku-4-5"
-        starts.append(response.events[0][0])
+        starts.append(response.times[0])
     starts.sort()
     assert 400e6 < starts[100] < 600e6  # Haiku's ~0.5 s to first token, not Sonnet's 1.5 s
 

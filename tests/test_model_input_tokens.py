@@ -92,4 +92,4 @@ def test_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     for _ in range(5):
         body = _body(copy.deepcopy(_transcript()))
         assert counter(body) == _walked(body)
-    assert len(counter._known) <= 3
+    assert len(counter._transcripts) <= 3

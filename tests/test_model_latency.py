@@ -47,7 +47,7 @@ def test_overrides_replace_only_what_they_name() -> None:
 def test_model_start_times_follow_the_profile() -> None:
     for profile, (stated_ttft, _) in STATED.items():
         model = make_model(profile=profile, script={"kind": "generated", "end_probability": 1.0})
-        starts = sorted(stream_of(model.respond(body(model), Turn(s, 0))).events[0][0] for s in range(300))
+        starts = sorted(stream_of(model.respond(body(model), Turn(s, 0))).times[0] for s in range(300))
         assert abs(starts[150] / 1e6 / stated_ttft - 1) < 0.08
 
 
@@ -63,6 +63,6 @@ def test_utilisation_stretches_every_latency_by_the_endpoints_factor() -> None:
     idle = stream_of(model.respond(body(model), Turn(1, 1), utilisation=0.0))
     busy = stream_of(model.respond(body(model), Turn(1, 1), utilisation=1.0))
     assert without_pings(events_of(idle)) == without_pings(events_of(busy))
-    idle_times = [t for t, e in idle.events if e["type"] != "ping"]
-    busy_times = [t for t, e in busy.events if e["type"] != "ping"]
+    idle_times = [t for t, e in idle.timed if e["type"] != "ping"]
+    busy_times = [t for t, e in busy.timed if e["type"] != "ping"]
     assert busy_times == [2 * t for t in idle_times]

@@ -45,7 +45,7 @@ def test_generated_streams_are_accepted_by_our_accumulator_and_the_sdks(streamin
     for session in range(60):
         response = stream_of(respond(model, session))
         assert response.ending == "complete" and response.faults == ()
-        times = [t for t, _ in response.events]
+        times = response.times
         assert times == sorted(times) and response.end_ns == times[-1]
         events = events_of(response)
         ours = feed_ours(events)
@@ -149,7 +149,7 @@ def test_a_pair_arrives_after_its_generation_pause_then_as_a_burst() -> None:
         "json_chunk_gap": {"kind": "fixed", "ms": 1},
     }
     response = stream_of(respond(make_model(script=script, latency=latency), 1))
-    timed = [(t, e) for t, e in response.events if e["type"] == "content_block_delta"]
+    timed = [(t, e) for t, e in response.timed if e["type"] == "content_block_delta"]
     ms = 1_000_000
     assert timed[0][0] == 150 * ms  # the empty opening delta comes with the block start
     first_pair = '{"content": "' + "x" * 400 + '"'
@@ -186,9 +186,9 @@ def test_the_requests_max_tokens_truncates_the_answer() -> None:
 def test_long_silences_carry_keepalive_pings() -> None:
     latency = {"tool_use_pause": {"kind": "fixed", "ms": 25_000}, "ping_interval_ms": 10_000}
     response = stream_of(respond(make_model(script=TEXT_AND_TWO_CALLS, latency=latency), 1))
-    pings = [t for t, e in response.events if e["type"] == "ping"]
+    pings = [t for t, e in response.timed if e["type"] == "ping"]
     assert len(pings) == 1 + 2 * 2  # the opening ping, then two in each 25 s pause
-    events = [e for _, e in response.events]
+    events = response.events
     calm = events_of(respond(make_model(script=TEXT_AND_TWO_CALLS), 1))
     assert without_pings(events) == without_pings(calm)
 

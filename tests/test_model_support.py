@@ -85,7 +85,7 @@ def http_error_of(response: Response) -> HttpError:
 
 
 def events_of(response: Response) -> list[Event]:
-    return [event for _, event in stream_of(response).events]
+    return stream_of(response).events
 
 
 def without_pings(events: list[Event]) -> list[Event]:

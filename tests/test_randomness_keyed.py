@@ -1,5 +1,5 @@
-"""`sim.randomness.stream` gives exactly numpy's `PCG64(SeedSequence(root, spawn_key=keys))` for
-any root seed and keys (the committed baselines and goldens depend on it); keys name independent
+"""`sim.randomness.stream`: a generator per root seed and keys, the same every time and on every
+machine (the committed baselines and goldens depend on it); different keys name independent
 streams."""
 
 from __future__ import annotations
@@ -9,25 +9,41 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.randomness import _key_to_int, stream
+from sim.randomness import _Digest, stream
 
-KEYS = st.lists(
-    st.one_of(st.text(max_size=12), st.integers(0, 2**8), st.integers(0, 2**70)), max_size=5
-)
+KEY = st.one_of(st.text(max_size=12), st.integers(0, 2**8), st.integers(0, 2**70))
+KEYS = st.lists(KEY, max_size=5)
 ROOTS = st.one_of(st.integers(0, 2**32), st.integers(0, 2**160))
 
 
-def numpy_stream(root_seed: int, *keys: str | int) -> np.random.Generator:
-    sequence = np.random.SeedSequence(entropy=root_seed, spawn_key=tuple(map(_key_to_int, keys)))
-    return np.random.Generator(np.random.PCG64(sequence))
+def test_the_draws_are_pinned() -> None:
+    # Bit for bit what every run of every scenario has drawn since the keyed digest was adopted:
+    # a change here changes every result (regenerate the goldens and baselines with it).
+    assert stream(20261130, "latency", 3, 1).random(3).tolist() == [
+        0.019335376275503746,
+        0.4123183661471602,
+        0.5437184835057434,
+    ]
+    assert stream(0).integers(0, 2**32, size=2).tolist() == [2791858002, 2790988726]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(ROOTS, KEYS)
-def test_the_same_generator_as_numpys_seed_sequence(root_seed: int, keys: list[str | int]) -> None:
-    ours, theirs = stream(root_seed, *keys), numpy_stream(root_seed, *keys)
-    assert ours.bit_generator.state == theirs.bit_generator.state
-    assert ours.random(3).tolist() == theirs.random(3).tolist()
+def test_the_same_keys_give_the_same_stream(root_seed: int, keys: list[str | int]) -> None:
+    first, second = stream(root_seed, *keys), stream(root_seed, *keys)
+    assert first.bit_generator.state == second.bit_generator.state
+    assert first.random(3).tolist() == second.random(3).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(ROOTS, KEYS, KEYS)
+def test_different_keys_give_different_streams(
+    root_seed: int, keys: list[str | int], others: list[str | int]
+) -> None:
+    if keys == others:
+        return
+    ours, theirs = stream(root_seed, *keys), stream(root_seed, *others)
+    assert ours.bit_generator.state != theirs.bit_generator.state
 
 
 def test_keys_name_streams_not_their_order_of_creation() -> None:
@@ -38,6 +54,32 @@ def test_keys_name_streams_not_their_order_of_creation() -> None:
     assert stream(8, "latency", 3, 1).random(4).tolist() != first
 
 
+def test_keys_cannot_be_confused_by_type_or_separator() -> None:
+    assert stream(1, 7).random() != stream(1, "7").random()
+    assert stream(1, "a", 1).random() != stream(1, "a\x1fi1").random()
+    assert stream(1, "a", "b").random() != stream(1, "a\x1fs'b'").random()
+    assert stream(1, "ab").random() != stream(1, "a", "b").random()
+
+
+def test_streams_look_uniform_and_uncorrelated() -> None:
+    # Neighbouring keys (as sessions and turns are) must not give related draws.
+    firsts = np.array([stream(5, "tool", session).random() for session in range(4000)])
+    assert abs(firsts.mean() - 0.5) < 0.02
+    counts, _ = np.histogram(firsts, bins=10, range=(0, 1))
+    assert counts.min() > 320 and counts.max() < 480
+    pairs = np.array([stream(5, "turn", s, 1).random(2) for s in range(2000)])
+    assert abs(np.corrcoef(pairs[:, 0], pairs[:, 1])[0, 1]) < 0.08
+
+
 def test_a_negative_key_is_refused() -> None:
     with pytest.raises(ValueError, match="non-negative"):
         stream(1, "tool", -1)
+
+
+def test_the_digest_seeds_no_more_words_than_it_has() -> None:
+    digest = _Digest(bytes(range(32)))
+    assert digest.generate_state(4, np.uint64).tolist() == [
+        int.from_bytes(bytes(range(8 * i, 8 * i + 8)), "little") for i in range(4)
+    ]
+    with pytest.raises(ValueError, match="32 bytes"):
+        digest.generate_state(9, np.uint32)

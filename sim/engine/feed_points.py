@@ -15,7 +15,7 @@ from typing import Any
 
 
 def feed_points(
-    events: list[tuple[int, dict[str, Any]]], tool_stops: tuple[int, ...] | None = None
+    events: list[dict[str, Any]], tool_stops: tuple[int, ...] | None = None
 ) -> list[int]:
     """Indices of the events after which the stream must be fed, increasing; the last event's
     index is always the last one (empty for an empty stream). `tool_stops`, the indices of the
@@ -26,7 +26,7 @@ def feed_points(
     else:
         points = []
         tool_blocks: set[int] = set()
-        for position, (_, event) in enumerate(events):
+        for position, event in enumerate(events):
             kind = event["type"]
             if kind == "content_block_start":
                 if event["content_block"]["type"] == "tool_use":

@@ -28,20 +28,20 @@ class RequestLog:
     output_tokens: int = 0
     n_events: int = 0
 
-    def note_stream_end(
-        self, events: list[tuple[int, dict[str, Any]]], fed: int, base_ns: int
-    ) -> None:
-        """Take tokens and the message_stop time from the events fed so far (`fed` of them)."""
+    def note_stream_end(self, events: list[dict[str, Any]], times: list[int], fed: int) -> None:
+        """Take tokens and the message_stop time from the events fed so far (`fed` of them, at
+        `times` in simulated time)."""
         if fed == 0:
             return
-        first = events[0][1]
+        first = events[0]
         if first["type"] == "message_start":
             self.input_tokens = int(first["message"]["usage"].get("input_tokens", 0))
         # message_delta and message_stop, when they came, are among the last few events.
-        for t_ns, event in reversed(events[max(0, fed - 4):fed]):
+        for index in reversed(range(max(0, fed - 4), fed)):
+            event = events[index]
             kind = event["type"]
             if kind == "message_stop":
-                self.message_stop_ns = base_ns + t_ns
+                self.message_stop_ns = times[index]
             elif kind == "message_delta":
                 self.output_tokens = int(event["usage"].get("output_tokens", 0))
                 break

@@ -97,21 +97,15 @@ def _jitter_of(session: weakref.ref[Session]) -> Callable[[int], float]:
 class _Stream:
     """The request being answered: its log, and the stream's events once there is one."""
 
-    __slots__ = (
-        "log", "pairing", "events", "payloads", "times", "base_ns", "fed", "closed",
-        "holds_slot", "queued",
-    )
+    __slots__ = ("log", "pairing", "events", "times", "fed", "closed", "holds_slot", "queued")
 
     def __init__(self, log: RequestLog) -> None:
         self.log = log
         # `check_pairing` of the request, made when it is sent and handed on to the model.
         self.pairing: list[str] = []
-        self.events: list[tuple[int, dict[str, Any]]] = []
-        # The events and their simulated arrival times apart, as `ToolTurnLoop.on_events`
-        # takes them.
-        self.payloads: list[dict[str, Any]] = []
+        # The stream's events and their arrival times in simulated time.
+        self.events: list[dict[str, Any]] = []
         self.times: list[int] = []
-        self.base_ns = 0
         self.fed = 0
         self.closed = False
         self.holds_slot = False
@@ -263,15 +257,13 @@ class Session:
         log.status = "200"
         if response.faults:
             log.fault = ",".join(response.faults)
-        events = response.events
-        stream.events = events
-        stream.base_ns = base = env.now
-        stream.payloads = [event for _, event in events]
-        stream.times = [base + t_ns for t_ns, _ in events]
+        events = stream.events = response.events
+        base = env.now
+        times = stream.times = [base + t_ns for t_ns in response.times]
         if events:
-            self._schedule_streaming_interrupt(log.turn, base + events[0][0])
+            self._schedule_streaming_interrupt(log.turn, times[0])
         for point in feed_points(events, response.tool_stops):
-            due = base + events[point][0]
+            due = times[point]
             if due > env.now:
                 yield env.timeout(due - env.now)
                 if stream.closed:
@@ -300,12 +292,12 @@ class Session:
         commands of an event before the next event is fed."""
         on_events = self.loop.on_events
         request_id = stream.log.request_index
-        payloads, times = stream.payloads, stream.times
+        events, times = stream.events, stream.times
         start = fed = stream.fed
         if start == 0 and stop > 0:
             stream.log.first_event_ns = times[0]
         while fed < stop:
-            commands, taken = on_events(payloads[fed:stop], times[fed:stop], request_id)
+            commands, taken = on_events(events[fed:stop], times[fed:stop], request_id)
             fed += taken
             if commands:
                 stream.fed = fed
@@ -318,12 +310,11 @@ class Session:
 
     def _feed_due_before(self, stream: _Stream, now: int) -> None:
         """Feed the events of the current stream due strictly before `now`."""
-        events = stream.events
-        if not events or stream.closed:
+        times = stream.times
+        if not times or stream.closed:
             return
         stop = stream.fed
-        limit = now - stream.base_ns
-        while stop < len(events) and events[stop][0] < limit:
+        while stop < len(times) and times[stop] < now:
             stop += 1
         if stop > stream.fed:
             self._feed(stream, stop)
@@ -354,7 +345,7 @@ class Session:
         if status is not None and log.status == "pending":
             log.status = status
         log.end_ns = self.env.now
-        log.note_stream_end(stream.events, stream.fed, stream.base_ns)
+        log.note_stream_end(stream.events, stream.times, stream.fed)
         endpoint = self.context.endpoint
         if stream.queued is not None:
             endpoint.withdraw(stream.queued)

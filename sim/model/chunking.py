@@ -4,7 +4,10 @@ A chunked block is a list of payload strings (one `*_delta` each) with, for each
 output tokens generated before it arrives and whether it is the tail of a burst (arrives a small
 chunk gap after the previous piece, with no generation in between).
 
-- Text and thinking: a few tokens per delta (1 to `TEXT_TOKENS_PER_DELTA_MAX`).
+- Text and thinking: a few tokens per delta (1 to `TEXT_TOKENS_PER_DELTA_MAX`). Generated text
+  (the model's `generated` script) is words of a small vocabulary: its meaning does not matter to
+  the simulator, its length in tokens does. Each delta is a phrase of its size drawn from a fixed
+  table, so a block costs a few vectorised draws however long it is.
 - Tool input JSON, `pairs` (the API's default): an empty first delta, then one burst per top-level
   key/value pair. The model generates the whole pair before any of it is sent (the pause), then
   it arrives as a burst of fragments. The closing brace rides with the last pair.
@@ -30,6 +33,16 @@ CHARS_PER_TOKEN = 4
 # Fragment sizes within a burst of pairs, and of fine-grained streaming, in characters.
 BURST_PIECE_CHARS = (4, 32)
 FINE_PIECE_CHARS = (1, 7)
+
+_VOCABULARY = (
+    "the file function test module error value config path line call return update check "
+    "read write change import class method type result output input parse build run fix add "
+    "remove first next then so it this that we need to in of and for with from is will should "
+    "now let me look at see which where because before after tool search code"
+).split()
+# Phrases of each size (a row per size, one to TEXT_TOKENS_PER_DELTA_MAX; row 0 is unused), each
+# word with its leading space. The table is vocabulary, not a draw: fixed, whatever the seed.
+PHRASES_PER_SIZE = 512
 
 _TOKEN = re.compile(r"\s*\S+|\s+")
 # json.dumps with any option builds a new encoder per call; one shared encoder is much cheaper.
@@ -63,8 +76,43 @@ def split_tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+def _phrase_table() -> np.ndarray:
+    table = np.full((TEXT_TOKENS_PER_DELTA_MAX + 1, PHRASES_PER_SIZE), "", dtype=object)
+    words = np.array([" " + word for word in _VOCABULARY], dtype=object)
+    fixed = np.random.default_rng(0)
+    for size in range(1, TEXT_TOKENS_PER_DELTA_MAX + 1):
+        picks = fixed.integers(0, len(words), size=(PHRASES_PER_SIZE, size))
+        table[size] = ["".join(row) for row in words[picks].tolist()]
+    return table
+
+
+_PHRASES = _phrase_table()
+
+
+def _uniform_ints(rng: np.random.Generator, low: int, high: int, n: int) -> np.ndarray:
+    """`n` integers uniform in [low, high]. `Generator.integers` with a size costs twice as much
+    for the few dozen values a block needs (most of it in the handling of `size`)."""
+    return (rng.random(n) * (high - low + 1)).astype(np.int64) + low
+
+
+def generated_chunks(count: int, rng: np.random.Generator) -> Chunks:
+    """`count` tokens of generated words, grouped a few per delta."""
+    if count <= 0:
+        return Chunks()
+    # (More than) enough group sizes, the last one cut so that they add up to `count`.
+    sizes = _uniform_ints(rng, 1, TEXT_TOKENS_PER_DELTA_MAX, count)
+    ends = sizes.cumsum()
+    last = int(ends.searchsorted(count))
+    sizes = sizes[: last + 1]
+    sizes[last] -= ends[last] - count
+    picks = _uniform_ints(rng, 0, PHRASES_PER_SIZE - 1, last + 1)
+    pieces: list[str] = _PHRASES[sizes, picks].tolist()
+    pieces[0] = pieces[0][1:]  # The first word of a block has no space before it.
+    return Chunks(pieces, sizes.tolist(), [False] * len(pieces))
+
+
 def chunk_tokens(tokens: list[str], rng: np.random.Generator) -> Chunks:
-    """Text or thinking tokens grouped a few per delta."""
+    """Given text or thinking tokens grouped a few per delta."""
     total = len(tokens)
     chunks = Chunks()
     if total == 0:
@@ -72,7 +120,7 @@ def chunk_tokens(tokens: list[str], rng: np.random.Generator) -> Chunks:
     pieces, counts = chunks.pieces, chunks.tokens
     start = 0
     # One vectorised draw of (more than) enough group sizes; a plain loop beats numpy here.
-    for size in rng.integers(1, TEXT_TOKENS_PER_DELTA_MAX + 1, size=total).tolist():
+    for size in _uniform_ints(rng, 1, TEXT_TOKENS_PER_DELTA_MAX, total).tolist():
         end = start + size
         if end >= total:
             pieces.append("".join(tokens[start:]))
@@ -126,9 +174,8 @@ def chunk_tool_json_pairs(tool_input: dict[str, Any], rng: np.random.Generator) 
     chunks.add("", 0)
     pairs = _pairs(tool_input)
     low, high = BURST_PIECE_CHARS
-    sizes = iter(
-        rng.integers(low, high + 1, size=sum(map(len, pairs)) // low + len(pairs)).tolist()
-    )
+    enough = sum(map(len, pairs)) // low + len(pairs)
+    sizes = iter(_uniform_ints(rng, low, high, enough).tolist())
     for pair in pairs:
         fragments = _fragments(pair, sizes)
         chunks.add(fragments[0], json_tokens(pair))
@@ -141,7 +188,7 @@ def chunk_tool_json_fine(text: str, rng: np.random.Generator) -> Chunks:
     chunks = Chunks()
     chunks.add("", 0)
     low, high = FINE_PIECE_CHARS
-    sizes = rng.integers(low, high + 1, size=len(text) // low + 1).tolist()
+    sizes = _uniform_ints(rng, low, high, len(text) // low + 1).tolist()
     for fragment in _fragments(text, iter(sizes)):
         chunks.add(fragment, 1)
     return chunks

@@ -119,26 +119,30 @@ def with_keepalive_pings(
     end_ns: int,
     interval_ns: int,
     stall_at: int | None,
-) -> list[tuple[int, dict[str, Any]]]:
-    """The stream as (time, event) pairs, with a ping every `interval_ns` of silence while the
-    connection is open, except in a stall (a stalled server sends nothing)."""
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """The stream's times and events with a ping every `interval_ns` of silence while the
+    connection is open, except in a stall (a stalled server sends nothing). The lists given are
+    returned as they are when no ping is due."""
     # The usual case: no silence that long. A stream that lasts less than the interval has none
     # (settled without a pass over the gaps).
     if end_ns - times[0] <= interval_ns or (
         max(map(operator.sub, times[1:], times[:-1]), default=0) <= interval_ns
         and end_ns - times[-1] <= interval_ns
     ):
-        return list(zip(times, events, strict=True))
-    paired: list[tuple[int, dict[str, Any]]] = []
+        return times, events
+    pinged_times: list[int] = []
+    pinged: list[dict[str, Any]] = []
     previous = times[0]
     for index, (at, event) in enumerate(zip(times, events, strict=True)):
         if at - previous > interval_ns and index != stall_at:
             silence = range(previous + interval_ns, at, interval_ns)
-            paired.extend((t, {"type": "ping"}) for t in silence)
-        paired.append((at, event))
+            pinged_times.extend(silence)
+            pinged.extend({"type": "ping"} for _ in silence)
+        pinged_times.append(at)
+        pinged.append(event)
         previous = at
     if end_ns - previous > interval_ns and stall_at != len(events):
-        paired.extend(
-            (t, {"type": "ping"}) for t in range(previous + interval_ns, end_ns, interval_ns)
-        )
-    return paired
+        silence = range(previous + interval_ns, end_ns, interval_ns)
+        pinged_times.extend(silence)
+        pinged.extend({"type": "ping"} for _ in silence)
+    return pinged_times, pinged

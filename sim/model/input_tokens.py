@@ -6,27 +6,33 @@ definitions and each message's content; a number, boolean or null counts as a fe
 
 An agent's requests repeat themselves: every request of a session carries the same tool list and
 every earlier message again, so walking the whole body each time made the estimate the model's
-largest cost, growing with the square of a session's length. `InputTokenCounter` remembers the
-count of each tool list and each message by object identity, so a request costs a walk of its
-new messages only. An entry holds its object (the id cannot be reused while it lives) and is
-trusted only while the object still holds the same content object of the same length: a caller
-that replaces a message's content, or appends to it, is counted again. Editing a block of a
-message already sent, in place, is not noticed; the runtime never does it (it replaces the
-message instead, as earlier request bodies share it), and a body decoded from JSON is always new.
+largest cost, growing with the square of a session's length. `InputTokenCounter` remembers:
+
+- each tool list it counted, by value (a copy, compared in C: the same catalogue sent by a new
+  session is not walked again, and a list changed in any way is);
+- each transcript's message contents and their lengths (keyed by its first content): a request
+  whose messages begin with the same contents, of the same lengths, has only its new messages
+  walked. A content replaced by another object, or a list appended to, is counted again; editing a
+  block of a message already sent, in place, is not noticed. The runtime never does it (it
+  replaces the message instead, as earlier request bodies share it), and a body decoded from JSON
+  is always new.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import copy
+import operator
+from collections.abc import Mapping
 from typing import Any
 
 CHARS_PER_INPUT_TOKEN = 4
 # A number, boolean or null, counted as a few characters.
 SCALAR_CHARS = 4
-# Entries kept before the memory is dropped and refilled: the transcripts of the sessions running
-# at once (64 sessions of 30 messages fit twice), while what ended sessions leave is bounded.
-# Only the speed depends on it, never a count.
-CACHE_LIMIT = 4096
+# Transcripts kept before the memory is dropped and refilled: those of the sessions running at
+# once, while what ended sessions leave is bounded. Only the speed depends on it, never a count.
+CACHE_LIMIT = 1024
+# Distinct tool lists kept (a simulation sends one catalogue).
+TOOL_LISTS_KEPT = 8
 
 
 def value_chars(value: Any) -> int:
@@ -59,53 +65,56 @@ def content_chars(content: Any) -> int:
     return size
 
 
+_CONTENT = operator.itemgetter("content")
+
+
 class InputTokenCounter:
     """`counter(body)`: the estimated input tokens of request `body` (at least 1)."""
 
-    __slots__ = ("_known",)
+    __slots__ = ("_tool_lists", "_transcripts")
 
     def __init__(self) -> None:
-        # id(owner) -> (owner, the content counted, its length, characters)
-        self._known: dict[int, tuple[Any, Any, int, int]] = {}
+        # (a copy of a tool list, its characters)
+        self._tool_lists: list[tuple[Any, int]] = []
+        # id(first content) -> (the contents counted, their lengths, characters)
+        self._transcripts: dict[int, tuple[list[Any], list[int], int]] = {}
 
     def __call__(self, body: Mapping[str, Any]) -> int:
         size = value_chars(body.get("system", ""))
-        tools = body.get("tools", [])
-        if type(tools) is list:
-            size += self._remembered(tools, tools, value_chars)
-        else:
-            size += value_chars(tools)
-        known = self._known
-        for message in body["messages"]:
-            content = message.get("content", "")
-            if type(content) is str:
-                size += len(content)
-                continue
-            # `_remembered(message, content, content_chars)`, its hit inlined: it runs for
-            # every message of every request.
-            entry = known.get(id(message))
-            if (
-                entry is not None
-                and entry[0] is message
-                and entry[1] is content
-                and entry[2] == len(content)
-            ):
-                size += entry[3]
-            else:
-                size += self._remembered(message, content, content_chars)
+        size += self._tools_chars(body.get("tools", []))
+        size += self._messages_chars(body["messages"])
         return max(1, size // CHARS_PER_INPUT_TOKEN)
 
-    def _remembered(self, owner: Any, content: Any, count: Callable[[Any], int]) -> int:
-        known = self._known.get(id(owner))
-        if (
-            known is not None
-            and known[0] is owner
-            and known[1] is content
-            and known[2] == len(content)
-        ):
-            return known[3]
-        chars = count(content)
-        if len(self._known) >= CACHE_LIMIT:
-            self._known.clear()
-        self._known[id(owner)] = (owner, content, len(content), chars)
+    def _tools_chars(self, tools: Any) -> int:
+        for known, chars in self._tool_lists:
+            if tools == known:
+                return chars
+        chars = value_chars(tools)
+        if len(self._tool_lists) >= TOOL_LISTS_KEPT:
+            self._tool_lists.clear()
+        self._tool_lists.append((copy.deepcopy(tools), chars))
         return chars
+
+    def _messages_chars(self, messages: Any) -> int:
+        try:
+            contents = list(map(_CONTENT, messages))
+        except KeyError:  # A message with no content (the API would refuse it): walk them all.
+            return sum(content_chars(message.get("content", "")) for message in messages)
+        if not contents:
+            return 0
+        lengths = list(map(len, contents))
+        key = id(contents[0])
+        known = self._transcripts.get(key)
+        start = size = 0
+        if known is not None:
+            seen, seen_lengths, seen_size = known
+            count = len(seen)
+            # List equality compares items by identity first: C speed for the shared contents.
+            if lengths[:count] == seen_lengths and contents[:count] == seen:
+                start, size = count, seen_size
+        for content in contents[start:]:
+            size += len(content) if type(content) is str else content_chars(content)
+        if known is None and len(self._transcripts) >= CACHE_LIMIT:
+            self._transcripts.clear()
+        self._transcripts[key] = (contents, lengths, size)
+        return size

@@ -34,9 +34,11 @@ import numpy as np
 from sim.distributions import ms_to_ns
 from sim.model.api_errors import INVALID_REQUEST, STATUS_ERRORS, error_body
 from sim.model.chunking import (
+    Chunks,
     chunk_tokens,
     chunk_tool_json_fine,
     chunk_tool_json_pairs,
+    generated_chunks,
     tool_json,
 )
 from sim.model.config import ExplicitScript, LatencyConfig, ModelConfig, ProfileName
@@ -264,16 +266,20 @@ class MockModel:
                 hit.times, hit.events, hit.end_ns, hit.ending, hit.stall_at
             )
             faults.extend(hit.faults)
-        paired = with_keepalive_pings(times, events, end_ns, latency.ping_interval_ns, stall_at)
+        sent_times, sent = with_keepalive_pings(
+            times, events, end_ns, latency.ping_interval_ns, stall_at
+        )
         tool_stops = None
-        if len(paired) == len(events):  # no ping inserted: the layout's indices still hold
+        if len(sent) == len(events):  # no ping inserted: the layout's indices still hold
             # What is left of the timeline is a prefix of it; an error event takes the place of
             # the first event cut.
             kept = len(events) - 1 if ending == "error_event" else len(events)
             tool_stops = tuple(
                 span.stop for span in timeline.spans if span.type == "tool_use" and span.stop < kept
             )
-        return StreamResponse(paired, end_ns, ending, message_id, model, tuple(faults), tool_stops)
+        return StreamResponse(
+            sent_times, sent, end_ns, ending, message_id, model, tuple(faults), tool_stops
+        )
 
     def _tool_call_faults(
         self, planned: list[PlannedBlock], calls: list[int], dice: FaultDice, faults: list[str]
@@ -338,10 +344,10 @@ class MockModel:
         rng: np.random.Generator,
     ) -> StreamBlock:
         if block.type == "text":
-            return StreamBlock("text", chunk_tokens(block.tokens, rng))
+            return StreamBlock("text", _text_chunks(block, rng))
         if block.type == "thinking":
             signature = block.signature or _signature(self.root_seed, turn, index)
-            return StreamBlock("thinking", chunk_tokens(block.tokens, rng), signature=signature)
+            return StreamBlock("thinking", _text_chunks(block, rng), signature=signature)
         if self.config.tool_json_streaming == "pairs":
             chunks = chunk_tool_json_pairs(block.input, rng)
         else:
@@ -350,6 +356,12 @@ class MockModel:
             # The closing brace never comes: the text does not parse as JSON.
             chunks.pieces[-1] = chunks.pieces[-1][:-1]
         return StreamBlock("tool_use", chunks, tool_id=ids[index], name=block.name)
+
+
+def _text_chunks(block: PlannedBlock, rng: np.random.Generator) -> Chunks:
+    if block.generated:
+        return generated_chunks(block.generated, rng)
+    return chunk_tokens(block.tokens, rng)
 
 
 def _truncated_at_tokens(blocks: list[StreamBlock], limit: int) -> list[StreamBlock]:

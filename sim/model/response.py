@@ -34,7 +34,9 @@ StreamEnding = Literal["complete", "error_event", "cut"]
 
 @dataclass(frozen=True, slots=True)
 class StreamResponse:
-    """HTTP 200 and a stream: `events` are `(t_ns, event)` in sending order, times non-decreasing.
+    """HTTP 200 and a stream: `events` in sending order, `times[i]` the time of `events[i]`
+    (non-decreasing). Two lists rather than pairs: the runtime takes them apart
+    (`ToolTurnLoop.on_events`), and a stream is made and fed far more often than it is read.
 
     `end_ns` is when the server closes the connection: the last event's time for a complete
     stream or one ended by an `error` event, later for a cut that follows a silence (a stall).
@@ -43,13 +45,19 @@ class StreamResponse:
     order, when the model knows them (None: not given; find them in the events).
     """
 
-    events: list[tuple[int, dict[str, Any]]]
+    times: list[int]
+    events: list[dict[str, Any]]
     end_ns: int
     ending: StreamEnding
     message_id: str
     model: str
     faults: tuple[str, ...] = ()
     tool_stops: tuple[int, ...] | None = None
+
+    @property
+    def timed(self) -> list[tuple[int, dict[str, Any]]]:
+        """The events as `(t_ns, event)` pairs."""
+        return list(zip(self.times, self.events, strict=True))
 
 
 Response = HttpError | StreamResponse

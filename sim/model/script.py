@@ -1,8 +1,8 @@
 """What one response says: its blocks, from an explicit script or drawn from distributions.
 
 A plan is content only (text tokens, thinking tokens, tool names and inputs); ids, chunking,
-timing and faults come later. Generated text is drawn from a small vocabulary: its meaning does
-not matter to the simulator, its length in tokens does.
+timing and faults come later. Generated text is planned as a number of tokens; its words are
+drawn when it is chunked (`sim.model.chunking.generated_chunks`).
 """
 
 from __future__ import annotations
@@ -23,16 +23,6 @@ from sim.model.config import (
     ToolUseBlock,
 )
 
-_VOCABULARY = (
-    "the file function test module error value config path line call return update check "
-    "read write change import class method type result output input parse build run fix add "
-    "remove first next then so it this that we need to in of and for with from is will should "
-    "now let me look at see which where because before after tool search code"
-).split()
-_WORDS = np.array(_VOCABULARY, dtype=object)
-_SPACED_WORDS = np.array([" " + word for word in _VOCABULARY], dtype=object)
-
-
 class ToolInputs(Protocol):
     """The model's view of one tool of the catalogue: inputs to call it with."""
 
@@ -49,19 +39,10 @@ class ToolInputs(Protocol):
 class PlannedBlock:
     type: str  # "text" | "thinking" | "tool_use"
     tokens: list[str] = field(default_factory=list)  # text or thinking, joined is the content
+    generated: int = 0  # or: this many tokens of generated words
     signature: str = ""
     name: str = ""
     input: dict[str, Any] = field(default_factory=dict)
-
-
-def random_tokens(count: int, rng: np.random.Generator) -> list[str]:
-    """`count` word tokens: the first bare, the rest with a leading space."""
-    if count <= 0:
-        return []
-    picks = rng.integers(0, len(_VOCABULARY), size=count)
-    tokens: list[str] = _SPACED_WORDS[picks].tolist()
-    tokens[0] = _WORDS[picks[0]]
-    return tokens
 
 
 class ExplicitPlanner:
@@ -91,7 +72,7 @@ class ExplicitPlanner:
         template = self._responses[min(turn_index, len(self._responses) - 1)]
         # Copies: faults rewrite blocks, the template must stay as scripted.
         return [
-            PlannedBlock(b.type, b.tokens, b.signature, b.name, dict(b.input)) for b in template
+            PlannedBlock(b.type, b.tokens, 0, b.signature, b.name, dict(b.input)) for b in template
         ]
 
 
@@ -119,14 +100,14 @@ class GeneratedPlanner:
         thinking = script.thinking_tokens.sample(rng)
         blocks = []
         if thinking > 0:
-            blocks.append(PlannedBlock("thinking", tokens=random_tokens(thinking, rng)))
+            blocks.append(PlannedBlock("thinking", generated=thinking))
         if ends:
             final = script.final_text_tokens.sample(rng)
-            blocks.append(PlannedBlock("text", tokens=random_tokens(final, rng)))
+            blocks.append(PlannedBlock("text", generated=final))
             return blocks
         text = script.text_tokens.sample(rng)
         if text > 0:
-            blocks.append(PlannedBlock("text", tokens=random_tokens(text, rng)))
+            blocks.append(PlannedBlock("text", generated=text))
         calls = script.tool_calls.sample(rng)
         draws = rng.random(calls) * self._cumulative[-1]
         found = np.searchsorted(self._cumulative, draws, side="right")

@@ -67,10 +67,10 @@ def log_to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def final_message(events: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+def final_message(events: list[dict[str, Any]]) -> dict[str, Any]:
     """The Message a complete stream amounts to (what a non-streaming request answers)."""
     accumulator = StreamAccumulator()
-    for _, event in events:
+    for event in events:
         accumulator.feed(event)
     return accumulator.snapshot()
 
@@ -270,7 +270,7 @@ class MockServer:
         await http.start(200, [_EVENT_STREAM, ("cache-control", "no-cache"),
                                ("request-id", request_id)])
         due: list[bytes] = []  # events whose time has come, written together
-        for t_ns, event in response.events:
+        for t_ns, event in zip(response.times, response.events, strict=True):
             if admitted_ns + self._scaled(t_ns) > time.monotonic_ns():
                 await http.send_data(b"".join(due))
                 due = []
@@ -293,7 +293,7 @@ class MockServer:
             return "- message cut"
         headers = [("request-id", request_id)]
         if response.ending == "error_event":
-            error = response.events[-1][1]["error"]
+            error = response.events[-1]["error"]
             status = _ERROR_STATUS.get(error["type"], 500)
             await self._send_json(http, status, error_body(error["type"], error["message"],
                                                            request_id), headers)
