@@ -10,7 +10,7 @@ import pytest
 
 from sim.engine.loop_factory import LoopFactory
 from sim.engine.simulation import SimulationResult, simulate
-from sim.engine.tool_process import HANG_TIMEOUT_NS
+from sim.engine.tool_run import HANG_TIMEOUT_NS
 from sim.metrics.collector import RunCollector
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.record import RecordKind

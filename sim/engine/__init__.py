@@ -8,7 +8,7 @@ One module per concept:
 - `endpoint`      the model endpoint's slots and queue in simulated time
 - `feed_points`   where a response stream needs simulated time of its own
 - `loop_factory`  the `ToolTurnLoop` under test, built from the scenario
-- `tool_process`  one simulated tool call as a simpy process
+- `tool_run`      one simulated tool call played back by timeouts
 - `session`       one session: a user, a loop, and the commands it hands out
 - `request_log`   what the engine knows of one request beyond the runtime's record
 - `recorder`      a finished session turned into metric rows

@@ -8,7 +8,7 @@ next) and carries out every command the loop returns:
   refused with 429/529), ask the mock model, then report an HTTP error at its time or feed the
   stream in batches between decision points (`sim.engine.feed_points`).
 - `WaitUntil`: call `wake` at that time (only the latest wait counts).
-- `StartTool` / `CancelTool`: start a tool process playing the call's plan / interrupt it.
+- `StartTool` / `CancelTool`: start a tool run (`sim.engine.tool_run`) / cancel it.
 - `AskPermission`: the simulated user answers after the plan's decision delay.
 - `CancelRequest`: the stream is abandoned and its endpoint slot freed.
 - `TurnEnded` / `SessionEnded`: end the turn's tools phase / the prompt's chain of turns.
@@ -38,7 +38,7 @@ from sim.engine.draws import AttachmentArrivals, InterruptDraw, SessionDraws
 from sim.engine.feed_points import feed_points
 from sim.engine.request_log import CANCELLED, RequestLog
 from sim.engine.strict import StrictModeStop
-from sim.engine.tool_process import tool_process
+from sim.engine.tool_run import ToolRun
 from sim.model.response import HttpError, Turn
 from sim.runtime.attachments import AttachmentKind
 from sim.runtime.commands import (
@@ -131,7 +131,7 @@ class Session:
         self.events_fed = 0
         self._honour_retry_after = context.scenario.runtime.retries.honour_retry_after
         self._active: _Stream | None = None
-        self._tools: dict[str, simpy.Process] = {}
+        self._tools: dict[str, ToolRun] = {}
         self._plans: dict[str, CallPlan] = {}
         self._chain_done: simpy.Event | None = None
         self._wake_token = 0
@@ -173,9 +173,9 @@ class Session:
                 case SendRequest():
                     self._send(command)
                 case CancelTool():
-                    process = self._tools.pop(command.tool_use_id, None)
-                    if process is not None and process.is_alive:
-                        process.interrupt()
+                    run = self._tools.pop(command.tool_use_id, None)
+                    if run is not None:
+                        run.cancel()
                 case AskPermission():
                     self._ask(command)
                 case WaitUntil():
@@ -366,10 +366,8 @@ class Session:
             self._tools_turn = turn
             self._tools_phase_started(turn)
         plan = self._plan(command.tool_use_id, command.name)
-        self._tools[command.tool_use_id] = self.env.process(
-            tool_process(
-                self.env, command.tool_use_id, command.name, plan, self._progress, self._finished
-            )
+        self._tools[command.tool_use_id] = ToolRun(
+            self.env, command.tool_use_id, command.name, plan, self._progress, self._finished
         )
 
     @_strict_stops
@@ -411,7 +409,7 @@ class Session:
             self._call_at(now + draw.after_ns, self._user_interrupt, turn, "tools")
         arrivals = self.draws.attachments(turn)
         if arrivals is not None:
-            self.env.process(self._attachments(arrivals, turn))
+            self._next_attachment(arrivals, turn, 1)
 
     @_strict_stops
     def _user_interrupt(self, turn: int, phase: str) -> None:
@@ -432,15 +430,14 @@ class Session:
             return loop.phase in _STREAMING_PHASES
         return loop.phase is Phase.TOOLS
 
-    def _attachments(
-        self, arrivals: AttachmentArrivals, turn: int
-    ) -> Generator[simpy.Event, Any, None]:
-        count = 0
-        while True:
-            gap_ns, kind = arrivals.next()
-            yield self.env.timeout(gap_ns)
-            if self.loop.turn != turn or self._tools_turn != turn:
-                return
-            count += 1
-            block = {"type": "text", "text": f"[{kind} {count} during turn {turn}]"}
-            self.loop.attachment(block, self.env.now, kind=AttachmentKind(kind))
+    def _next_attachment(self, arrivals: AttachmentArrivals, turn: int, count: int) -> None:
+        """Attachment `count` of `turn` arrives after the next gap, if the tools still run."""
+        gap_ns, kind = arrivals.next()
+        self._call_at(self.env.now + gap_ns, self._attach, arrivals, turn, count, kind)
+
+    def _attach(self, arrivals: AttachmentArrivals, turn: int, count: int, kind: str) -> None:
+        if self.loop.turn != turn or self._tools_turn != turn:
+            return
+        block = {"type": "text", "text": f"[{kind} {count} during turn {turn}]"}
+        self.loop.attachment(block, self.env.now, kind=AttachmentKind(kind))
+        self._next_attachment(arrivals, turn, count + 1)

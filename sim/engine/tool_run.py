@@ -1,0 +1,80 @@
+"""One simulated tool call playing back its `CallPlan` in simulated time.
+
+The call reports progress at the plan's offsets and finishes after the plan's duration with the
+plan's outcome. Cancellation (`CancelTool`) silences it: the runtime has already decided the
+call's result. The reports are plain callbacks on simpy timeouts rather than a simpy process: a
+call only waits, and a process costs several more scheduled events and generator resumptions per
+call than the timeouts themselves.
+
+A hanging call (outcome `hang`) runs until it is cancelled, but a tool that is not cancellable,
+or a turn that nobody interrupts, would then stall its session for ever. So a hang gives up after
+`HANG_TIMEOUT_NS` (10 simulated minutes, far beyond every catalogue tool's longest run) and
+reports an is_error result saying it timed out, as a real agent's tool timeout would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sim.engine.clock import Clock
+from sim.runtime.outcomes import ToolOutcome
+from sim.tools.execution import CallPlan
+
+HANG_TIMEOUT_NS = 600 * 1_000_000_000
+
+_OUTCOMES = {
+    "success": ToolOutcome.SUCCESS,
+    "error": ToolOutcome.ERROR,
+    "exception": ToolOutcome.EXCEPTION,
+}
+
+ProgressReport = Callable[[str, Any], None]
+FinishReport = Callable[[str, ToolOutcome, str], None]
+
+
+def timeout_text(name: str) -> str:
+    return f"Error: tool {name!r} timed out after {HANG_TIMEOUT_NS // 1_000_000_000} s."
+
+
+class ToolRun:
+    """Plays `plan` from now: `on_progress(id, progress)` at each progress offset, then
+    `on_finish(id, outcome, text)`; nothing more once cancelled."""
+
+    __slots__ = ("tool_use_id", "cancelled", "_on_progress", "_on_finish")
+
+    def __init__(
+        self,
+        env: Clock,
+        tool_use_id: str,
+        name: str,
+        plan: CallPlan,
+        on_progress: ProgressReport,
+        on_finish: FinishReport,
+    ) -> None:
+        self.tool_use_id = tool_use_id
+        self.cancelled = False
+        self._on_progress = on_progress
+        self._on_finish = on_finish
+        if plan.outcome == "hang":
+            self._after(env, HANG_TIMEOUT_NS, self._finish, ToolOutcome.ERROR, timeout_text(name))
+            return
+        for count, offset in enumerate(plan.progress_ns, start=1):
+            self._after(env, offset, self._progress, {"elapsed_ns": offset, "count": count})
+        assert plan.duration_ns is not None
+        self._after(env, plan.duration_ns, self._finish, _OUTCOMES[plan.outcome], plan.text)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    @staticmethod
+    def _after(env: Clock, delay_ns: int, action: Callable[..., None], *args: Any) -> None:
+        env.timeout(delay_ns).callbacks.append(lambda _: action(*args))
+
+    def _progress(self, progress: dict[str, int]) -> None:
+        if not self.cancelled:
+            self._on_progress(self.tool_use_id, progress)
+
+    def _finish(self, outcome: ToolOutcome, text: str) -> None:
+        if not self.cancelled:
+            self._on_finish(self.tool_use_id, outcome, text)
