@@ -11,6 +11,9 @@ The fixed scenario is `scenarios/default.toml` cut to `SESSIONS` sessions, polic
   tool finishes, permission answers, wakes, interrupts, attachments, with their times) recorded
   once and replayed into fresh `ToolTurnLoop`s: the runtime's own cost for the same work (under
   the same garbage-collector settings as the engine, `sim.engine.collector`).
+- mock model: every request the model answered in that run, asked again of a fresh `MockModel`:
+  what generating the streams costs, to split the engine's cost into the runtime, the model and
+  the rest (simpy, sessions, endpoint, tools, user draws, rows).
 
 The table printed at the end gives events per second of each (minimum round time) and the
 engine's cost as a multiple of the bare runtime's. Targets (issues 5 and 6): the engine at least
@@ -30,6 +33,7 @@ from sim.engine.collector import fewer_collections
 from sim.engine.loop_factory import LoopFactory
 from sim.engine.simulation import simulate
 from sim.model.model import MockModel
+from sim.model.response import Response, StreamResponse, Turn
 from sim.model.tool_inputs import tool_inputs
 from sim.runtime.loop import ToolTurnLoop
 from sim.scenario.loader import load_scenario, with_overrides
@@ -46,6 +50,18 @@ _INPUTS = (
 )
 
 Call = tuple[str, tuple[Any, ...], dict[str, Any]]
+
+
+Request = tuple[dict[str, Any], Turn, float, list[str] | None]
+
+
+@dataclasses.dataclass
+class Recording:
+    """One engine run's inputs: each loop's tape, and each request the model answered."""
+
+    tapes: list[_Tape]
+    requests: list[Request]
+    events_answered: int  # stream events in the model's answers
 
 
 class _Tape:
@@ -114,15 +130,46 @@ def run_engine(fixed: Scenario) -> int:
     return simulate(fixed, POLICY, fixed.load.levels[0]).events
 
 
-def record_tapes(fixed: Scenario) -> list[_Tape]:
+def record(fixed: Scenario) -> Recording:
     TapeLoop.tapes = []
-    original = LoopFactory.loop_class
+    requests: list[Request] = []
+    answered = 0
+    original_loop, original_respond = LoopFactory.loop_class, MockModel.respond
+
+    def respond(
+        self: MockModel,
+        body: dict[str, Any],
+        turn: Turn,
+        utilisation: float = 0.0,
+        *,
+        pairing: list[str] | None = None,
+    ) -> Response:
+        nonlocal answered
+        requests.append((body, turn, utilisation, pairing))
+        response = original_respond(self, body, turn, utilisation, pairing=pairing)
+        answered += len(response.events) if isinstance(response, StreamResponse) else 0
+        return response
+
     LoopFactory.loop_class = TapeLoop
+    MockModel.respond = respond  # type: ignore[method-assign]
     try:
         run_engine(fixed)
     finally:
-        LoopFactory.loop_class = original
-    return TapeLoop.tapes
+        LoopFactory.loop_class = original_loop
+        MockModel.respond = original_respond  # type: ignore[method-assign]
+    return Recording(TapeLoop.tapes, requests, answered)
+
+
+def answer(fixed: Scenario, requests: list[Request]) -> int:
+    """Ask a fresh model every recorded request; returns the stream events it answered with."""
+    model = MockModel(fixed.model, fixed.seed, tool_inputs(fixed.tool_specs))
+    answered = 0
+    with fewer_collections():
+        for body, turn, utilisation, pairing in requests:
+            response = model.respond(body, turn, utilisation, pairing=pairing)
+            if isinstance(response, StreamResponse):
+                answered += len(response.events)
+    return answered
 
 
 def replay(fixed: Scenario, tapes: list[_Tape]) -> list[ToolTurnLoop]:
@@ -149,8 +196,8 @@ def fixed() -> Scenario:
 
 
 @pytest.fixture(scope="module")
-def tapes(fixed: Scenario) -> list[_Tape]:
-    return record_tapes(fixed)
+def recording(fixed: Scenario) -> Recording:
+    return record(fixed)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -158,48 +205,61 @@ def ratio_table(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     reporter = request.config.pluginmanager.getplugin("terminalreporter")
     capture = request.config.pluginmanager.getplugin("capturemanager")
-    if reporter is None or capture is None or len(_measured) < 2:
+    if reporter is None or capture is None or not {"engine", "bare_runtime"} <= set(_measured):
         return
+    events, engine_s = _measured["engine"]
+    bare_s = _measured["bare_runtime"][1]
+    engine_rate, ratio = events / engine_s, engine_s / bare_s
+    lines = [
+        "",
+        f"simulator, {SESSIONS} sessions of {SCENARIO.name} under {POLICY}, "
+        f"{events:,} stream events:",
+        f"  engine       {engine_rate:>12,.0f} events/s  (target >= {TARGET_EVENTS_PER_S:,}: "
+        f"{'met' if engine_rate >= TARGET_EVENTS_PER_S else 'MISSED'})",
+        f"  bare runtime {events / bare_s:>12,.0f} events/s",
+        f"  engine cost  {ratio:>12.2f}x the bare runtime's  (target <= {TARGET_COST_RATIO:g}x: "
+        f"{'met' if ratio <= TARGET_COST_RATIO else 'MISSED'})",
+    ]
+    if "mock_model" in _measured:
+        model_s = _measured["mock_model"][1]
+        rest_s = engine_s - bare_s - model_s
+        lines.append(
+            f"  of the engine's {engine_s * 1e3:.0f} ms: runtime {bare_s * 1e3:.0f} ms, "
+            f"mock model {model_s * 1e3:.0f} ms, the rest (simpy, sessions, tools, draws, "
+            f"rows, and the runtime slower amid it all) {rest_s * 1e3:.0f} ms"
+        )
     with capture.global_and_fixture_disabled():
-        events, engine_s = _measured["engine"]
-        _, bare_s = _measured["bare_runtime"]
-        engine_rate, bare_rate = events / engine_s, events / bare_s
-        ratio = engine_s / bare_s
-        reporter.write_line("")
-        reporter.write_line(
-            f"simulator, {SESSIONS} sessions of {SCENARIO.name} under {POLICY}, "
-            f"{events:,} stream events:"
-        )
-        reporter.write_line(
-            f"  engine       {engine_rate:>12,.0f} events/s  (target >= {TARGET_EVENTS_PER_S:,}: "
-            f"{'met' if engine_rate >= TARGET_EVENTS_PER_S else 'MISSED'})"
-        )
-        reporter.write_line(f"  bare runtime {bare_rate:>12,.0f} events/s")
-        reporter.write_line(
-            f"  engine cost  {ratio:>12.2f}x the bare runtime's  "
-            f"(target <= {TARGET_COST_RATIO:g}x: "
-            f"{'met' if ratio <= TARGET_COST_RATIO else 'MISSED'})"
-        )
+        for line in lines:
+            reporter.write_line(line)
 
 
-def test_engine(benchmark: Any, fixed: Scenario, tapes: list[_Tape]) -> None:
+def test_engine(benchmark: Any, fixed: Scenario, recording: Recording) -> None:
     benchmark.group = "simulator"
     events = benchmark.pedantic(run_engine, args=(fixed,), rounds=5, iterations=1)
-    fed = sum(tape.events_fed for tape in tapes)
+    fed = sum(tape.events_fed for tape in recording.tapes)
     assert events == fed  # the recorded run fed the same events
-    _record("engine", events, benchmark)
+    _note("engine", events, benchmark)
 
 
-def test_bare_runtime(benchmark: Any, fixed: Scenario, tapes: list[_Tape]) -> None:
+def test_bare_runtime(benchmark: Any, fixed: Scenario, recording: Recording) -> None:
     benchmark.group = "simulator"
+    tapes = recording.tapes
     loops = benchmark.pedantic(replay, args=(fixed, tapes), rounds=5, iterations=1)
     # The replay is faithful: every loop ends with the transcript the engine's loop had.
     assert [loop.messages for loop in loops] == [tape.loop.messages for tape in tapes if tape.loop]
-    events = sum(tape.events_fed for tape in tapes)
-    _record("bare_runtime", events, benchmark)
+    _note("bare_runtime", sum(tape.events_fed for tape in tapes), benchmark)
 
 
-def _record(side: str, events: int, benchmark: Any) -> None:
+def test_mock_model(benchmark: Any, fixed: Scenario, recording: Recording) -> None:
+    benchmark.group = "simulator"
+    answered = benchmark.pedantic(
+        answer, args=(fixed, recording.requests), rounds=5, iterations=1
+    )
+    assert answered == recording.events_answered  # the same answers as in the engine run
+    _note("mock_model", answered, benchmark)
+
+
+def _note(side: str, events: int, benchmark: Any) -> None:
     seconds = benchmark.stats.stats.min
     _measured[side] = (events, seconds)
     benchmark.extra_info["events"] = events
