@@ -146,3 +146,24 @@ def test_every_column_of_every_table_is_filled_as_the_schema_wants() -> None:
     statuses = {row["status"] for row in tables["requests"].to_pylist()}
     assert "200" in statuses
     assert all(row["latency_ns"] >= 0 for row in turns)
+
+
+def test_ttfts_counts_only_tools_whose_results_the_turn_keeps() -> None:
+    # The primary model's stream always breaks with an overloaded error (with seed 1, after the
+    # tool_use block: the call starts); the fallback model answers in full.
+    scenario = scenario_of(
+        ARITHMETIC,
+        seed=1,
+        **{
+            "runtime.fallback_after_overloads": 1,
+            "model.faults.error_overloaded": 1.0,
+            "model.faults.fallback": "haiku",
+        },
+    )
+    result = run(scenario, "streaming")
+    abandoned, kept = result.rows["tools"]
+    assert abandoned["synthetic_cause"] == "fallback" and abandoned["start_ns"] is not None
+    assert kept["synthetic_cause"] is None and kept["start_ns"] > abandoned["start_ns"]
+    turn = first_turn(result)
+    assert turn["first_tool_start_ns"] == kept["start_ns"]
+    assert turn["ttfts_ns"] == kept["start_ns"] - turn["request_sent_ns"]

@@ -9,8 +9,12 @@ Definitions:
   (the batch of results complete, or the chain's end for a turn that ended without a batch:
   requests failed for good, or an interrupt while waiting). `first_event_ns` is the first stream
   event of any attempt; `message_stop_ns` the last attempt's message_stop.
-- `first_tool_start_ns` is the first tool start of the turn (any attempt), `ttfts_ns` its
-  distance from `request_sent_ns`; null without tools.
+- `first_tool_start_ns` is the first start of a tool whose result the turn keeps, `ttfts_ns` its
+  distance from `request_sent_ns` (the first attempt's); null without such a tool. A call of an
+  attempt abandoned for a retry or a fallback (synthetic cause `discarded` or `fallback`) does
+  not count even if it started: its work is thrown away, and counting it would credit early
+  start (`streaming`) with starts the baselines, waiting for a `message_stop` that never came,
+  do not make. The tools table still shows those starts.
 - A turn's `outcome` is `completed` when it ended with a stop reason of the API, else the loop's
   reason (`interrupted`, `stream_error`, `request_failed`), or `horizon` when the simulation
   stopped first (its end is then the horizon).
@@ -26,6 +30,7 @@ from typing import Any
 
 from sim.engine.request_log import PENDING
 from sim.engine.session import Session
+from sim.runtime.outcomes import SyntheticCause
 from sim.runtime.record import RecordKind
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -34,6 +39,8 @@ COMPLETED = "completed"
 HORIZON = "horizon"
 # Ends a turn can have that are the loop's, not the API's.
 LOOP_ENDINGS = frozenset({"interrupted", "stream_error", "request_failed"})
+# Calls of an attempt given up for another: their results are not the turn's.
+_ABANDONED = frozenset({SyntheticCause.DISCARDED, SyntheticCause.FALLBACK})
 
 
 def empty_rows() -> Rows:
@@ -78,10 +85,6 @@ def record_session(
             facts = turns[entry.turn]
             if facts.first_event_ns is None:
                 facts.first_event_ns = entry.time_ns
-        elif kind is RecordKind.TOOL_STARTED:
-            facts = turns[entry.turn]
-            if facts.first_tool_start_ns is None:
-                facts.first_tool_start_ns = entry.time_ns
         elif kind is RecordKind.TURN_END:
             facts = turns[entry.turn]
             facts.end_ns = entry.time_ns
@@ -148,9 +151,14 @@ def _tool_rows(
         if call.tool_use_id != tool_use_id:
             raise AssertionError(f"call {call.tool_use_id} recorded as block {tool_use_id}")
         cause = call.synthetic_cause
+        facts = turns[turn]
         if cause is not None:
-            turns[turn].n_synthetic += 1
+            facts.n_synthetic += 1
         start = call.start_ns
+        if start is not None and cause not in _ABANDONED and (
+            facts.first_tool_start_ns is None or start < facts.first_tool_start_ns
+        ):
+            facts.first_tool_start_ns = start
         tools.append(
             {
                 "policy": policy,
