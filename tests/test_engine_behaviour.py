@@ -10,11 +10,11 @@ import pytest
 
 from sim.engine.loop_factory import LoopFactory
 from sim.engine.simulation import SimulationResult, simulate
-from sim.engine.tool_run import HANG_TIMEOUT_NS
 from sim.metrics.collector import RunCollector
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.record import RecordKind
 from sim.scenario.schema import Scenario
+from sim.tools.execution import TOOL_TIMEOUT_NS, timeout_text
 from tests.test_engine import ARITHMETIC, default_scenario, first_turn, run, scenario_of
 
 NS_PER_MS = 1_000_000
@@ -60,14 +60,21 @@ def test_a_denied_permission_ends_the_call_without_starting_it() -> None:
     assert first_turn(result)["ttfts_ns"] is None
 
 
-def test_a_hung_tool_times_out_after_the_generous_limit() -> None:
+def test_a_hung_tool_times_out_after_the_generous_limit(kept_loops: list[ToolTurnLoop]) -> None:
     text = ARITHMETIC.replace(
         'duration = { kind = "fixed", ms = 400 }',
         'duration = { kind = "fixed", ms = 400 }\nfailures = { hang = 1.0 }\ncancellable = false',
     )
     [tool] = run(scenario_of(text), "streaming").rows["tools"]
     assert tool["outcome"] == "error"
-    assert tool["end_ns"] - tool["start_ns"] == HANG_TIMEOUT_NS
+    assert tool["end_ns"] - tool["start_ns"] == TOOL_TIMEOUT_NS
+    [loop] = kept_loops
+    [result] = [
+        block for message in loop.messages if message["role"] == "user"
+        for block in message["content"] if block["type"] == "tool_result"
+    ]
+    assert result["is_error"] and result["content"] == timeout_text("Lint")
+    assert result["content"] == "Error: tool 'Lint' timed out after 600 s."
 
 
 def test_attachments_arrive_only_while_tools_run_and_follow_the_results(

@@ -354,3 +354,52 @@ def test_a_second_prompt_to_the_same_loop_keeps_one_clock() -> None:
     times = [entry.time_ns for entry in loop.record.entries]
     assert times == sorted(times)
     assert [m["role"] for m in second.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_tool_past_the_timeout_is_cancelled_and_ends_as_an_error() -> None:
+    model = mock_model(script=explicit(
+        [call("Read", {"file_path": "/a"}), call("Grep", {"pattern": "x"})],
+        [text("Moving on.")],
+    ))
+    cancelled: list[str] = []
+
+    async def hangs(live: LiveCall) -> ToolContent:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(live.tool_use_id)
+            raise
+        raise AssertionError("unreachable")
+
+    async def times_out_by_itself(live: LiveCall) -> ToolContent:
+        raise TimeoutError("upstream took too long")
+
+    async def session() -> SessionResult:
+        async with serving(model) as (_, client):
+            loop = ToolTurnLoop(DEFINITIONS, model=model.name)
+            return await run_session(client, loop, "run it",
+                                     {"Read": hangs, "Grep": times_out_by_itself},
+                                     tool_timeout_ns=50_000_000)
+
+    result = run(session)
+    assert result.reason == "end_turn"
+    read, grep = results_of(result)
+    assert read["is_error"] and read["content"] == "Error: tool 'Read' timed out after 0.05 s."
+    assert cancelled == [read["tool_use_id"]]
+    # A tool that raises TimeoutError itself crashed; the driver's timeout did not fire.
+    assert grep["is_error"]
+    assert grep["content"] == (
+        "Error: tool 'Grep' raised an exception: TimeoutError: upstream took too long"
+    )
+    assert_legal(result)
+
+
+def test_the_tool_timeout_must_be_positive() -> None:
+    async def session() -> SessionResult:
+        client = anthropic.AsyncAnthropic(base_url="http://127.0.0.1:9", api_key="x",
+                                          max_retries=0)
+        loop = ToolTurnLoop(DEFINITIONS, model="m")
+        return await run_session(client, loop, "go", {}, tool_timeout_ns=0)
+
+    with pytest.raises(ValueError, match="tool_timeout_ns must be positive"):
+        run(session)

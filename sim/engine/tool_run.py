@@ -6,10 +6,9 @@ call's result. The reports are plain callbacks on simpy timeouts rather than a s
 call only waits, and a process costs several more scheduled events and generator resumptions per
 call than the timeouts themselves.
 
-A hanging call (outcome `hang`) runs until it is cancelled, but a tool that is not cancellable,
-or a turn that nobody interrupts, would then stall its session for ever. So a hang gives up after
-`HANG_TIMEOUT_NS` (10 simulated minutes, far beyond every catalogue tool's longest run) and
-reports an is_error result saying it timed out, as a real agent's tool timeout would.
+A hanging call (outcome `hang`) runs until it is cancelled or the tool timeout ends it
+(`sim.tools.execution.TOOL_TIMEOUT_NS`, 10 simulated minutes): then it reports the is_error
+result `timeout_text(...)`. Every other plan ends sooner than that.
 """
 
 from __future__ import annotations
@@ -19,9 +18,7 @@ from typing import Any
 
 from sim.engine.clock import Clock
 from sim.runtime.outcomes import ToolOutcome
-from sim.tools.execution import CallPlan
-
-HANG_TIMEOUT_NS = 600 * 1_000_000_000
+from sim.tools.execution import TOOL_TIMEOUT_NS, CallPlan, timeout_text
 
 _OUTCOMES = {
     "success": ToolOutcome.SUCCESS,
@@ -31,10 +28,6 @@ _OUTCOMES = {
 
 ProgressReport = Callable[[str, Any], None]
 FinishReport = Callable[[str, ToolOutcome, str], None]
-
-
-def timeout_text(name: str) -> str:
-    return f"Error: tool {name!r} timed out after {HANG_TIMEOUT_NS // 1_000_000_000} s."
 
 
 class ToolRun:
@@ -57,7 +50,7 @@ class ToolRun:
         self._on_progress = on_progress
         self._on_finish = on_finish
         if plan.outcome == "hang":
-            self._after(env, HANG_TIMEOUT_NS, self._finish, ToolOutcome.ERROR, timeout_text(name))
+            self._after(env, TOOL_TIMEOUT_NS, self._finish, ToolOutcome.ERROR, timeout_text(name))
             return
         for count, offset in enumerate(plan.progress_ns, start=1):
             self._after(env, offset, self._progress, {"elapsed_ns": offset, "count": count})

@@ -13,7 +13,10 @@ The driver carries out the loop's commands (`sim.runtime.commands`):
   transport error) goes to `stream_ended`. Every report carries the request's id, so input about
   an older request is ignored by the loop.
 - `StartTool`: the tool runs as an asyncio task (`sim.live.tools` says how results map);
-  `CancelTool` cancels that task. `AskPermission` awaits `ask_permission` (no asker: denied).
+  `CancelTool` cancels that task. A call still running after `tool_timeout_ns` (default
+  `sim.tools.execution.TOOL_TIMEOUT_NS`, 10 minutes; None: no limit) is cancelled and ends as
+  an is_error result saying it timed out. `AskPermission` awaits `ask_permission` (no asker:
+  denied).
 - `CancelRequest` cancels the reading of the response; `WaitUntil` sleeps, then `wake`.
 - `SessionEnded` ends the session: unfinished tasks are cancelled and the result returned.
 
@@ -53,6 +56,7 @@ from sim.runtime.commands import (
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import ToolOutcome
 from sim.runtime.results import ToolContent
+from sim.tools.execution import TOOL_TIMEOUT_NS, timeout_text
 
 NS_PER_S = 1_000_000_000
 NO_ASKER = "no one was asked: the live driver was given no ask_permission"
@@ -91,16 +95,21 @@ async def run_session(
     ask_permission: AskPermissionFn | None = None,
     observer: Observer | None = None,
     origin_ns: int | None = None,
+    tool_timeout_ns: int | None = TOOL_TIMEOUT_NS,
 ) -> SessionResult:
     """Run the session `loop.start(prompt)` begins until it ends; see the module docstring.
     `headers` go with every request (e.g. `x-sim-session` for `sim serve`)."""
+    if tool_timeout_ns is not None and tool_timeout_ns <= 0:
+        raise ValueError(f"tool_timeout_ns must be positive or None, got {tool_timeout_ns}")
     if client.max_retries != 0:
         raise ValueError(
             f"the client has max_retries={client.max_retries}; give it max_retries=0, "
             "the tool-turn loop does its own retries"
         )
     origin = time.monotonic_ns() if origin_ns is None else origin_ns
-    driver = _Driver(client, loop, tools, dict(headers or {}), ask_permission, observer, origin)
+    driver = _Driver(
+        client, loop, tools, dict(headers or {}), ask_permission, observer, origin, tool_timeout_ns
+    )
     return await driver.run(prompt)
 
 
@@ -114,6 +123,7 @@ class _Driver:
         ask_permission: AskPermissionFn | None,
         observer: Observer | None,
         origin_ns: int,
+        tool_timeout_ns: int | None,
     ) -> None:
         self._client = client
         self._loop = loop
@@ -122,6 +132,7 @@ class _Driver:
         self._ask_permission = ask_permission
         self._observer = observer
         self._origin_ns = origin_ns
+        self._tool_timeout_ns = tool_timeout_ns
         self._ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._tasks: set[asyncio.Task[None]] = set()
         self._tool_tasks: dict[str, asyncio.Task[None]] = {}
@@ -253,15 +264,22 @@ class _Driver:
         call = LiveCall(tool_use_id, start.name, start.input, progress)
         outcome = ToolOutcome.SUCCESS
         content: ToolContent
+        limit = self._tool_timeout_ns
+        deadline: asyncio.Timeout | None = None
         try:
             tool = self._tools.get(start.name)
             if tool is None:
                 raise LookupError(f"the live driver has no implementation of {start.name!r}")
-            content = await tool(call)
+            async with asyncio.timeout(None if limit is None else limit / NS_PER_S) as deadline:
+                content = await tool(call)
         except ToolError as error:
             outcome, content = ToolOutcome.ERROR, error.content
         except Exception as error:  # a crashing tool is the call's failure, not the session's
-            outcome, content = ToolOutcome.EXCEPTION, f"{type(error).__name__}: {error}"
+            if isinstance(error, TimeoutError) and deadline is not None and deadline.expired():
+                assert limit is not None
+                outcome, content = ToolOutcome.ERROR, timeout_text(start.name, limit)
+            else:  # The tool's own TimeoutError, say, is its crash.
+                outcome, content = ToolOutcome.EXCEPTION, f"{type(error).__name__}: {error}"
         self._tool_tasks.pop(tool_use_id, None)
         self._handle(self._loop.tool_finished(tool_use_id, outcome, content, self.now()))
 

@@ -7,8 +7,9 @@ The plan of a call is drawn by `sim.tools.sample_call` from a stream keyed by th
 session and the call's tool_use id, so the same call of the same session plays the same way
 every run. Playing it: progress at the plan's offsets, then after its duration the result text
 ("success"), a `ToolError` ("error"), a `RuntimeError` ("exception"), or no end at all ("hang":
-the call runs until the loop cancels it). `speed` divides every delay. The plan's permission
-part is not played: permission is the loop's `PermissionPolicy`'s business.
+the call runs until the loop cancels it or the driver's tool timeout ends it). `speed` divides
+every delay. The plan's permission part is not played: permission is the loop's
+`PermissionPolicy`'s business.
 """
 
 from __future__ import annotations

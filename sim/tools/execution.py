@@ -10,7 +10,10 @@ How a driver plays a plan: wait `permission_delay_ns`; if not `permitted`, the c
 (the rest of the plan is unused). Otherwise it runs, emitting progress at `progress_ns` (offsets
 from its start), and after `duration_ns` returns `text` as a result (`outcome` "success"), as an
 is_error result ("error"), or raises with `text` as the message ("exception"). A "hang" call has no
-duration and no progress: it runs until it is cancelled.
+duration and no progress: it runs until it is cancelled, or until the driver's tool timeout
+(`TOOL_TIMEOUT_NS` by default) ends it with the is_error result `timeout_text(...)`, as a real
+agent's tool timeout would: otherwise a tool that cannot be cancelled, or a turn nobody
+interrupts, would stall its session for ever.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from sim.tools.spec import ToolSpec
 
 Outcome = Literal["success", "error", "exception", "hang"]
 
+# How long a driver lets a call run before giving up on it: far beyond every catalogue tool's
+# longest run (Claude Code's own Bash timeout tops out at 10 minutes).
+TOOL_TIMEOUT_NS = 600 * 1_000_000_000
 # A progress gap is at least this long, so a gap distribution that can draw ~0 cannot flood the
 # simulator with events.
 MIN_PROGRESS_GAP_NS = NS_PER_MS
@@ -88,6 +94,11 @@ def sample_call(spec: ToolSpec, rng: np.random.Generator) -> CallPlan:
     else:
         text = f"RuntimeError: {spec.name} raised (simulated exception)"
     return CallPlan(permitted, asked, delay_ns, outcome, duration_ns, progress, text)
+
+
+def timeout_text(name: str, timeout_ns: int = TOOL_TIMEOUT_NS) -> str:
+    """The is_error result of a call that the driver's tool timeout ended."""
+    return f"Error: tool {name!r} timed out after {timeout_ns / 1_000_000_000:g} s."
 
 
 def _outcome(spec: ToolSpec, draw: float) -> Outcome:
