@@ -43,6 +43,23 @@ def test_turns_count_assistant_messages_and_attempts_count_repeats() -> None:
     assert identities.turn_for(None, second) == Turn(2, 1, 0)
 
 
+def test_attempt_counts_are_kept_for_recent_sessions_and_latest_turns_only() -> None:
+    identities = TurnIdentities(tracked_sessions=2)
+    first, second = [USER], [USER, ASSISTANT, USER]
+    assert identities.turn_for("1", first) == Turn(1, 0, 0)
+    assert identities.turn_for("1", first) == Turn(1, 0, 1)
+    assert identities.turn_for("1", second) == Turn(1, 1, 0)
+    assert identities.turn_for("1", second) == Turn(1, 1, 1)
+    assert identities.turn_for("1", first) == Turn(1, 0, 0)  # an earlier turn starts again
+    assert identities.turn_for("1", first) == Turn(1, 0, 1)
+    assert identities.turn_for("2", first) == Turn(2, 0, 0)
+    assert identities.turn_for("1", first) == Turn(1, 0, 2)  # still tracked: 2 sessions fit
+    assert identities.turn_for("3", first) == Turn(3, 0, 0)  # forgets session 2, the oldest
+    assert identities.turn_for("2", first) == Turn(2, 0, 0)
+    assert identities.turn_for("3", first) == Turn(3, 0, 1)
+    assert len(identities._attempts) == 2
+
+
 def test_request_problems_are_worded_as_the_api_words_them() -> None:
     good: dict[str, Any] = {"model": "m", "max_tokens": 5, "messages": []}
     assert request_problem(good) is None

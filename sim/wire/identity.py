@@ -9,17 +9,22 @@ request arriving over HTTP.
   how many turns the conversation has had.
 - Attempt: how many earlier requests of the same session had the same turn index, so that a
   retry gets fresh draws instead of replaying the failure it retries. Only sessions named by the
-  header are tracked; an unnamed request is always attempt 0.
+  header are tracked; an unnamed request is always attempt 0. Only each session's latest turn
+  is remembered (a request for an earlier turn starts its count again), and only the
+  `TRACKED_SESSIONS` sessions heard from most recently: a server that runs for days keeps
+  bounded memory, and a session silent for that many others' requests starts again at 0.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from typing import Any
 
 from sim.model.response import Turn
 
 SESSION_HEADER = "x-sim-session"
+TRACKED_SESSIONS = 100_000
 
 
 def session_id_from_header(value: str) -> int:
@@ -42,9 +47,11 @@ def assistant_messages(messages: Any) -> int:
 class TurnIdentities:
     """Hands each request its `Turn`; remembers the attempts of header-named sessions."""
 
-    def __init__(self) -> None:
+    def __init__(self, tracked_sessions: int = TRACKED_SESSIONS) -> None:
         self._unnamed = 0
-        self._attempts: dict[tuple[int, int], int] = {}
+        self._tracked = tracked_sessions
+        # session id -> (its latest turn index, requests seen for it), least recent first
+        self._attempts: OrderedDict[int, tuple[int, int]] = OrderedDict()
 
     def turn_for(self, session_header: str | None, messages: Any) -> Turn:
         """The identity of a request carrying `session_header` (None: absent) and `messages`."""
@@ -53,7 +60,9 @@ class TurnIdentities:
             self._unnamed += 1
             return Turn(self._unnamed, turn_index, 0)
         session_id = session_id_from_header(session_header)
-        key = (session_id, turn_index)
-        attempt = self._attempts.get(key, 0)
-        self._attempts[key] = attempt + 1
+        latest = self._attempts.pop(session_id, None)
+        attempt = latest[1] if latest is not None and latest[0] == turn_index else 0
+        self._attempts[session_id] = (turn_index, attempt + 1)
+        if len(self._attempts) > self._tracked:
+            self._attempts.popitem(last=False)
         return Turn(session_id, turn_index, attempt)
