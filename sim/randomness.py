@@ -22,7 +22,10 @@ from numpy.random.bit_generator import ISeedSequence
 
 _DIGEST_BYTES = 32
 # Little-endian on every machine, so a seed gives the same draws everywhere.
-_WORDS = {np.dtype(np.uint32): np.dtype("<u4"), np.dtype(np.uint64): np.dtype("<u8")}
+_WORDS: dict[np.dtype[Any], np.dtype[np.unsignedinteger[Any]]] = {
+    np.dtype(np.uint32): np.dtype("<u4"),
+    np.dtype(np.uint64): np.dtype("<u8"),
+}
 
 
 class _Digest(ISeedSequence):
@@ -55,4 +58,5 @@ def stream(root_seed: int, *keys: str | int) -> np.random.Generator:
     """The generator for the concern named by `keys` under `root_seed`."""
     text = "\x1f".join([str(root_seed), *map(_key_text, keys)])
     digest = hashlib.blake2b(text.encode(), digest_size=_DIGEST_BYTES).digest()
-    return np.random.Generator(np.random.PCG64(_Digest(digest)))
+    # numpy's stubs accept only SeedSequence here, not the documented ISeedSequence of _Digest.
+    return np.random.Generator(np.random.PCG64(_Digest(digest)))  # type: ignore[arg-type]

@@ -48,7 +48,7 @@ from sim.model.faults import HTTP_FAULTS, TOOL_CALL_FAULTS, FaultDice, fault_pro
 from sim.model.ids import api_id
 from sim.model.input_tokens import InputTokenCounter
 from sim.model.latency import MODEL_NAMES, Latency, resolve_latency
-from sim.model.response import HttpError, Response, StreamResponse, Turn
+from sim.model.response import HttpError, Response, StreamEnding, StreamResponse, Turn
 from sim.model.script import ExplicitPlanner, GeneratedPlanner, PlannedBlock, ToolInputs
 from sim.model.stream import StreamBlock, build_timeline
 from sim.randomness import stream
@@ -227,7 +227,7 @@ class MockModel:
             faults.append("end_turn_with_tool_use")
 
         message_id = api_id("msg", self.root_seed, *keys)
-        message = {
+        message: dict[str, Any] = {
             "id": message_id,
             "type": "message",
             "role": "assistant",
@@ -251,6 +251,7 @@ class MockModel:
             stream(self.root_seed, "latency", *keys),
             self.endpoint.latency_factor(utilisation),
         )
+        ending: StreamEnding
         if dice is None:
             times, events, end_ns, ending, stall_at = (
                 timeline.times, timeline.events, timeline.times[-1], "complete", None

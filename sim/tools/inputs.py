@@ -10,7 +10,7 @@ generation never fails during a run.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -115,8 +115,8 @@ def _generate(schema: dict[str, Any], rng: np.random.Generator) -> Any:
     if kind == "string":
         return _generate_string(schema, rng)
     if kind == "integer":
-        low, high = _bounds(schema, integer=True)
-        return int(rng.integers(low, high, endpoint=True))
+        lowest, highest = _bounds(schema, integer=True)
+        return int(rng.integers(lowest, highest, endpoint=True))
     if kind == "number":
         low, high = _bounds(schema, integer=False)
         return float(rng.uniform(low, high))
@@ -154,6 +154,10 @@ def _generate_string(schema: dict[str, Any], rng: np.random.Generator) -> str:
     return word.ljust(min_length, "x")[:max_length]
 
 
+@overload
+def _bounds(schema: dict[str, Any], *, integer: Literal[True]) -> tuple[int, int]: ...
+@overload
+def _bounds(schema: dict[str, Any], *, integer: Literal[False]) -> tuple[float, float]: ...
 def _bounds(schema: dict[str, Any], *, integer: bool) -> tuple[float, float]:
     step = 1 if integer else 1e-6
     if "minimum" in schema:

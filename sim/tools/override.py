@@ -14,7 +14,7 @@ schemas rarely means what it looks like).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from sim.scenario.validation import raise_at
 from sim.tools.spec import ToolSpec
@@ -47,5 +47,10 @@ def _merge(
             or not isinstance(current, Mapping)
             or "kind" in value
         )
-        merged[key] = value if replace_whole else _merge(current, value, top_level=False)
+        # Not replaced whole: both are mappings (the checker cannot narrow through the flag).
+        merged[key] = (
+            value
+            if replace_whole
+            else _merge(cast(Mapping[str, Any], current), value, top_level=False)
+        )
     return merged
