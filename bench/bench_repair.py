@@ -78,7 +78,10 @@ def report(name: str, size: int, benchmark: Any, capsys: pytest.CaptureFixture[s
     seconds = benchmark.stats.stats.min
     benchmark.extra_info["messages"] = size
     benchmark.extra_info["ns_per_message"] = round(seconds / size * 1e9)
-    line = f"{name:<24} {size:>6} messages {seconds * 1e3:8.3f} ms {seconds / size * 1e9:6.0f} ns/message"
+    line = (
+        f"{name:<24} {size:>6} messages {seconds * 1e3:8.3f} ms "
+        f"{seconds / size * 1e9:6.0f} ns/message"
+    )
     if size == 10_000 and name.startswith("repair"):
         verdict = "met" if seconds < TARGET_SECONDS_AT_10K else "MISSED"
         line += f"  (target < {TARGET_SECONDS_AT_10K * 1e3:.0f} ms: {verdict})"

@@ -41,7 +41,8 @@ _measured: dict[str, tuple[float, int, str]] = {}
 
 
 def tool_use(index: int, call_id: str) -> Event:
-    return {"type": "tool_use", "id": call_id, "name": "Read", "input": {"path": f"/src/{index}.py"}}
+    return {"type": "tool_use", "id": call_id, "name": "Read",
+            "input": {"path": f"/src/{index}.py"}}
 
 
 def run_executor(blocks: list[Event]) -> int:
@@ -61,8 +62,10 @@ def response(turn: int, final: bool) -> list[Event]:
         "id": message_id, "type": "message", "role": "assistant", "model": "claude-bench",
         "content": [], "stop_reason": None, "stop_sequence": None,
         "usage": {"input_tokens": 100, "output_tokens": 1}}}]
-    events.append({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-    events += [{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " ok"}}
+    events.append({"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}})
+    events += [{"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": " ok"}}
                for _ in range(40)]
     events.append({"type": "content_block_stop", "index": 0})
     if not final:
@@ -72,12 +75,14 @@ def response(turn: int, final: bool) -> list[Event]:
             cuts = [len(raw) * n // 8 for n in range(9)]
             events.append({"type": "content_block_start", "index": index,
                            "content_block": {**block, "input": {}}})
+            # Consecutive cuts: the shifted copy is one shorter by design.
             events += [{"type": "content_block_delta", "index": index,
                         "delta": {"type": "input_json_delta", "partial_json": raw[a:b]}}
-                       for a, b in zip(cuts, cuts[1:])]
+                       for a, b in zip(cuts, cuts[1:], strict=False)]
             events.append({"type": "content_block_stop", "index": index})
     events.append({"type": "message_delta", "usage": {"output_tokens": 60},
-                   "delta": {"stop_reason": "end_turn" if final else "tool_use", "stop_sequence": None}})
+                   "delta": {"stop_reason": "end_turn" if final else "tool_use",
+                             "stop_sequence": None}})
     events.append({"type": "message_stop"})
     return events
 

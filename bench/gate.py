@@ -1,4 +1,5 @@
-"""The wall-clock regression gate: this tree's benchmarks against a base commit's, same machine, same job.
+"""The wall-clock regression gate: this tree's benchmarks against a base commit's, same machine,
+same job.
 
 Wall-clock time here varies by about 25% from run to run, so a stored number from another day is
 no baseline. Instead both trees are measured now, one after the other, and compared by the ratio
@@ -121,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     # Wide enough for full benchmark names in a CI log, which has no terminal width.
     Console(width=160).print(table)
     if failures:
-        print(f"wall-clock gate FAILED: {', '.join(failures)} slower than {args.fail_ratio}x the base")
+        print(f"wall-clock gate FAILED: {', '.join(failures)} slower than "
+              f"{args.fail_ratio}x the base")
         return 1
     print("wall-clock gate passed")
     return 0

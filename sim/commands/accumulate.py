@@ -27,7 +27,9 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
             "open and any error event, as JSON."
         ),
     )
-    parser.add_argument("file", metavar="FILE", help="SSE body or JSONL of event dicts; - for stdin")
+    parser.add_argument(
+        "file", metavar="FILE", help="SSE body or JSONL of event dicts; - for stdin"
+    )
     parser.set_defaults(func=run)
 
 
@@ -39,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def accumulate(events: list[dict[str, Any]], partial: PartialEvent | None, name: str) -> dict[str, Any]:
+def accumulate(
+    events: list[dict[str, Any]], partial: PartialEvent | None, name: str
+) -> dict[str, Any]:
     """The command's JSON result for decoded events (and the SSE tail a cut left, if any)."""
     accumulator = StreamAccumulator()
     for number, event in enumerate(events, start=1):
@@ -113,6 +117,9 @@ def _decode_jsonl(body: bytes, name: str) -> list[dict[str, Any]]:
         except ValueError as error:
             raise UserError(f"{name}: line {number}: not JSON ({error})") from None
         if not isinstance(event, dict):
-            raise UserError(f"{name}: line {number}: an event must be a JSON object, got {type(event).__name__}")
+            raise UserError(
+                f"{name}: line {number}: an event must be a JSON object, "
+                f"got {type(event).__name__}"
+            )
         events.append(event)
     return events

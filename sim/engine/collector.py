@@ -5,9 +5,9 @@ every command an object) while keeping a growing set of long-lived ones (transcr
 the rows of finished sessions). With the default threshold the collector runs a young
 collection every 700 allocations and, every few of those, walks the survivors again: about a
 fifth of the simulation's wall time on `scenarios/default.toml` (the engine ran 25-30% faster
-with the threshold below), for almost no garbage (events and rows hold no reference cycles). A higher threshold makes the collections
-rare; cycles that do form (simpy's processes and their events) are still collected, later, so
-memory stays bounded. Simulated results never depend on it.
+with the threshold below), for almost no garbage (events and rows hold no reference cycles).
+A higher threshold makes the collections rare; cycles that do form (simpy's processes and their
+events) are still collected, later, so memory stays bounded. Simulated results never depend on it.
 """
 
 from __future__ import annotations

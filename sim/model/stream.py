@@ -130,7 +130,9 @@ def build_timeline(
             made_by = list(accumulate(chunks.tokens, initial=made))[1:]
             if block.type == "tool_use" and any(chunks.burst):
                 gaps = accumulate(next(chunk_gaps) if burst else 0 for burst in chunks.burst)
-                piece_times = [base + token_clock[k] + g for k, g in zip(made_by, gaps, strict=True)]
+                piece_times = [
+                    base + token_clock[k] + g for k, g in zip(made_by, gaps, strict=True)
+                ]
             else:
                 piece_times = [base + token_clock[k] for k in made_by]
             made = made_by[-1]

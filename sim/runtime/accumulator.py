@@ -1,4 +1,5 @@
-"""The stream accumulator: Anthropic Messages API stream events in, one message per finished block out.
+"""The stream accumulator: Anthropic Messages API stream events in, one message per finished
+block out.
 
 Rules of the state machine (events are the JSON of each SSE ``data:`` line, as dicts):
 
@@ -134,7 +135,9 @@ def _as_dict(event: Any) -> dict[str, Any]:
     model_dump = getattr(event, "model_dump", None)
     if callable(model_dump):  # any other pydantic model
         return dict(model_dump(mode="json", by_alias=True, exclude_unset=True))
-    raise StreamProtocolError(f"an event must be a mapping or an SDK event object, got {type(event).__name__}")
+    raise StreamProtocolError(
+        f"an event must be a mapping or an SDK event object, got {type(event).__name__}"
+    )
 
 
 class StreamAccumulator:
@@ -270,7 +273,9 @@ class StreamAccumulator:
             raise StreamProtocolError(f"message_start already carries content: {_describe(event)}")
         message_id = message["id"]
         if not isinstance(message_id, str):
-            raise StreamProtocolError(f"message_start without a string message id: {_describe(event)}")
+            raise StreamProtocolError(
+                f"message_start without a string message id: {_describe(event)}"
+            )
         self.message_id = message_id
         self.model = message.get("model")
         self.usage = dict(message.get("usage") or {})
@@ -297,7 +302,9 @@ class StreamAccumulator:
         elif block_type == "text":
             block.setdefault("text", "")
         if block_type in ("text", "thinking") and type(block[block_type]) is not str:
-            raise StreamProtocolError(f"a {block_type} block whose {block_type} is not a string: {_describe(event)}")
+            raise StreamProtocolError(
+                f"a {block_type} block whose {block_type} is not a string: {_describe(event)}"
+            )
         self._open[index] = _OpenBlock(block)
         self._used_indices.add(index)
 
@@ -315,7 +322,8 @@ class StreamAccumulator:
         block_type = block["type"]
         if delta_type == state.append_type:
             raise StreamProtocolError(
-                f"{delta_type} whose {state.append_key} is not a string, at index {index}: {_describe(event)}"
+                f"{delta_type} whose {state.append_key} is not a string, at index {index}: "
+                f"{_describe(event)}"
             )
         if delta_type == "signature_delta" and block_type == "thinking":
             block["signature"] = delta["signature"]
@@ -324,7 +332,8 @@ class StreamAccumulator:
             block["citations"] = [*(citations or ()), delta["citation"]]
         elif delta_type in _KNOWN_DELTA_TYPES:
             raise StreamProtocolError(
-                f"{delta_type} does not fit the {block_type} block at index {index}: {_describe(event)}"
+                f"{delta_type} does not fit the {block_type} block at index {index}: "
+                f"{_describe(event)}"
             )
         return None
 
@@ -333,7 +342,9 @@ class StreamAccumulator:
         state = self._open.get(index)
         if state is None:
             where = "already stopped" if index in self._used_indices else "never started"
-            raise StreamProtocolError(f"content_block_stop for index {index}, which is {where}: {_describe(event)}")
+            raise StreamProtocolError(
+                f"content_block_stop for index {index}, which is {where}: {_describe(event)}"
+            )
         del self._open[index]
         block = state.block
         input_error = raw_input = None
@@ -356,7 +367,9 @@ class StreamAccumulator:
         delta = event["delta"]
         usage = event.get("usage") or {}
         if not isinstance(delta, dict) or not isinstance(usage, dict):
-            raise StreamProtocolError(f"message_delta whose delta or usage is not an object: {_describe(event)}")
+            raise StreamProtocolError(
+                f"message_delta whose delta or usage is not an object: {_describe(event)}"
+            )
         self._message.update(delta)
         if "stop_reason" in delta:
             self.stop_reason = delta["stop_reason"]
@@ -379,6 +392,9 @@ def merge_block_messages(blocks: Iterable[BlockMessage]) -> list[dict[str, Any]]
     for done in blocks:
         by_id.setdefault(done.message_id, []).append(done)
     return [
-        {"role": "assistant", "content": [dict(done.block) for done in sorted(group, key=_block_index)]}
+        {
+            "role": "assistant",
+            "content": [dict(done.block) for done in sorted(group, key=_block_index)],
+        }
         for group in by_id.values()
     ]

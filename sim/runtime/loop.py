@@ -124,7 +124,7 @@ class ToolTurnLoop:
         fallback_after: int = 3,
         max_turns: int = 20,
         max_tokens: int = 4096,
-        retry: RetrySettings = RetrySettings(),
+        retry: RetrySettings = RetrySettings(),  # noqa: B008 (frozen: one shared default is safe)
         strict: bool = False,
         permission: PermissionPolicy = allow_all,
         system: str | None = None,

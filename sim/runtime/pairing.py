@@ -163,7 +163,8 @@ EMPTY_TEXT_BLOCK = "messages: text content blocks must be non-empty"
 # message only, with no `.content.N` (every sample seen, 2025 to 2026, e.g. claude-code#3512).
 MISSING_RESULTS = (
     "messages.{index}: `tool_use` ids were found without `tool_result` blocks immediately after: "
-    "{ids}. Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+    "{ids}. Each `tool_use` block must have a corresponding `tool_result` block in the next "
+    "message."
 )
 # apify/tester-mcp-client#12
 RESULTS_NOT_FIRST = (

@@ -75,7 +75,8 @@ class SSEDecoder:
         """Decode a chunk; returns the events it completed, in order. Raises SSEDecodeError."""
         if self._closed:
             raise SSEDecodeError("feed() after close()")
-        if self._skip_lf and chunk:  # the previous chunk ended in CR: an LF here completes that CRLF
+        # The previous chunk ended in CR: an LF here completes that CRLF.
+        if self._skip_lf and chunk:
             self._skip_lf = False
             chunk = chunk.removeprefix(b"\n")
         if b"\n" not in chunk and b"\r" not in chunk:
@@ -87,7 +88,8 @@ class SSEDecoder:
         lines = b"".join(self._pending).splitlines(keepends=True)
         self._pending = []
         if not lines[-1].endswith((b"\n", b"\r")):
-            self._pending.append(lines.pop())  # an unterminated line waits for the rest of its bytes
+            # An unterminated line waits for the rest of its bytes.
+            self._pending.append(lines.pop())
         elif lines[-1].endswith(b"\r"):
             self._skip_lf = True
         events: list[dict[str, Any]] = []
@@ -114,7 +116,9 @@ class SSEDecoder:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as error:
-            raise SSEDecodeError(f"line {line_number}: not UTF-8 ({error.reason}): {raw[:80]!r}") from None
+            raise SSEDecodeError(
+                f"line {line_number}: not UTF-8 ({error.reason}): {raw[:80]!r}"
+            ) from None
 
     def _line(self, raw: bytes) -> dict[str, Any] | None:
         self._line_number += 1
@@ -149,10 +153,13 @@ class SSEDecoder:
         except ValueError as error:
             raise SSEDecodeError(f"{where}: data is not JSON ({error}): {text[:120]}") from None
         if not isinstance(payload, dict):
-            raise SSEDecodeError(f"{where}: data is JSON {type(payload).__name__}, not an object: {text[:120]}")
+            raise SSEDecodeError(
+                f"{where}: data is JSON {type(payload).__name__}, not an object: {text[:120]}"
+            )
         if name is not None and payload.get("type") != name:
             raise SSEDecodeError(
-                f"{where}: event name {name!r} does not match the data's type {payload.get('type')!r}"
+                f"{where}: event name {name!r} does not match the data's type "
+                f"{payload.get('type')!r}"
             )
         return payload
 
