@@ -24,7 +24,9 @@ Event = dict[str, Any]
 T = TypeVar("T")
 
 
-def message_start(message_id: str = "msg_1", model: str = "model-a", input_tokens: int = 10) -> Event:
+def message_start(
+    message_id: str = "msg_1", model: str = "model-a", input_tokens: int = 10
+) -> Event:
     return {
         "type": "message_start",
         "message": {
@@ -42,8 +44,10 @@ def _chunks(text: str, parts: int) -> list[str]:
 
 def text_block(index: int, text: str, parts: int = 2) -> list[Event]:
     return [
-        {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-        *({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": chunk}}
+        {"type": "content_block_start", "index": index,
+         "content_block": {"type": "text", "text": ""}},
+        *({"type": "content_block_delta", "index": index,
+           "delta": {"type": "text_delta", "text": chunk}}
           for chunk in _chunks(text, parts)),
         {"type": "content_block_stop", "index": index},
     ]
@@ -60,7 +64,8 @@ def tool_use_block(
         {"type": "content_block_start", "index": index,
          "content_block": {"type": "tool_use", "id": tool_use_id, "name": name, "input": {}}},
         *({"type": "content_block_delta", "index": index,
-           "delta": {"type": "input_json_delta", "partial_json": chunk}} for chunk in _chunks(raw, parts)),
+           "delta": {"type": "input_json_delta", "partial_json": chunk}}
+          for chunk in _chunks(raw, parts)),
     ]
     if stop:
         events.append({"type": "content_block_stop", "index": index})
@@ -83,7 +88,9 @@ def text_response(message_id: str, text: str) -> list[Event]:
     return [message_start(message_id), *text_block(0, text), *message_end("end_turn")]
 
 
-def feed(loop: ToolTurnLoop, events: list[Event], start_ns: int, step_ns: int = 10) -> list[tuple[int, Any]]:
+def feed(
+    loop: ToolTurnLoop, events: list[Event], start_ns: int, step_ns: int = 10
+) -> list[tuple[int, Any]]:
     """Deliver `events` at start_ns, start_ns + step_ns, ...; return (time, command) pairs."""
     out: list[tuple[int, Any]] = []
     for i, event in enumerate(events):

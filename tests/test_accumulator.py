@@ -48,7 +48,11 @@ def started(*events: dict[str, Any]) -> StreamAccumulator:
 
 def test_message_start_sets_id_model_and_usage() -> None:
     accumulator = started()
-    assert (accumulator.message_id, accumulator.model, accumulator.started) == ("msg_1", "model-a", True)
+    assert (accumulator.message_id, accumulator.model, accumulator.started) == (
+        "msg_1",
+        "model-a",
+        True,
+    )
     assert accumulator.usage == {"input_tokens": 10, "output_tokens": 1}
     assert accumulator.snapshot()["content"] == []
 
@@ -59,7 +63,10 @@ def test_text_block_is_returned_whole_at_its_stop() -> None:
     accumulator.feed(delta(0, type="text_delta", text="lo"))
     done = accumulator.feed(block_stop(0))
     assert done == BlockMessage("msg_1", 0, {"type": "text", "text": "Hello"})
-    assert done.as_message() == {"role": "assistant", "content": [{"type": "text", "text": "Hello"}]}
+    assert done.as_message() == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "Hello"}],
+    }
     assert accumulator.completed == [done]
 
 
@@ -82,7 +89,10 @@ def test_thinking_without_deltas_has_empty_thinking_and_signature() -> None:
 
 
 def test_citations_append_to_the_text_block() -> None:
-    first, second = {"type": "char_location", "cited_text": "a"}, {"type": "char_location", "cited_text": "b"}
+    first, second = (
+        {"type": "char_location", "cited_text": "a"},
+        {"type": "char_location", "cited_text": "b"},
+    )
     accumulator = started(
         block_start(0, {"type": "text", "text": "", "citations": None}),
         delta(0, type="citations_delta", citation=first),
@@ -90,7 +100,11 @@ def test_citations_append_to_the_text_block() -> None:
         delta(0, type="citations_delta", citation=second),
     )
     done = accumulator.feed(block_stop(0))
-    assert done is not None and done.block == {"type": "text", "text": "x", "citations": [first, second]}
+    assert done is not None and done.block == {
+        "type": "text",
+        "text": "x",
+        "citations": [first, second],
+    }
 
 
 def test_redacted_thinking_and_unknown_blocks_pass_through_untouched() -> None:
@@ -120,7 +134,9 @@ def test_tool_input_is_parsed_once_at_stop(monkeypatch: pytest.MonkeyPatch) -> N
         return real_loads(text, **kwargs)
 
     monkeypatch.setattr(accumulator_module.json, "loads", counting_loads)
-    accumulator = started(tool(0), *(json_part(0, part) for part in ['{"a": [1, ', '2], "b"', ': "\\u00', 'e9"}']))
+    accumulator = started(
+        tool(0), *(json_part(0, part) for part in ['{"a": [1, ', '2], "b"', ': "\\u00', 'e9"}'])
+    )
     assert calls == []
     done = accumulator.feed(block_stop(0))
     assert calls == ['{"a": [1, 2], "b": "\\u00e9"}']
@@ -134,7 +150,9 @@ def test_empty_tool_input_means_an_empty_object() -> None:
 
 
 def test_server_tool_use_input_is_parsed_too() -> None:
-    start = block_start(0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}})
+    start = block_start(
+        0, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    )
     done = started(start, json_part(0, '{"query": "x"}')).feed(block_stop(0))
     assert done is not None and done.block["input"] == {"query": "x"}
 
@@ -165,10 +183,24 @@ def test_message_delta_sets_stop_reason_and_overwrites_the_usage_keys_it_carries
         }
     )
     assert (accumulator.stop_reason, accumulator.stop_sequence) == ("max_tokens", None)
-    assert accumulator.usage == {"input_tokens": 10, "output_tokens": 40, "cache_read_input_tokens": 3}
-    accumulator.feed({"type": "message_delta", "delta": {"stop_reason": "stop_sequence", "stop_sequence": "##"}, "usage": {"output_tokens": 41}})
+    assert accumulator.usage == {
+        "input_tokens": 10,
+        "output_tokens": 40,
+        "cache_read_input_tokens": 3,
+    }
+    accumulator.feed(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "stop_sequence", "stop_sequence": "##"},
+            "usage": {"output_tokens": 41},
+        }
+    )
     snapshot = accumulator.snapshot()
-    assert (snapshot["stop_reason"], snapshot["stop_sequence"], snapshot["usage"]["output_tokens"]) == ("stop_sequence", "##", 41)
+    assert (
+        snapshot["stop_reason"],
+        snapshot["stop_sequence"],
+        snapshot["usage"]["output_tokens"],
+    ) == ("stop_sequence", "##", 41)
 
 
 def test_ping_and_unknown_events_are_ignored() -> None:
@@ -183,7 +215,9 @@ def test_message_stop_finishes() -> None:
 
 def test_error_event_ends_the_stream_and_keeps_the_error() -> None:
     error = {"type": "overloaded_error", "message": "Overloaded"}
-    accumulator = started(block_start(0, {"type": "text", "text": ""}), {"type": "error", "error": error})
+    accumulator = started(
+        block_start(0, {"type": "text", "text": ""}), {"type": "error", "error": error}
+    )
     assert accumulator.error == error
     assert not accumulator.finished
     assert accumulator.open_indices == (0,)
@@ -233,7 +267,11 @@ def test_sdk_typed_events_go_through_the_adapter() -> None:
         json_part(0, '{"k": '),
         json_part(0, '"v"}'),
         block_stop(0),
-        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 5}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": 5},
+        },
         {"type": "message_stop"},
     ]
     from_dicts, from_sdk = StreamAccumulator(), StreamAccumulator()
@@ -267,31 +305,62 @@ VIOLATIONS: list[tuple[list[dict[str, Any]], str]] = [
     ([{"type": "ping"}], "ping event before message_start"),
     ([delta(0, type="text_delta", text="x")], "content_block_delta event before message_start"),
     ([message_start(), message_start("msg_2")], "a second message_start"),
-    ([message_start(), {"type": "message_stop"}, {"type": "ping"}], "ping event after message_stop"),
-    ([message_start(), delta(3, type="text_delta", text="x")], "index 3, which is no started block"),
-    ([message_start(), tool(0), block_stop(0), json_part(0, "{}")], "index 0, which is a stopped block"),
+    (
+        [message_start(), {"type": "message_stop"}, {"type": "ping"}],
+        "ping event after message_stop",
+    ),
+    (
+        [message_start(), delta(3, type="text_delta", text="x")],
+        "index 3, which is no started block",
+    ),
+    (
+        [message_start(), tool(0), block_stop(0), json_part(0, "{}")],
+        "index 0, which is a stopped block",
+    ),
     ([message_start(), block_stop(0)], "index 0, which is never started"),
     ([message_start(), tool(0), block_stop(0), block_stop(0)], "index 0, which is already stopped"),
     ([message_start(), tool(0), tool(0)], "index 0, which is still open"),
-    ([message_start(), tool(0), delta(0, type="text_delta", text="x")], "text_delta does not fit the tool_use block"),
     (
-        [message_start(), block_start(0, {"type": "text", "text": ""}), delta(0, type="signature_delta", signature="s")],
+        [message_start(), tool(0), delta(0, type="text_delta", text="x")],
+        "text_delta does not fit the tool_use block",
+    ),
+    (
+        [
+            message_start(),
+            block_start(0, {"type": "text", "text": ""}),
+            delta(0, type="signature_delta", signature="s"),
+        ],
         "signature_delta does not fit the text block",
     ),
     (
-        [message_start(), block_start(0, {"type": "redacted_thinking", "data": "d"}), delta(0, type="thinking_delta", thinking="t")],
+        [
+            message_start(),
+            block_start(0, {"type": "redacted_thinking", "data": "d"}),
+            delta(0, type="thinking_delta", thinking="t"),
+        ],
         "thinking_delta does not fit the redacted_thinking block",
     ),
-    ([message_start(), tool(0), {"type": "content_block_delta", "index": 0}], "malformed content_block_delta event"),
+    (
+        [message_start(), tool(0), {"type": "content_block_delta", "index": 0}],
+        "malformed content_block_delta event",
+    ),
     ([{"no_type": 1}], "malformed untyped event"),
     ([message_start(), block_start(-1, {"type": "text"})], "bad index"),
-    ([message_start(), block_start(0, {"type": "thinking", "thinking": None})], "thinking block whose thinking is not a string"),
-    ([message_start(), {"type": "message_delta", "delta": [], "usage": {}}], "delta or usage is not an object"),
+    (
+        [message_start(), block_start(0, {"type": "thinking", "thinking": None})],
+        "thinking block whose thinking is not a string",
+    ),
+    (
+        [message_start(), {"type": "message_delta", "delta": [], "usage": {}}],
+        "delta or usage is not an object",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("events", "says"), VIOLATIONS)
-def test_protocol_violations_raise_and_say_what_arrived(events: list[dict[str, Any]], says: str) -> None:
+def test_protocol_violations_raise_and_say_what_arrived(
+    events: list[dict[str, Any]], says: str
+) -> None:
     accumulator = StreamAccumulator()
     *before, culprit = events
     for event in before:
@@ -302,7 +371,9 @@ def test_protocol_violations_raise_and_say_what_arrived(events: list[dict[str, A
 
 
 def test_a_violation_leaves_the_accumulator_unchanged() -> None:
-    accumulator = started(block_start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="a"))
+    accumulator = started(
+        block_start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="a")
+    )
     with pytest.raises(StreamProtocolError, match="text_delta whose text is not a string"):
         accumulator.feed(delta(0, type="text_delta", text=None))
     with pytest.raises(StreamProtocolError, match="malformed error event"):

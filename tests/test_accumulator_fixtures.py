@@ -22,7 +22,9 @@ SDK_DIFFERS = {"tool_use_invalid_json.sse"}
 
 
 def expected(fixture: Path) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(fixture.with_suffix(".expected.json").read_text(encoding="utf-8"))
+    result: dict[str, Any] = json.loads(
+        fixture.with_suffix(".expected.json").read_text(encoding="utf-8")
+    )
     return result
 
 
@@ -54,7 +56,9 @@ def test_every_kind_of_fixture_is_present() -> None:
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda path: path.stem)
 @pytest.mark.parametrize("chunk_size", [None, 1, 2, 3, 7, 4096])
-def test_fixture_gives_its_expected_result_under_any_chunking(fixture: Path, chunk_size: int | None) -> None:
+def test_fixture_gives_its_expected_result_under_any_chunking(
+    fixture: Path, chunk_size: int | None
+) -> None:
     assert result_of(fixture.read_bytes(), chunk_size) == expected(fixture)
 
 
@@ -80,7 +84,9 @@ def sdk_message(body: bytes) -> dict[str, Any]:
             break
         with warnings.catch_warnings():  # the SDK warns while it constructs an unknown block type
             warnings.simplefilter("ignore")
-            snapshot = accumulate_event(event=sse.json(), current_snapshot=snapshot, json_bufs=json_bufs)
+            snapshot = accumulate_event(
+                event=sse.json(), current_snapshot=snapshot, json_bufs=json_bufs
+            )
     assert snapshot is not None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -88,12 +94,15 @@ def sdk_message(body: bytes) -> dict[str, Any]:
     return message
 
 
-@pytest.mark.parametrize("fixture", [f for f in FIXTURES if f.name not in SDK_DIFFERS], ids=lambda path: path.stem)
+@pytest.mark.parametrize(
+    "fixture", [f for f in FIXTURES if f.name not in SDK_DIFFERS], ids=lambda path: path.stem
+)
 def test_sdk_agrees_on_every_completed_block(fixture: Path) -> None:
     want = expected(fixture)
     sdk = sdk_message(fixture.read_bytes())
     if sdk.get("stop_details", "absent") is None:
-        del sdk["stop_details"]  # the SDK sets it from every message_delta; we keep what the wire carried
+        # The SDK sets it from every message_delta; we keep what the wire carried.
+        del sdk["stop_details"]
     # The SDK's snapshot also holds blocks a cut or an error left open; ours never does.
     sdk["content"] = [sdk["content"][block["index"]] for block in want["blocks"]]
     assert sdk == want["message"]

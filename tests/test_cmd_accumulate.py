@@ -1,4 +1,5 @@
-"""`sim accumulate FILE`: SSE or JSONL in, the accumulator's result as JSON out, bad input exit 2."""
+"""`sim accumulate FILE`: SSE or JSONL in, the accumulator's result as JSON out, bad input
+exit 2."""
 
 from __future__ import annotations
 
@@ -30,13 +31,17 @@ def jsonl_of(fixture: str) -> str:
 def test_sse_file_prints_blocks_message_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
     status, result, _ = run(capsys, str(STREAMS / "tool_use_split.sse"))
     assert status == 0
-    assert result == json.loads((STREAMS / "tool_use_split.expected.json").read_text(encoding="utf-8"))
+    assert result == json.loads(
+        (STREAMS / "tool_use_split.expected.json").read_text(encoding="utf-8")
+    )
     assert [block["index"] for block in result["blocks"]] == [0, 1, 2]
     assert {block["message_id"] for block in result["blocks"]} == {"msg_tools"}
     assert result["stop_reason"] == "tool_use" and result["usage"]["output_tokens"] == 88
 
 
-def test_jsonl_gives_the_same_result_as_sse(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_jsonl_gives_the_same_result_as_sse(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "events.jsonl"
     path.write_text(jsonl_of("thinking.sse"), encoding="utf-8")
     status, result, _ = run(capsys, str(path))
@@ -44,8 +49,12 @@ def test_jsonl_gives_the_same_result_as_sse(capsys: pytest.CaptureFixture[str], 
     assert result == json.loads((STREAMS / "thinking.expected.json").read_text(encoding="utf-8"))
 
 
-def test_dash_reads_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    stdin = io.TextIOWrapper(io.BytesIO((STREAMS / "cut_mid_block.sse").read_bytes()), encoding="utf-8")
+def test_dash_reads_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin = io.TextIOWrapper(
+        io.BytesIO((STREAMS / "cut_mid_block.sse").read_bytes()), encoding="utf-8"
+    )
     monkeypatch.setattr(sys, "stdin", stdin)
     status, result, _ = run(capsys, "-")
     assert status == 0
@@ -66,7 +75,10 @@ def test_error_event_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
         (b"event: ping\ndata: {oops\n\n", "line 2: data is not JSON"),
         (b'{"type": "message_start"\n', "line 1: not JSON"),
         (b'{"type": "ping"}\n[1]\n', "line 2: an event must be a JSON object"),
-        (b'{"type": "content_block_stop", "index": 0}\n', "event 1: content_block_stop event before message_start"),
+        (
+            b'{"type": "content_block_stop", "index": 0}\n',
+            "event 1: content_block_stop event before message_start",
+        ),
         (b": just a comment\n", "no message_start"),
         (b'{"type": "ping"}\n\xff\n', "not UTF-8"),
     ],

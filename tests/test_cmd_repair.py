@@ -1,4 +1,5 @@
-"""`sim repair FILE`: the three input formats, strict mode, and one-line errors for non-transcripts."""
+"""`sim repair FILE`: the three input formats, strict mode, and one-line errors for
+non-transcripts."""
 
 from __future__ import annotations
 
@@ -75,9 +76,11 @@ def test_strict_prints_violations_and_exits_1(capsys: pytest.CaptureFixture[str]
     assert status == 1
     assert out.splitlines() == [
         "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: toolu_09. "
-        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous "
+        "message.",
         "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: "
-        "toolu_02. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+        "toolu_02. Each `tool_use` block must have a corresponding `tool_result` block in the "
+        "next message.",
     ]
 
 
@@ -91,7 +94,8 @@ def test_strict_on_a_clean_transcript_exits_0_silently(capsys: pytest.CaptureFix
         ("", "empty file: expected a transcript"),
         (
             "[{",
-            "not JSON (Expecting property name enclosed in double quotes: line 1 column 3 (char 2))",
+            "not JSON (Expecting property name enclosed in double quotes: "
+            "line 1 column 3 (char 2))",
         ),
         ('{"role": "user", "content": "a"}\n{oops\n', "line 2: not JSON"),
         (
@@ -137,7 +141,6 @@ def test_a_missing_file_is_a_clean_error(
 ) -> None:
     status, _, err = run_cli(capsys, str(tmp_path / "absent.json"))
     assert status == 2
-    assert (
-        err
-        == f"sim repair: error: {tmp_path / 'absent.json'}: cannot read: No such file or directory\n"
+    assert err == (
+        f"sim repair: error: {tmp_path / 'absent.json'}: cannot read: No such file or directory\n"
     )

@@ -34,7 +34,12 @@ TOOLS = {tool.name: tool for tool in (READ, GREP, BASH, EDIT, TASK)}
 
 
 def use(tool_use_id: str, name: str, tool_input: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"type": "tool_use", "id": tool_use_id, "name": name, "input": tool_input if tool_input is not None else {}}
+    return {
+        "type": "tool_use",
+        "id": tool_use_id,
+        "name": name,
+        "input": tool_input if tool_input is not None else {},
+    }
 
 
 def read(tool_use_id: str) -> dict[str, Any]:
@@ -90,7 +95,11 @@ def test_an_unsafe_call_waits_for_earlier_calls_and_holds_back_later_ones() -> N
     assert started(executor.tool_finished("a", "success", "A", 4)) == ["e"]
     assert started(executor.tool_finished("e", "success", "E", 5)) == ["c"]
     states = {r.tool_use_id: r.state for r in executor.records()}
-    assert states == {"a": CallState.HANDED_OVER, "e": CallState.HANDED_OVER, "c": CallState.EXECUTING}
+    assert states == {
+        "a": CallState.HANDED_OVER,
+        "e": CallState.HANDED_OVER,
+        "c": CallState.EXECUTING,
+    }
 
 
 def test_results_are_handed_over_in_tool_use_order() -> None:
@@ -107,7 +116,9 @@ def test_results_are_handed_over_in_tool_use_order() -> None:
 def test_progress_goes_to_observers_and_never_becomes_a_result() -> None:
     executor = ToolExecutor(TOOLS, "streaming")
     executor.add_tool_use(use("t", "Task"), 1)
-    assert executor.tool_progress("t", {"done": 1, "of": 3}, 2) == [ToolProgress("t", "Task", {"done": 1, "of": 3})]
+    assert executor.tool_progress("t", {"done": 1, "of": 3}, 2) == [
+        ToolProgress("t", "Task", {"done": 1, "of": 3})
+    ]
     executor.message_ended(3)
     out = executor.tool_finished("t", "success", "all done", 4)
     assert [c.result for c in out if isinstance(c, ResultReady)] == [
@@ -126,7 +137,11 @@ def test_rejected_calls_become_error_results_saying_why() -> None:
     assert "invalid" in got["s"]["content"] and "'path'" in got["s"]["content"]
     assert "not valid JSON" in got["j"]["content"]
     outcomes = [r.outcome for r in executor.records()]
-    assert outcomes == [CallOutcome.UNKNOWN_TOOL, CallOutcome.INVALID_INPUT, CallOutcome.INVALID_INPUT]
+    assert outcomes == [
+        CallOutcome.UNKNOWN_TOOL,
+        CallOutcome.INVALID_INPUT,
+        CallOutcome.INVALID_INPUT,
+    ]
     assert all(r.queued_ns is None for r in executor.records())
 
 
@@ -138,14 +153,21 @@ def test_tool_failures_are_error_results_with_the_original_id() -> None:
     out += executor.tool_finished("y", ToolOutcome.EXCEPTION, "KeyError: 'k'", 3)
     out += executor.tool_finished("z", ToolOutcome.CANCELLED, "", 4)
     got = results(out)
-    assert got["x"] == {"type": "tool_result", "tool_use_id": "x", "content": "no such file", "is_error": True}
+    assert got["x"] == {
+        "type": "tool_result",
+        "tool_use_id": "x",
+        "content": "no such file",
+        "is_error": True,
+    }
     assert "raised an exception: KeyError" in got["y"]["content"] and got["y"]["is_error"]
     assert "was cancelled" in got["z"]["content"] and got["z"]["is_error"]
 
 
 def test_permission_can_allow_deny_or_ask_and_asking_takes_time() -> None:
     def policy(tool: ToolDefinition, tool_input: Any) -> PermissionDecision:
-        return {"Read": PermissionDecision.ALLOW, "Grep": PermissionDecision.DENY}.get(tool.name, PermissionDecision.ASK)
+        return {"Read": PermissionDecision.ALLOW, "Grep": PermissionDecision.DENY}.get(
+            tool.name, PermissionDecision.ASK
+        )
 
     executor = ToolExecutor(TOOLS, "streaming", permission=policy)
     assert started(executor.add_tool_use(read("r"), 1)) == ["r"]
@@ -162,7 +184,9 @@ def test_permission_can_allow_deny_or_ask_and_asking_takes_time() -> None:
 
 
 def test_a_denied_answer_carries_its_message() -> None:
-    executor = ToolExecutor(TOOLS, "streaming", permission=lambda tool, tool_input: PermissionDecision.ASK)
+    executor = ToolExecutor(
+        TOOLS, "streaming", permission=lambda tool, tool_input: PermissionDecision.ASK
+    )
     executor.add_tool_use(use("e", "Edit"), 1)
     out = executor.permission_decided("e", False, 5, message="The user said no.")
     assert results(out)["e"]["content"].endswith("denied. The user said no.")
@@ -181,7 +205,12 @@ def test_an_error_in_a_sibling_cancelling_tool_cancels_the_batch() -> None:
     # A call added later in the same batch is ended the same way.
     late = executor.add_tool_use(read("d"), 6)
     assert started(late) == [] and "sibling call b failed" in results(late)["d"]["content"]
-    assert [r.synthetic_cause for r in executor.records()] == [None, None, SyntheticCause.SIBLING_ERROR, SyntheticCause.SIBLING_ERROR]
+    assert [r.synthetic_cause for r in executor.records()] == [
+        None,
+        None,
+        SyntheticCause.SIBLING_ERROR,
+        SyntheticCause.SIBLING_ERROR,
+    ]
 
 
 def test_sibling_abort_cancels_running_calls() -> None:
@@ -211,7 +240,9 @@ def test_abort_cancels_cancellable_calls_lets_others_finish_and_queued_never_sta
     executor.add_tool_use(use("t", "Task"), 2)
     executor.add_tool_use(use("e", "Edit"), 3)
     out = executor.abort(SyntheticCause.USER_INTERRUPT, 4)
-    assert [c for c in out if isinstance(c, CancelTool)] == [CancelTool("r", SyntheticCause.USER_INTERRUPT)]
+    assert [c for c in out if isinstance(c, CancelTool)] == [
+        CancelTool("r", SyntheticCause.USER_INTERRUPT)
+    ]
     assert ready(out) == ["r"]  # "t" still runs and holds the order.
     assert not executor.done
     out = executor.tool_finished("t", "success", "T", 9)
@@ -231,10 +262,16 @@ def test_discard_reports_every_call_and_counts_wasted_executions() -> None:
     executor.tool_finished("b", "success", "B", 4)
     out = executor.discard(SyntheticCause.FALLBACK, 5)
     assert ready(out) == []
-    assert [c for c in out if isinstance(c, CancelTool)] == [CancelTool("a", SyntheticCause.FALLBACK)]
+    assert [c for c in out if isinstance(c, CancelTool)] == [
+        CancelTool("a", SyntheticCause.FALLBACK)
+    ]
     discarded = [c for c in out if isinstance(c, DiscardedResult)]
     assert [c.tool_use_id for c in discarded] == ["a", "b", "e"]
-    assert [c.synthetic_cause for c in discarded] == [SyntheticCause.FALLBACK, None, SyntheticCause.FALLBACK]
+    assert [c.synthetic_cause for c in discarded] == [
+        SyntheticCause.FALLBACK,
+        None,
+        SyntheticCause.FALLBACK,
+    ]
     assert executor.wasted_executions == 2
     assert [r.wasted for r in executor.records()] == [True, True, False]
     assert len(executor.record.of_kind(RecordKind.WASTED_EXECUTION)) == 2

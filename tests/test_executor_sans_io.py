@@ -9,8 +9,13 @@ from pathlib import Path
 import pytest
 
 RUNTIME = Path(__file__).resolve().parent.parent / "sim" / "runtime"
-MODULES = ["executor", "loop", "commands", "outcomes", "results", "record", "policy", "permission", "retry", "attachments"]
-FORBIDDEN = {"simpy", "asyncio", "threading", "time", "random", "socket", "subprocess", "os", "numpy"}
+MODULES = [
+    "executor", "loop", "commands", "outcomes", "results", "record", "policy", "permission",
+    "retry", "attachments",
+]
+FORBIDDEN = {
+    "simpy", "asyncio", "threading", "time", "random", "socket", "subprocess", "os", "numpy",
+}
 
 
 def imported(module: str) -> set[str]:

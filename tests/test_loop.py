@@ -36,13 +36,17 @@ READ = ToolDefinition(
     {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
     concurrency_safe=True,
 )
-BASH = ToolDefinition("Bash", {"type": "object", "properties": {"command": {"type": "string"}}}, cancels_siblings=True)
+BASH = ToolDefinition(
+    "Bash", {"type": "object", "properties": {"command": {"type": "string"}}}, cancels_siblings=True
+)
 EDIT = ToolDefinition("Edit")
 TASK = ToolDefinition("Task", concurrency_safe=True, cancellable=False)
 TOOLS = [READ, BASH, EDIT, TASK]
 
 
-def tool_response(message_id: str, *calls: tuple[str, str, dict[str, Any]], text: str = "Looking.") -> list[dict[str, Any]]:
+def tool_response(
+    message_id: str, *calls: tuple[str, str, dict[str, Any]], text: str = "Looking."
+) -> list[dict[str, Any]]:
     events = [message_start(message_id), *text_block(0, text)]
     for offset, (tool_use_id, name, tool_input) in enumerate(calls, start=1):
         events += tool_use_block(offset, tool_use_id, name, tool_input)
@@ -83,11 +87,16 @@ def test_a_full_session_tool_turn_then_answer() -> None:
             {"type": "text", "text": "Looking."},
             {"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "/a"}},
         ]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "contents of a"}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "contents of a"},
+        ]},
     ]
     out = feed(loop, text_response("msg_2", "It says a."), 2_000)
     assert of_type(SessionEnded, out) == [SessionEnded("end_turn")]
-    assert loop.messages[-1] == {"role": "assistant", "content": [{"type": "text", "text": "It says a."}]}
+    assert loop.messages[-1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "It says a."}],
+    }
     legal(loop)
     # The session goes on with a new prompt.
     [send] = loop.start("thanks", 5_000)
@@ -98,7 +107,11 @@ def test_a_full_session_tool_turn_then_answer() -> None:
 def test_streaming_starts_a_tool_before_message_stop_and_the_baseline_does_not() -> None:
     events = tool_response("msg_1", ("t1", "Read", {"path": "/a"}))
     stop_time = 100 + (len(events) - 1) * 10
-    for policy, expect_before_stop in (("streaming", True), ("at_message_stop", False), ("serial", False)):
+    for policy, expect_before_stop in (
+        ("streaming", True),
+        ("at_message_stop", False),
+        ("serial", False),
+    ):
         loop = ToolTurnLoop(TOOLS, model="m", policy=policy)
         loop.start("go", 0)
         [(started_at, _)] = [(t, c) for t, c in feed(loop, events, 100) if isinstance(c, StartTool)]
@@ -112,7 +125,8 @@ def test_an_unsafe_call_holds_back_later_ones() -> None:
     loop.start("go", 0)
     out = feed(loop, tool_response("msg_1", ("e", "Edit", {}), ("r", "Read", {"path": "/a"})), 100)
     assert [c.tool_use_id for c in of_type(StartTool, out)] == ["e"]
-    assert [c.tool_use_id for c in of_type(StartTool, loop.tool_finished("e", "success", "ok", 500))] == ["r"]
+    finished = loop.tool_finished("e", "success", "ok", 500)
+    assert [c.tool_use_id for c in of_type(StartTool, finished)] == ["r"]
 
 
 def test_progress_reaches_observers_never_the_transcript() -> None:
@@ -123,13 +137,19 @@ def test_progress_reaches_observers_never_the_transcript() -> None:
     out = loop.tool_finished("t", "success", "done", 400)
     [send] = of_type(SendRequest, out)
     assert "step 1 of 2" not in repr(send.request_body["messages"])
-    assert loop.messages[-1]["content"] == [{"type": "tool_result", "tool_use_id": "t", "content": "done"}]
+    assert loop.messages[-1]["content"] == [
+        {"type": "tool_result", "tool_use_id": "t", "content": "done"}
+    ]
 
 
 def test_an_attachment_during_tools_lands_after_all_results() -> None:
     loop = ToolTurnLoop(TOOLS, model="m")
     loop.start("go", 0)
-    feed(loop, tool_response("msg_1", ("a", "Read", {"path": "/a"}), ("b", "Read", {"path": "/b"})), 100)
+    feed(
+        loop,
+        tool_response("msg_1", ("a", "Read", {"path": "/a"}), ("b", "Read", {"path": "/b"})),
+        100,
+    )
     loop.tool_finished("a", "success", "A", 300)
     note = {"type": "text", "text": "<file-changed>/a</file-changed>"}
     loop.attachment(note, 310, kind="file_change")
@@ -142,7 +162,10 @@ def test_an_attachment_during_tools_lands_after_all_results() -> None:
         {"type": "text", "text": "also check /c"},
     ]
     appended = loop.record.of_kind(RecordKind.ATTACHMENT_APPENDED)
-    assert [(e.time_ns, e.detail, e.value) for e in appended] == [(400, "file_change", 310), (400, "queued_user_input", 320)]
+    assert [(e.time_ns, e.detail, e.value) for e in appended] == [
+        (400, "file_change", 310),
+        (400, "queued_user_input", 320),
+    ]
     legal(loop)
 
 
@@ -161,7 +184,11 @@ def test_an_attachment_after_a_final_answer_waits_for_the_next_prompt() -> None:
 def test_sibling_abort_through_the_loop() -> None:
     loop = ToolTurnLoop(TOOLS, model="m")
     loop.start("go", 0)
-    feed(loop, tool_response("msg_1", ("s", "Bash", {"command": "make"}), ("r", "Read", {"path": "/a"})), 100)
+    feed(
+        loop,
+        tool_response("msg_1", ("s", "Bash", {"command": "make"}), ("r", "Read", {"path": "/a"})),
+        100,
+    )
     out = loop.tool_finished("s", "error", "make: *** Error 2", 500)
     # "r" was held back behind the unsafe shell, so it never started: nothing to cancel.
     assert of_type(CancelTool, out) == []
@@ -177,7 +204,9 @@ def test_permission_asked_through_the_loop() -> None:
     loop.start("go", 0)
     out = feed(loop, tool_response("msg_1", ("e", "Edit", {})), 100)
     assert of_type(AskPermission, out) == [AskPermission("e", "Edit", {})]
-    assert of_type(StartTool, loop.permission_decided("e", True, 9_000)) == [StartTool("e", "Edit", {})]
+    assert of_type(StartTool, loop.permission_decided("e", True, 9_000)) == [
+        StartTool("e", "Edit", {})
+    ]
 
 
 def test_max_turns_ends_the_session_with_a_legal_transcript() -> None:

@@ -18,21 +18,30 @@ TOOL_NAMES = ["Read", "Bash", "Edit", "Task", "Missing"]
 INPUTS = {"Read": {"path": "/a"}, "Bash": {"command": "ls"}, "Edit": {}, "Task": {}, "Missing": {}}
 
 
-def draw_response(data: st.DataObject, next_id: list[int]) -> tuple[int | None, list[dict[str, Any]]]:
+def draw_response(
+    data: st.DataObject, next_id: list[int]
+) -> tuple[int | None, list[dict[str, Any]]]:
     """(HTTP failure status, events): a failed request, or a stream that may break anywhere."""
     status = data.draw(st.sampled_from([None, None, None, None, 429, 529, 400]), label="status")
     if status is not None:
         return status, []
     next_id[0] += 1
-    events = [message_start(f"msg_{next_id[0]}"), *text_block(0, data.draw(st.sampled_from(["", "ok", "Let me see."])))]
+    events = [
+        message_start(f"msg_{next_id[0]}"),
+        *text_block(0, data.draw(st.sampled_from(["", "ok", "Let me see."]))),
+    ]
     calls = data.draw(st.lists(st.sampled_from(TOOL_NAMES), max_size=4), label="calls")
     for index, name in enumerate(calls, start=1):
         next_id[0] += 1
         broken = data.draw(st.booleans(), label="broken json") and data.draw(st.booleans())
         tool_input: dict[str, Any] | str = '{"path": "/' if broken else INPUTS[name]
         events += tool_use_block(index, f"toolu_{next_id[0]}", name, tool_input)
-    events += message_end("tool_use" if calls else data.draw(st.sampled_from(["end_turn", "max_tokens"])))
-    ending = data.draw(st.sampled_from(["whole", "whole", "cut", "api_error", "overloaded"]), label="ending")
+    events += message_end(
+        "tool_use" if calls else data.draw(st.sampled_from(["end_turn", "max_tokens"]))
+    )
+    ending = data.draw(
+        st.sampled_from(["whole", "whole", "cut", "api_error", "overloaded"]), label="ending"
+    )
     if ending != "whole":
         events = events[: data.draw(st.integers(1, len(events) - 1), label="cut at")]
         if ending != "cut":
@@ -42,8 +51,17 @@ def draw_response(data: st.DataObject, next_id: list[int]) -> tuple[int | None, 
 
 @settings(max_examples=150, deadline=None)
 @given(st.data(), st.sampled_from(["streaming", "at_message_stop", "serial"]))
-def test_every_session_ends_legal_without_boundary_repairs(data: st.DataObject, policy: str) -> None:
-    loop = ToolTurnLoop(TOOLS, model="model-a", fallback_model="model-b", fallback_after=2, policy=policy, max_turns=3)
+def test_every_session_ends_legal_without_boundary_repairs(
+    data: st.DataObject, policy: str
+) -> None:
+    loop = ToolTurnLoop(
+        TOOLS,
+        model="model-a",
+        fallback_model="model-b",
+        fallback_after=2,
+        policy=policy,
+        max_turns=3,
+    )
     now = 0
     next_id = [0]
     commands: list[Any] = loop.start("go", now)
@@ -94,7 +112,9 @@ def test_every_session_ends_legal_without_boundary_repairs(data: st.DataObject, 
         elif move == "finish":
             tool_use_id = data.draw(st.sampled_from(running), label="tool")
             running.remove(tool_use_id)
-            outcome = data.draw(st.sampled_from(["success", "error", "exception", "cancelled"]), label="outcome")
+            outcome = data.draw(
+                st.sampled_from(["success", "error", "exception", "cancelled"]), label="outcome"
+            )
             commands = loop.tool_finished(tool_use_id, outcome, "out", now)
         elif move == "progress":
             commands = loop.tool_progress(running[0], "tick", now)

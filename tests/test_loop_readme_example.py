@@ -20,21 +20,26 @@ def test_readme_example(capsys: Any) -> None:
     )
     loop = ToolTurnLoop([read], model="claude-sonnet-5-5", policy="streaming")
 
-    def response(message_id: str, block: dict[str, Any], stop_reason: str) -> Iterator[dict[str, Any]]:
+    def response(
+        message_id: str, block: dict[str, Any], stop_reason: str
+    ) -> Iterator[dict[str, Any]]:
         """One scripted streamed response holding one block, as Messages API event dicts."""
         yield {"type": "message_start", "message": {
             "id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-5-5",
             "content": [], "stop_reason": None, "stop_sequence": None,
             "usage": {"input_tokens": 12, "output_tokens": 1}}}
         if block["type"] == "tool_use":
-            yield {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}}
+            yield {"type": "content_block_start", "index": 0,
+                   "content_block": {**block, "input": {}}}
             delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
         else:
-            yield {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+            yield {"type": "content_block_start", "index": 0,
+                   "content_block": {"type": "text", "text": ""}}
             delta = {"type": "text_delta", "text": block["text"]}
         yield {"type": "content_block_delta", "index": 0, "delta": delta}
         yield {"type": "content_block_stop", "index": 0}
-        yield {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        yield {"type": "message_delta",
+               "delta": {"stop_reason": stop_reason, "stop_sequence": None},
                "usage": {"output_tokens": 9}}
         yield {"type": "message_stop"}
 

@@ -58,7 +58,8 @@ def test_stream_broken_after_some_blocks_keeps_them_and_answers_every_call(how: 
     loop = started_loop()
     out = feed(loop, partial_stream(), 100)
     assert [c.tool_use_id for c in of_type(StartTool, out)] == ["a"]
-    out2 = loop.stream_ended(900) if how == "cut" else loop.on_event(error_event("api_error", "Internal"), 900)
+    out2 = (loop.stream_ended(900) if how == "cut"
+            else loop.on_event(error_event("api_error", "Internal"), 900))
     assert of_type(CancelTool, out2) == [CancelTool("a", SyntheticCause.STREAM_ERROR)]
     assert of_type(TurnEnded, out2) == [TurnEnded(1, "stream_error", 1)]
     assert of_type(SessionEnded, out2) == [SessionEnded("stream_error")]
@@ -82,7 +83,9 @@ def test_stream_broken_after_text_only_keeps_the_text() -> None:
     feed(loop, [message_start("msg_1"), *text_block(0, "Half an ans")], 100)
     out = loop.stream_ended(500)
     assert of_type(SessionEnded, out) == [SessionEnded("stream_error")]
-    assert loop.messages == [PROMPT, {"role": "assistant", "content": [{"type": "text", "text": "Half an ans"}]}]
+    assert loop.messages == [
+        PROMPT, {"role": "assistant", "content": [{"type": "text", "text": "Half an ans"}]},
+    ]
     legal(loop)
 
 
@@ -105,7 +108,9 @@ def test_user_interrupt_while_streaming() -> None:
     assert of_type(SessionEnded, out) == [SessionEnded("interrupted")]
     assert loop.messages == [
         PROMPT,
-        {"role": "assistant", "content": [READ_A, {"type": "tool_use", "id": "t", "name": "Task", "input": {}}]},
+        {"role": "assistant", "content": [
+            READ_A, {"type": "tool_use", "id": "t", "name": "Task", "input": {}},
+        ]},
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "a", "is_error": True,
              "content": "Error: tool 'Read' was cancelled: the user interrupted the turn."},
@@ -149,7 +154,8 @@ def test_retries_with_backoff_for_429_and_529_then_give_up() -> None:
     [send] = loop.wake(437_501_000)
     assert isinstance(send, SendRequest) and send.attempt == 2
     # retry-after wins over the backoff.
-    assert loop.request_failed(529, 500_000_000, retry_after_ns=3_000_000_000) == [WaitUntil(3_500_000_000)]
+    assert loop.request_failed(529, 500_000_000, retry_after_ns=3_000_000_000) == [
+        WaitUntil(3_500_000_000)]
     [send] = loop.wake(3_500_000_000)
     assert send.attempt == 3
     assert loop.request_failed(429, 4_000_000_000) == [SessionEnded("request_failed")]
@@ -198,15 +204,19 @@ def test_fallback_mid_stream_tombstones_the_attempt_and_ends_its_calls() -> None
     # The discarded attempt never reached the transcript.
     assert send.request_body["messages"] == [PROMPT]
     assert loop.wasted_executions == 1
-    assert [(e.name, e.value) for e in loop.record.of_kind(RecordKind.TOMBSTONE)] == [("text", 0), ("tool_use", 1)]
+    assert [(e.name, e.value) for e in loop.record.of_kind(RecordKind.TOMBSTONE)] == [
+        ("text", 0), ("tool_use", 1)]
     assert loop.tool_finished("a", "cancelled", "", 950) == []
     # The fallback model reuses nothing of the attempt and the turn completes normally.
-    events = [message_start("msg_2", "model-b"), *tool_use_block(0, "c", "Read", {"path": "/a"}), *message_end("tool_use")]
+    events = [message_start("msg_2", "model-b"), *tool_use_block(0, "c", "Read", {"path": "/a"}),
+              *message_end("tool_use")]
     feed(loop, events, 1_000)
     out = loop.tool_finished("c", "success", "A", 2_000)
     assert len(of_type(SendRequest, out)) == 1
     assert loop.messages[1:] == [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "Read", "input": {"path": "/a"}}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "c", "name": "Read", "input": {"path": "/a"}},
+        ]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "A"}]},
     ]
     legal(loop)
@@ -234,7 +244,8 @@ def test_an_overloaded_error_mid_stream_without_retries_left_is_a_stream_error()
 def test_max_tokens_with_an_unclosed_tool_use_drops_it() -> None:
     loop = started_loop()
     events = [message_start("msg_1"), *tool_use_block(0, "a", "Read", {"path": "/a"}),
-              *tool_use_block(1, "b", "Read", {"path": "/b"}, stop=False), *message_end("max_tokens")]
+              *tool_use_block(1, "b", "Read", {"path": "/b"}, stop=False),
+              *message_end("max_tokens")]
     feed(loop, events, 100)
     out = loop.tool_finished("a", "success", "A", 900)
     assert of_type(TurnEnded, out) == [TurnEnded(1, "max_tokens", 1)]
@@ -246,12 +257,15 @@ def test_max_tokens_with_an_unclosed_tool_use_drops_it() -> None:
 @pytest.mark.parametrize("stop_reason", ["max_tokens", "tool_use"])
 def test_tool_json_cut_off_or_invalid_becomes_an_error_result(stop_reason: str) -> None:
     loop = started_loop()
-    events = [message_start("msg_1"), *tool_use_block(0, "a", "Read", '{"path": "/a'), *message_end(stop_reason)]
+    events = [message_start("msg_1"), *tool_use_block(0, "a", "Read", '{"path": "/a'),
+              *message_end(stop_reason)]
     out = feed(loop, events, 100)
     assert of_type(StartTool, out) == []
     [result] = [c.result for c in of_type(ResultReady, out)]
     assert result["is_error"] and "not valid JSON" in result["content"]
-    assert loop.messages[1] == {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "Read", "input": {}}]}
+    assert loop.messages[1] == {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "a", "name": "Read", "input": {}},
+    ]}
     assert len(of_type(SendRequest, out)) == 1
     legal(loop)
 
@@ -259,7 +273,8 @@ def test_tool_json_cut_off_or_invalid_becomes_an_error_result(stop_reason: str) 
 def test_a_stream_that_breaks_the_protocol_is_a_stream_error() -> None:
     loop = started_loop()
     events = [message_start("msg_1"), *tool_use_block(0, "a", "Read", {"path": "/a"}),
-              {"type": "content_block_delta", "index": 7, "delta": {"type": "text_delta", "text": "?"}}]
+              {"type": "content_block_delta", "index": 7,
+               "delta": {"type": "text_delta", "text": "?"}}]
     out = feed(loop, events, 100)
     assert of_type(SessionEnded, out) == [SessionEnded("stream_error")]
     legal(loop)

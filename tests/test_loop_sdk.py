@@ -34,7 +34,8 @@ def test_a_session_through_the_sdk() -> None:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"},
                                content=sse(scripted[len(sent_bodies) - 1]))
 
-    client = anthropic.Anthropic(api_key="test-key", http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    client = anthropic.Anthropic(api_key="test-key",
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
     loop = ToolTurnLoop(TOOLS, model="claude-sonnet-5-5")
     now = 0
     commands = loop.start("read /a", now)
@@ -52,5 +53,6 @@ def test_a_session_through_the_sdk() -> None:
             ended.append(command.reason)
     assert ended == ["end_turn"]
     assert len(sent_bodies) == 2 and sent_bodies[1]["stream"] is True
-    assert sent_bodies[1]["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "A"}]
+    assert sent_bodies[1]["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "A"}]
     assert check_pairing(loop.messages) == [] and loop.repairs == []

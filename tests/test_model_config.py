@@ -36,10 +36,18 @@ def test_defaults_are_a_quiet_sonnet_with_a_generated_script() -> None:
         ({"endpoint": {"refuse_status": 503}}, ("endpoint", "refuse_status")),
         ({"endpoint": {"capacity": 0}}, ("endpoint", "capacity")),
         ({"script": {"kind": "generated", "tool_calls": 0}}, ("script", "generated", "tool_calls")),
-        ({"script": {"kind": "generated", "end_probability": 2}}, ("script", "generated", "end_probability")),
+        (
+            {"script": {"kind": "generated", "end_probability": 2}},
+            ("script", "generated", "end_probability"),
+        ),
         ({"script": {"kind": "explicit", "responses": []}}, ("script", "explicit", "responses")),
         (
-            {"script": {"kind": "explicit", "responses": [{"blocks": [{"type": "tool_use", "input": {}}]}]}},
+            {
+                "script": {
+                    "kind": "explicit",
+                    "responses": [{"blocks": [{"type": "tool_use", "input": {}}]}],
+                }
+            },
             ("script", "explicit", "responses", 0, "blocks", 0, "tool_use", "name"),
         ),
         ({"tool_json_streaming": "bytes"}, ("tool_json_streaming",)),

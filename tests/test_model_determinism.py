@@ -47,7 +47,9 @@ def test_turning_one_fault_up_moves_no_other_draw() -> None:
     """Common random numbers across configurations: where the new fault does not fire, the
     response is exactly the one without it."""
     calm = make_model(script=TEXT_AND_TWO_CALLS, faults={"stall": 0.3})
-    stormy = make_model(script=TEXT_AND_TWO_CALLS, faults={"stall": 0.3, "http_529": 0.5, "cut_mid_text": 0.3})
+    stormy = make_model(
+        script=TEXT_AND_TWO_CALLS, faults={"stall": 0.3, "http_529": 0.5, "cut_mid_text": 0.3}
+    )
     compared = 0
     for session in range(100):
         mine = respond(stormy, session)

@@ -28,7 +28,12 @@ def test_latency_grows_linearly_with_utilisation() -> None:
 
 def test_refusals_are_429_or_529_with_retry_after_worded_as_the_api() -> None:
     for status, error_type in ((429, "rate_limit_error"), (529, "overloaded_error")):
-        endpoint = {"capacity": 1, "overflow": "refuse", "refuse_status": status, "retry_after_ms": 3000}
+        endpoint = {
+            "capacity": 1,
+            "overflow": "refuse",
+            "refuse_status": status,
+            "retry_after_ms": 3000,
+        }
         model = make_model(endpoint=endpoint)
         refusal = model.refuse(Turn(3, 2, 1))
         assert refusal.status == status and refusal.retry_after_ns == 3_000_000_000

@@ -119,7 +119,10 @@ def test_http_faults_answer_before_streaming_as_the_api(
 
 @pytest.mark.parametrize(
     ("fault", "error_type", "message"),
-    [("error_overloaded", "overloaded_error", "Overloaded"), ("error_api", "api_error", "Internal server error")],
+    [
+        ("error_overloaded", "overloaded_error", "Overloaded"),
+        ("error_api", "api_error", "Internal server error"),
+    ],
 )
 def test_error_events_end_the_stream_after_200(fault: str, error_type: str, message: str) -> None:
     model = faulty(fault, 1.0)
@@ -186,7 +189,9 @@ def test_cut_before_message_stop() -> None:
 
 
 def test_a_stall_is_silence_then_a_resume_or_a_cut() -> None:
-    model = faulty("stall", 1.0, stall_duration={"kind": "fixed", "ms": 40_000}, stall_resume_probability=0.5)
+    model = faulty(
+        "stall", 1.0, stall_duration={"kind": "fixed", "ms": 40_000}, stall_resume_probability=0.5
+    )
     calm = make_model(script=TEXT_AND_TWO_CALLS)
     endings = set()
     for session in range(40):
@@ -221,8 +226,14 @@ def test_duplicate_tool_ids_copy_an_earlier_id() -> None:
 
 
 def test_a_duplicate_in_a_first_request_with_one_call_has_nothing_to_copy() -> None:
-    model = make_model(script=one_call_script("Glob", {"pattern": "*"}), faults={"duplicate_tool_id": 1.0})
-    first_request = {"model": model.name, "max_tokens": 1024, "messages": [{"role": "user", "content": "hi"}]}
+    model = make_model(
+        script=one_call_script("Glob", {"pattern": "*"}), faults={"duplicate_tool_id": 1.0}
+    )
+    first_request = {
+        "model": model.name,
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     response = stream_of(model.respond(first_request, Turn(1, 0)))
     assert response.faults == ()
 
@@ -265,7 +276,11 @@ def test_end_turn_although_a_tool_use_is_present() -> None:
 def test_the_earliest_of_several_cuts_wins_and_alone_is_reported() -> None:
     model = make_model(
         script=TEXT_AND_TWO_CALLS,
-        faults={"cut_mid_text": 1.0, "cut_before_message_stop": 1.0, "cut_after_tool_use_stop": 1.0},
+        faults={
+            "cut_mid_text": 1.0,
+            "cut_before_message_stop": 1.0,
+            "cut_after_tool_use_stop": 1.0,
+        },
     )
     response = stream_of(respond(model, 1))
     assert response.faults == ("cut_mid_text",)
@@ -276,7 +291,10 @@ def test_a_transcript_breaking_the_pairing_rules_gets_the_apis_400() -> None:
     broken = MESSAGES[:2]  # the tool_use is left without its result
     error = model.respond({"model": model.name, "max_tokens": 100, "messages": broken}, Turn(1, 1))
     assert isinstance(error, HttpError) and error.status == 400 and error.faults == ()
-    assert error.body["error"] == {"type": "invalid_request_error", "message": check_pairing(broken)[0]}
+    assert error.body["error"] == {
+        "type": "invalid_request_error",
+        "message": check_pairing(broken)[0],
+    }
     assert "tool_use" in error.body["error"]["message"]
 
 
@@ -284,14 +302,22 @@ def test_a_request_missing_a_required_field_gets_400() -> None:
     model = make_model()
     error = model.respond({"model": model.name, "messages": MESSAGES}, Turn(1, 1))
     assert isinstance(error, HttpError) and error.status == 400
-    assert error.body["error"] == {"type": "invalid_request_error", "message": "max_tokens: Field required"}
+    assert error.body["error"] == {
+        "type": "invalid_request_error",
+        "message": "max_tokens: Field required",
+    }
 
 
 def test_an_unknown_model_name_gets_404() -> None:
     model = make_model()
-    error = model.respond({"model": "claude-nonexistent", "max_tokens": 1, "messages": MESSAGES}, Turn(1, 1))
+    error = model.respond(
+        {"model": "claude-nonexistent", "max_tokens": 1, "messages": MESSAGES}, Turn(1, 1)
+    )
     assert isinstance(error, HttpError) and error.status == 404
-    assert error.body["error"] == {"type": "not_found_error", "message": "model: claude-nonexistent"}
+    assert error.body["error"] == {
+        "type": "not_found_error",
+        "message": "model: claude-nonexistent",
+    }
 
 
 def test_the_fallback_model_answers_without_faults_at_its_own_speed() -> None:

@@ -14,7 +14,11 @@ from tests.test_model_support import body, events_of, make_model, stream_of, wit
 # profile -> (median ms to first token, mean output tokens/s), as stated in sim/model/latency.py
 STATED = {"haiku": (500, 70), "sonnet": (1500, 78), "opus": (2500, 48)}
 # The published ranges the presets must sit in (issue 4).
-RANGES = {"haiku": ((400, 600), (50, 90)), "sonnet": ((1200, 1800), (60, 95)), "opus": ((2200, 2800), (40, 55))}
+RANGES = {
+    "haiku": ((400, 600), (50, 90)),
+    "sonnet": ((1200, 1800), (60, 95)),
+    "opus": ((2200, 2800), (40, 55)),
+}
 
 
 @pytest.mark.parametrize("profile", sorted(PRESETS))
@@ -22,7 +26,9 @@ def test_preset_medians_match_their_stated_figures(profile: str) -> None:
     preset = PRESETS[profile]  # type: ignore[index]
     ttft_ms = np.median(preset.ttft.sample_many_ns(stream(1, "ttft", profile), 20_000)) / 1e6
     # Speed of a 300-token response, median over 2,000 responses.
-    gaps = preset.token_gap.sample_many_ns(stream(1, "gap", profile), 300 * 2_000).reshape(2_000, 300)
+    gaps = preset.token_gap.sample_many_ns(
+        stream(1, "gap", profile), 300 * 2_000
+    ).reshape(2_000, 300)
     speed = np.median(300 / (gaps.sum(axis=1) / 1e9))
     stated_ttft, stated_speed = STATED[profile]
     assert abs(ttft_ms / stated_ttft - 1) < 0.03
@@ -47,7 +53,9 @@ def test_overrides_replace_only_what_they_name() -> None:
 def test_model_start_times_follow_the_profile() -> None:
     for profile, (stated_ttft, _) in STATED.items():
         model = make_model(profile=profile, script={"kind": "generated", "end_probability": 1.0})
-        starts = sorted(stream_of(model.respond(body(model), Turn(s, 0))).times[0] for s in range(300))
+        starts = sorted(
+            stream_of(model.respond(body(model), Turn(s, 0))).times[0] for s in range(300)
+        )
         assert abs(starts[150] / 1e6 / stated_ttft - 1) < 0.08
 
 

@@ -94,7 +94,11 @@ def test_thinking_streams_its_text_then_its_signature() -> None:
         "responses": [
             {
                 "blocks": [
-                    {"type": "thinking", "thinking": "The user wants a fix.", "signature": "EqQBCgIYAhIM"},
+                    {
+                        "type": "thinking",
+                        "thinking": "The user wants a fix.",
+                        "signature": "EqQBCgIYAhIM",
+                    },
                     {"type": "text", "text": "Done."},
                 ]
             }
@@ -107,18 +111,29 @@ def test_thinking_streams_its_text_then_its_signature() -> None:
     assert "".join(d["thinking"] for d in deltas[:-1]) == "The user wants a fix."
     assert stop_reason(events) == "end_turn"
     block = feed_ours(events).completed[0].block
-    assert block == {"type": "thinking", "thinking": "The user wants a fix.", "signature": "EqQBCgIYAhIM"}
+    assert block == {
+        "type": "thinking",
+        "thinking": "The user wants a fix.",
+        "signature": "EqQBCgIYAhIM",
+    }
 
 
 def test_tool_json_in_pairs_is_exact_and_breaks_only_inside_or_between_pairs() -> None:
-    tool_input = {"file_path": "/repo/ü.py", "old_string": "a = 1\n", "new_string": "a = 2\n", "replace_all": False}
+    tool_input = {
+        "file_path": "/repo/ü.py",
+        "old_string": "a = 1\n",
+        "new_string": "a = 2\n",
+        "replace_all": False,
+    }
     script = one_call_script("Edit", tool_input)
     model = make_model(script=script)
     for session in range(20):
         events = events_of(respond(model, session))
         pieces = json_pieces(events, 0)
         assert pieces[0] == ""  # the API opens every tool input with an empty delta
-        assert "".join(pieces) == tool_json(tool_input) == json.dumps(tool_input, ensure_ascii=False)
+        assert (
+            "".join(pieces) == tool_json(tool_input) == json.dumps(tool_input, ensure_ascii=False)
+        )
         assert feed_ours(events).completed[0].block["input"] == tool_input
         # Each pair arrives in a burst: every pair boundary is a piece boundary.
         ends, offset = set(), 0
@@ -170,7 +185,10 @@ def test_usage_counts_the_request_and_the_output() -> None:
     model = make_model(script=TEXT_AND_TWO_CALLS)
     short = events_of(respond(model, 1))
     long = events_of(model.respond(body(model, system="x" * 4000), Turn(1, 1)))
-    assert long[0]["message"]["usage"]["input_tokens"] >= short[0]["message"]["usage"]["input_tokens"] + 1000
+    assert (
+        long[0]["message"]["usage"]["input_tokens"]
+        >= short[0]["message"]["usage"]["input_tokens"] + 1000
+    )
     assert short[-2]["usage"]["output_tokens"] == long[-2]["usage"]["output_tokens"]
 
 
@@ -194,7 +212,12 @@ def test_long_silences_carry_keepalive_pings() -> None:
 
 
 def test_generated_calls_use_the_catalogue_and_valid_inputs() -> None:
-    script = {"kind": "generated", "end_probability": 0.0, "tool_mix": {"Grep": 1, "Bash": 3}, "tool_calls": 3}
+    script = {
+        "kind": "generated",
+        "end_probability": 0.0,
+        "tool_mix": {"Grep": 1, "Bash": 3},
+        "tool_calls": 3,
+    }
     model = make_model(script=script)
     names = []
     for session in range(100):

@@ -44,9 +44,14 @@ MESSAGES = [
     {"role": "user", "content": "Fix the bug."},
     {
         "role": "assistant",
-        "content": [{"type": "tool_use", "id": PREVIOUS_ID, "name": "Glob", "input": {"pattern": "*.py"}}],
+        "content": [
+            {"type": "tool_use", "id": PREVIOUS_ID, "name": "Glob", "input": {"pattern": "*.py"}}
+        ],
     },
-    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": PREVIOUS_ID, "content": "a.py"}]},
+    {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": PREVIOUS_ID, "content": "a.py"}],
+    },
 ]
 
 
@@ -107,7 +112,9 @@ def sdk_snapshot(sse_body: bytes) -> dict[str, Any]:
     for sse in SDKDecoder().iter_bytes(iter([sse_body])):
         assert sse.event != "error"
         if sse.event != "ping":
-            snapshot = accumulate_event(event=sse.json(), current_snapshot=snapshot, json_bufs=json_bufs)
+            snapshot = accumulate_event(
+                event=sse.json(), current_snapshot=snapshot, json_bufs=json_bufs
+            )
     assert snapshot is not None
     message: dict[str, Any] = snapshot.to_dict()
     if message.get("stop_details", "absent") is None:

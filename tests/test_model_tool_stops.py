@@ -17,7 +17,11 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 def _streams(model: MockModel, turns: int) -> list[StreamResponse]:
-    body = {"model": model.name, "max_tokens": 4096, "messages": [{"role": "user", "content": "go"}]}
+    body = {
+        "model": model.name,
+        "max_tokens": 4096,
+        "messages": [{"role": "user", "content": "go"}],
+    }
     responses = [
         model.respond(body, Turn(session, turn, attempt))
         for session in range(turns)

@@ -100,7 +100,8 @@ def test_roles() -> None:
     messages = [assistant(text("a")), user(text("b")), user(text("c"))]
     assert check_pairing(messages) == [
         'messages: first message must use the "user" role',
-        'messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row',
+        'messages: roles must alternate between "user" and "assistant", but found multiple "user" '
+        "roles in a row",
     ]
 
 
@@ -113,7 +114,8 @@ def test_empty_content() -> None:
     ]
     assert check_pairing(messages) == [
         "messages.0: user messages must have non-empty content",
-        "messages: all messages must have non-empty content except for the optional final assistant message",
+        "messages: all messages must have non-empty content except for the optional final "
+        "assistant message",
         "messages: text content blocks must be non-empty",
     ]
 

@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from sim.wire.sse import PartialEvent, SSEDecodeError, SSEDecoder, decode_stream, encode_event, encode_stream
+from sim.wire.sse import (
+    PartialEvent,
+    SSEDecodeError,
+    SSEDecoder,
+    decode_stream,
+    encode_event,
+    encode_stream,
+)
 
 START: dict[str, Any] = {
     "type": "message_start",
@@ -109,7 +116,10 @@ def test_data_that_is_not_an_object_is_an_error() -> None:
 
 
 def test_event_name_must_match_the_data_type() -> None:
-    with pytest.raises(SSEDecodeError, match=r"line 2: event name 'ping' does not match the data's type 'message_stop'"):
+    with pytest.raises(
+        SSEDecodeError,
+        match=r"line 2: event name 'ping' does not match the data's type 'message_stop'",
+    ):
         decode_stream(b'event: ping\ndata: {"type":"message_stop"}\n\n')
 
 

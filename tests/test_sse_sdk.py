@@ -24,11 +24,27 @@ TEXT_EVENTS: list[dict[str, Any]] = [
     PING,
     {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "😀"}},
     {"type": "content_block_stop", "index": 0},
-    {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}},
-    {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"q": "caf'}},
-    {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '\\u00e9"}'}},
+    {
+        "type": "content_block_start",
+        "index": 1,
+        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 1,
+        "delta": {"type": "input_json_delta", "partial_json": '{"q": "caf'},
+    },
+    {
+        "type": "content_block_delta",
+        "index": 1,
+        "delta": {"type": "input_json_delta", "partial_json": '\\u00e9"}'},
+    },
     {"type": "content_block_stop", "index": 1},
-    {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None}, "usage": {"output_tokens": 7}},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+        "usage": {"output_tokens": 7},
+    },
     {"type": "message_stop"},
 ]
 ERROR = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
@@ -67,15 +83,21 @@ def test_sdk_accumulator_builds_the_message_from_our_bytes() -> None:
 
 def sdk_client(body: bytes) -> anthropic.Anthropic:
     def respond(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=chunks(body, 7))
+        return httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=chunks(body, 7)
+        )
 
     transport = httpx2.MockTransport(respond)
-    return anthropic.Anthropic(api_key="test", http_client=httpx2.Client(transport=transport), max_retries=0)
+    return anthropic.Anthropic(
+        api_key="test", http_client=httpx2.Client(transport=transport), max_retries=0
+    )
 
 
 def stream_final_message(body: bytes) -> Any:
     client = sdk_client(body)
-    with client.messages.stream(model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}]) as stream:
+    with client.messages.stream(
+        model="claude-test", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
         return stream.get_final_message()
 
 
