@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test gate baseline bench bench-gate clean
+.PHONY: run test lint gate baseline bench bench-gate clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# Lint (ruff: pycodestyle, pyflakes, bugbear) and type check (mypy on sim/), both configured
+# in pyproject.toml.
+lint: $(STAMP)
+	$(BIN)/ruff check sim tests bench
+	$(BIN)/mypy
 
 # The exact simulated-metric gate: small seeded runs compared with the committed baselines.
 # Simulated metrics are exact functions of code, scenario and seed, so any change fails here;
