@@ -6,8 +6,9 @@ chunk gap after the previous piece, with no generation in between).
 
 - Text and thinking: a few tokens per delta (1 to `TEXT_TOKENS_PER_DELTA_MAX`). Generated text
   (the model's `generated` script) is words of a small vocabulary: its meaning does not matter to
-  the simulator, its length in tokens does. Each delta is a phrase of its size drawn from a fixed
-  table, so a block costs a few vectorised draws however long it is.
+  the simulator, its length in tokens does. A block is a stretch of a long fixed run of deltas
+  (sizes uniform in 1 to the maximum, phrases of those sizes) from a drawn start: one draw per
+  block however long it is.
 - Tool input JSON, `pairs` (the API's default): an empty first delta, then one burst per top-level
   key/value pair. The model generates the whole pair before any of it is sent (the pause), then
   it arrives as a burst of fragments. The closing brace rides with the last pair.
@@ -43,6 +44,8 @@ _VOCABULARY = (
 # Phrases of each size (a row per size, one to TEXT_TOKENS_PER_DELTA_MAX; row 0 is unused), each
 # word with its leading space. The table is vocabulary, not a draw: fixed, whatever the seed.
 PHRASES_PER_SIZE = 512
+# Deltas in the fixed run that generated blocks take their stretches from.
+PHRASE_RUN = 1 << 16
 
 _TOKEN = re.compile(r"\s*\S+|\s+")
 # json.dumps with any option builds a new encoder per call; one shared encoder is much cheaper.
@@ -89,26 +92,46 @@ def _phrase_table() -> np.ndarray:
 _PHRASES = _phrase_table()
 
 
+def _phrase_run() -> tuple[list[int], list[str], np.ndarray]:
+    """A long fixed run of deltas: their sizes in tokens (1 to TEXT_TOKENS_PER_DELTA_MAX, uniform),
+    their phrases, and `ends[i]`, the tokens of the first `i` of them."""
+    fixed = np.random.default_rng(1)
+    sizes = fixed.integers(1, TEXT_TOKENS_PER_DELTA_MAX + 1, size=PHRASE_RUN)
+    pieces = _PHRASES[sizes, fixed.integers(0, PHRASES_PER_SIZE, size=PHRASE_RUN)].tolist()
+    return sizes.tolist(), pieces, np.concatenate(([0], np.cumsum(sizes)))
+
+
+_RUN_SIZES, _RUN_PIECES, _RUN_ENDS = _phrase_run()
+
+
+def generated_chunks(count: int, rng: np.random.Generator) -> Chunks:
+    """`count` tokens of generated words, grouped a few per delta: a stretch of the fixed run of
+    deltas from a drawn start (one draw per block, and list slices: generated text is most of a
+    stream's deltas), its last delta shortened to end on the count."""
+    chunks = Chunks()
+    while count > 0:
+        part = min(count, PHRASE_RUN // 2)
+        # Pieces hold at least a token each: `part` pieces from `start` are always enough.
+        start = int(rng.random() * (PHRASE_RUN - part))
+        stop = int(_RUN_ENDS.searchsorted(_RUN_ENDS[start] + part))
+        sizes, pieces = _RUN_SIZES[start:stop], _RUN_PIECES[start:stop]
+        over = int(_RUN_ENDS[stop] - _RUN_ENDS[start]) - part
+        if over:
+            sizes[-1] -= over
+            pieces[-1] = _PHRASES[sizes[-1], start % PHRASES_PER_SIZE]
+        chunks.pieces += pieces
+        chunks.tokens += sizes
+        count -= part
+    if chunks.pieces:
+        chunks.pieces[0] = chunks.pieces[0][1:]  # A block's first word has no space before it.
+        chunks.burst = [False] * len(chunks.pieces)
+    return chunks
+
+
 def _uniform_ints(rng: np.random.Generator, low: int, high: int, n: int) -> np.ndarray:
     """`n` integers uniform in [low, high]. `Generator.integers` with a size costs twice as much
     for the few dozen values a block needs (most of it in the handling of `size`)."""
     return (rng.random(n) * (high - low + 1)).astype(np.int64) + low
-
-
-def generated_chunks(count: int, rng: np.random.Generator) -> Chunks:
-    """`count` tokens of generated words, grouped a few per delta."""
-    if count <= 0:
-        return Chunks()
-    # (More than) enough group sizes, the last one cut so that they add up to `count`.
-    sizes = _uniform_ints(rng, 1, TEXT_TOKENS_PER_DELTA_MAX, count)
-    ends = sizes.cumsum()
-    last = int(ends.searchsorted(count))
-    sizes = sizes[: last + 1]
-    sizes[last] -= ends[last] - count
-    picks = _uniform_ints(rng, 0, PHRASES_PER_SIZE - 1, last + 1)
-    pieces: list[str] = _PHRASES[sizes, picks].tolist()
-    pieces[0] = pieces[0][1:]  # The first word of a block has no space before it.
-    return Chunks(pieces, sizes.tolist(), [False] * len(pieces))
 
 
 def chunk_tokens(tokens: list[str], rng: np.random.Generator) -> Chunks:
