@@ -12,8 +12,8 @@ Every entry carries the session-relative `turn` (1 for the first request's turn)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
+from typing import NamedTuple
 
 
 class RecordKind(str, Enum):
@@ -41,8 +41,9 @@ class RecordKind(str, Enum):
     SESSION_END = "session_end"
 
 
-@dataclass(frozen=True, slots=True)
-class RecordEntry:
+class RecordEntry(NamedTuple):
+    # A named tuple, not a frozen dataclass: as immutable, and three times cheaper to make (the
+    # loop writes several per tool call).
     time_ns: int
     kind: RecordKind
     turn: int
