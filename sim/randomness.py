@@ -15,17 +15,16 @@ each tool call, each turn's attachments), and making them was a fifth of its wal
 from __future__ import annotations
 
 import hashlib
+import sys
 from typing import Any
 
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
 _DIGEST_BYTES = 32
-# Little-endian on every machine, so a seed gives the same draws everywhere.
-_WORDS: dict[np.dtype[Any], np.dtype[np.unsignedinteger[Any]]] = {
-    np.dtype(np.uint32): np.dtype("<u4"),
-    np.dtype(np.uint64): np.dtype("<u8"),
-}
+# The digest's words are read little-endian on every machine, so a seed gives the same draws
+# everywhere.
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 class _Digest(ISeedSequence):
@@ -38,10 +37,9 @@ class _Digest(ISeedSequence):
         self._digest = digest
 
     def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
-        words = _WORDS[np.dtype(dtype)]
-        if n_words * words.itemsize > len(self._digest):
-            raise ValueError(f"a keyed stream has {len(self._digest)} bytes of seed state")
-        return np.frombuffer(self._digest, dtype=words, count=n_words).astype(dtype, copy=False)
+        # numpy refuses to read more words than the digest holds.
+        words = np.frombuffer(self._digest, dtype=dtype, count=n_words)
+        return words if _LITTLE_ENDIAN else words.byteswap()
 
 
 def _key_text(key: str | int) -> str:
@@ -52,6 +50,13 @@ def _key_text(key: str | int) -> str:
             raise ValueError(f"random stream keys must be non-negative, got {key}")
         return f"i{key}"
     return f"s{key!r}"
+
+
+def below(rng: np.random.Generator, n: int) -> int:
+    """An integer uniform in [0, n) from one uniform draw: a third of `Generator.integers`'s
+    cost for one value, and the simulator draws one per pick (a tool's example, a count from a
+    list, a word). The bias of scaling a 53-bit fraction is far below anything measured here."""
+    return min(int(rng.random() * n), n - 1)
 
 
 def stream(root_seed: int, *keys: str | int) -> np.random.Generator:

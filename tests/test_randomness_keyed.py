@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.randomness import _Digest, stream
+from sim.randomness import _Digest, below, stream
 
 KEY = st.one_of(st.text(max_size=12), st.integers(0, 2**8), st.integers(0, 2**70))
 KEYS = st.lists(KEY, max_size=5)
@@ -81,5 +81,14 @@ def test_the_digest_seeds_no_more_words_than_it_has() -> None:
     assert digest.generate_state(4, np.uint64).tolist() == [
         int.from_bytes(bytes(range(8 * i, 8 * i + 8)), "little") for i in range(4)
     ]
-    with pytest.raises(ValueError, match="32 bytes"):
+    assert digest.generate_state(2, np.uint32).tolist() == [0x03020100, 0x07060504]
+    with pytest.raises(ValueError, match="smaller than requested"):
         digest.generate_state(9, np.uint32)
+
+
+def test_below_picks_every_value_evenly_and_nothing_else() -> None:
+    rng = stream(3, "below")
+    picks = [below(rng, 7) for _ in range(14_000)]
+    counts = np.bincount(picks)
+    assert len(counts) == 7 and counts.min() > 1_800 and counts.max() < 2_200
+    assert {below(rng, 1) for _ in range(100)} == {0}

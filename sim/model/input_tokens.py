@@ -9,7 +9,8 @@ every earlier message again, so walking the whole body each time made the estima
 largest cost, growing with the square of a session's length. `InputTokenCounter` remembers:
 
 - each tool list it counted, by value (a copy, compared in C: the same catalogue sent by a new
-  session is not walked again, and a list changed in any way is);
+  session is not walked again), and each list object it has seen with the tools it held: a
+  list given again with the same tools, none added, removed or replaced, is not compared again;
 - each transcript's message contents and their lengths (keyed by its first content): a request
   whose messages begin with the same contents, of the same lengths, has only its new messages
   walked. A content replaced by another object, or a list appended to, is counted again; editing a
@@ -71,11 +72,13 @@ _CONTENT = operator.itemgetter("content")
 class InputTokenCounter:
     """`counter(body)`: the estimated input tokens of request `body` (at least 1)."""
 
-    __slots__ = ("_tool_lists", "_transcripts")
+    __slots__ = ("_tool_lists", "_tool_objects", "_transcripts")
 
     def __init__(self) -> None:
         # (a copy of a tool list, its characters)
         self._tool_lists: list[tuple[Any, int]] = []
+        # id(tool list) -> (the list, the tools it held, characters)
+        self._tool_objects: dict[int, tuple[Any, list[Any], int]] = {}
         # id(first content) -> (the contents counted, their lengths, characters)
         self._transcripts: dict[int, tuple[list[Any], list[int], int]] = {}
 
@@ -86,13 +89,23 @@ class InputTokenCounter:
         return max(1, size // CHARS_PER_INPUT_TOKEN)
 
     def _tools_chars(self, tools: Any) -> int:
-        for known, chars in self._tool_lists:
-            if tools == known:
-                return chars
-        chars = value_chars(tools)
-        if len(self._tool_lists) >= TOOL_LISTS_KEPT:
-            self._tool_lists.clear()
-        self._tool_lists.append((copy.deepcopy(tools), chars))
+        if type(tools) is not list:
+            return value_chars(tools)
+        seen = self._tool_objects.get(id(tools))
+        # List equality compares items by identity first: C speed for the same tool objects.
+        if seen is not None and seen[0] is tools and tools == seen[1]:
+            return seen[2]
+        counted = next((chars for known, chars in self._tool_lists if tools == known), None)
+        if counted is not None:
+            chars = counted
+        else:
+            chars = value_chars(tools)
+            if len(self._tool_lists) >= TOOL_LISTS_KEPT:
+                self._tool_lists.clear()
+            self._tool_lists.append((copy.deepcopy(tools), chars))
+        if len(self._tool_objects) >= CACHE_LIMIT:
+            self._tool_objects.clear()
+        self._tool_objects[id(tools)] = (tools, list(tools), chars)
         return chars
 
     def _messages_chars(self, messages: Any) -> int:

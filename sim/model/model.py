@@ -2,8 +2,9 @@
 
 Pure and deterministic: no clock, no simulator. The answer depends only on the scenario's
 `[model]` table, the root seed, the request body, the turn's identity (session, turn, attempt)
-and the endpoint's utilisation. Each concern draws from its own keyed stream (content, latency,
-each fault kind), so the same turn gets the same draws whatever else happened in the run.
+and the endpoint's utilisation. The response draws from its own keyed stream (its content, then
+its timing) and each fault kind from another, so the same turn gets the same draws whatever else
+happened in the run.
 
 What it checks and draws, in order:
 
@@ -199,8 +200,8 @@ class MockModel:
         utilisation: float,
     ) -> StreamResponse:
         keys = (turn.session_id, turn.turn_index, turn.attempt)
-        content_rng = stream(self.root_seed, "content", *keys)
-        planned = self._planner.plan(turn.turn_index, content_rng)
+        rng = stream(self.root_seed, "response", *keys)
+        planned = self._planner.plan(turn.turn_index, rng)
         faults: list[str] = []
         calls = [index for index, block in enumerate(planned) if block.type == "tool_use"]
         malformed: set[int] = set()
@@ -209,7 +210,7 @@ class MockModel:
             malformed, duplicated = self._tool_call_faults(planned, calls, dice, faults)
         ids = self._tool_ids(planned, calls, duplicated, turn, body, faults)
         blocks = [
-            self._chunked(block, index, ids, index in malformed, turn, content_rng)
+            self._chunked(block, index, ids, index in malformed, turn, rng)
             for index, block in enumerate(planned)
         ]
         max_tokens = int(body["max_tokens"])
@@ -248,7 +249,7 @@ class MockModel:
             stop_reason,
             output_tokens,
             latency,
-            stream(self.root_seed, "latency", *keys),
+            rng,
             self.endpoint.latency_factor(utilisation),
         )
         ending: StreamEnding

@@ -18,6 +18,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from sim.randomness import below
+
 
 class _Count(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -64,7 +66,7 @@ class UniformCount(_Count):
         return self
 
     def sample(self, rng: np.random.Generator) -> int:
-        return int(rng.integers(self.low, self.high, endpoint=True))
+        return self.low + below(rng, self.high - self.low + 1)
 
     def mean(self) -> float:
         return (self.low + self.high) / 2
@@ -101,7 +103,7 @@ class EmpiricalCount(_Count):
     values: list[Annotated[int, Field(ge=0)]] = Field(min_length=1, description="Observed counts.")
 
     def sample(self, rng: np.random.Generator) -> int:
-        return self.values[int(rng.integers(0, len(self.values)))]
+        return self.values[below(rng, len(self.values))]
 
     def mean(self) -> float:
         return float(np.mean(self.values))

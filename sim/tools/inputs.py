@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
+from sim.randomness import below
+
 if TYPE_CHECKING:
     from sim.tools.spec import ToolSpec
 
@@ -40,7 +42,7 @@ class InputGenerationError(ValueError):
 def sample_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, Any]:
     """A valid input for `spec`: one of its examples, or generated from its schema."""
     if spec.examples:
-        return dict(spec.examples[int(rng.integers(0, len(spec.examples)))])
+        return dict(spec.examples[below(rng, len(spec.examples))])
     generated = _generate(spec.input_schema, rng)
     assert isinstance(generated, dict)  # an object schema generates a dict
     return generated
@@ -104,7 +106,7 @@ def _generate(schema: dict[str, Any], rng: np.random.Generator) -> Any:
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
-        return schema["enum"][int(rng.integers(0, len(schema["enum"])))]
+        return schema["enum"][below(rng, len(schema["enum"]))]
     for combinator in ("anyOf", "oneOf"):
         if combinator in schema:
             # The first branch: for oneOf, a later branch might overlap another and break "one".
@@ -116,12 +118,12 @@ def _generate(schema: dict[str, Any], rng: np.random.Generator) -> Any:
         return _generate_string(schema, rng)
     if kind == "integer":
         lowest, highest = _bounds(schema, integer=True)
-        return int(rng.integers(lowest, highest, endpoint=True))
+        return lowest + below(rng, highest - lowest + 1)
     if kind == "number":
         low, high = _bounds(schema, integer=False)
         return float(rng.uniform(low, high))
     if kind == "boolean":
-        return bool(rng.integers(0, 2))
+        return rng.random() < 0.5
     if kind == "array":
         return _generate_array(schema, rng)
     if kind == "null":
@@ -141,7 +143,7 @@ def _generate_object(schema: dict[str, Any], rng: np.random.Generator) -> dict[s
         if key in required or rng.random() < 0.5:
             result[key] = _generate(properties[key], rng)
     for key in sorted(missing):
-        result[key] = _WORDS[int(rng.integers(0, len(_WORDS)))]
+        result[key] = _WORDS[below(rng, len(_WORDS))]
     return result
 
 
@@ -150,7 +152,7 @@ def _generate_string(schema: dict[str, Any], rng: np.random.Generator) -> str:
     max_length = int(schema.get("maxLength", max(min_length, 24)))
     if max_length < min_length:
         raise InputGenerationError("maxLength is below minLength")
-    word = _WORDS[int(rng.integers(0, len(_WORDS)))] + "-" + str(int(rng.integers(0, 1000)))
+    word = f"{_WORDS[below(rng, len(_WORDS))]}-{below(rng, 1000)}"
     return word.ljust(min_length, "x")[:max_length]
 
 
@@ -185,5 +187,5 @@ def _generate_array(schema: dict[str, Any], rng: np.random.Generator) -> list[An
     if max_items < min_items:
         raise InputGenerationError("maxItems is below minItems")
     items = schema.get("items", {"type": "string"})
-    count = int(rng.integers(min_items, max_items, endpoint=True))
+    count = min_items + below(rng, max_items - min_items + 1)
     return [_generate(items, rng) for _ in range(count)]
