@@ -127,13 +127,14 @@ def test_unknown_delta_types_are_ignored() -> None:
 
 def test_tool_input_is_parsed_once_at_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    real_loads = json.loads
+    real = accumulator_module._STRICT_JSON
 
-    def counting_loads(text: str, **kwargs: Any) -> Any:
-        calls.append(text)
-        return real_loads(text, **kwargs)
+    class CountingDecoder:
+        def decode(self, text: str) -> Any:
+            calls.append(text)
+            return real.decode(text)
 
-    monkeypatch.setattr(accumulator_module.json, "loads", counting_loads)
+    monkeypatch.setattr(accumulator_module, "_STRICT_JSON", CountingDecoder())
     accumulator = started(
         tool(0), *(json_part(0, part) for part in ['{"a": [1, ', '2], "b"', ': "\\u00', 'e9"}'])
     )

@@ -445,12 +445,16 @@ class ToolExecutor:
             commands.append(ResultReady(call.tool_use_id, call.result, call.synthetic_cause))
 
 
+# One encoder for every schema: `json.dumps` with an option builds a new encoder per call.
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True).encode
+
+
 def build_validators(
     tools: Mapping[str, ToolDefinition],
 ) -> dict[str, jsonschema.protocols.Validator]:
     """One JSON-schema validator per tool; a malformed schema raises `SchemaError` here, early."""
     return {
-        name: _validator(json.dumps(tool.input_schema, sort_keys=True))
+        name: _validator(_CANONICAL_JSON(tool.input_schema))
         for name, tool in tools.items()
     }
 
