@@ -1,13 +1,13 @@
 """Every random draw a session makes, keyed by what it is for (common random numbers).
 
 Each draw comes from a stream named by concern and identity (`sim.randomness.stream`): the user
-of session 7 (prompt count, then the think times in prompt order), its interrupts (one fixed-size
-group of draws per turn, in turn order), the attachments of its turn 3, the plan of one tool call,
-the jitter of one retry. Nothing depends on when things happen, so every executor policy and
-every load level sees the same draws for the same session, turn and call, and their difference
-is theirs alone. (Prompts and turns are numbered the same under every policy and each is drawn
-exactly once, in order, which is why one stream per session serves them; a stream costs ~20 us to
-make, more than a simulated turn's own draws.)
+of session 7 (prompt count, then the think times in prompt order), its interrupts (fixed-size
+blocks of draws for `INTERRUPT_TURNS_AHEAD` turns at a time, in turn order), the attachments of
+its turn 3, the plan of one tool call, the jitter of one retry. Nothing depends on when things
+happen, so every executor policy and every load level sees the same draws for the same session,
+turn and call, and their difference is theirs alone. (Prompts and turns are numbered the same
+under every policy and each is drawn exactly once, in order, which is why one stream per session
+serves them: a stream costs more to make than a turn's own draws.)
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from sim.tools.execution import CallPlan, sample_call
 from sim.tools.spec import ToolSpec
 
 InterruptPhase = Literal["streaming", "tools"]
+INTERRUPT_TURNS_AHEAD = 16
 NS_PER_S = 1_000_000_000
 
 
@@ -38,7 +39,8 @@ class SessionDraws:
     """The draws of one session of a scenario under one root seed."""
 
     __slots__ = (
-        "_scenario", "_seed", "session_id", "_specs", "_user", "_interrupts", "_turns_drawn"
+        "_scenario", "_seed", "session_id", "_specs", "_user", "_interrupts", "_turns_drawn",
+        "_interrupt_draws",
     )
 
     def __init__(self, scenario: Scenario, seed: int, session_id: int) -> None:
@@ -49,6 +51,8 @@ class SessionDraws:
         self._user: np.random.Generator | None = None
         self._interrupts: np.random.Generator | None = None
         self._turns_drawn = 0
+        # Per turn drawn ahead: (fires, which phase, after_ns), next turn last.
+        self._interrupt_draws: list[tuple[float, float, int]] = []
 
     def prompt_count(self) -> int:
         """How many prompts the user sends in this session (at least 1). Call it first, once."""
@@ -72,17 +76,26 @@ class SessionDraws:
                 f"interrupt draws go turn by turn: turn {turn} after {self._turns_drawn}"
             )
         self._turns_drawn = turn
-        if self._interrupts is None:
-            self._interrupts = stream(self._seed, "interrupt", self.session_id)
-        rng = self._interrupts
-        fires, which = rng.random(2)
-        after_ns = config.after.sample_ns(rng)
+        if not self._interrupt_draws:
+            self._draw_interrupts_ahead()
+        fires, which, after_ns = self._interrupt_draws.pop()
         if fires >= config.probability:
             return None
         weights = config.phase
         streaming = which * (weights.streaming + weights.tools) < weights.streaming
         phase: InterruptPhase = "streaming" if streaming else "tools"
         return InterruptDraw(phase, after_ns)
+
+    def _draw_interrupts_ahead(self) -> None:
+        """The next `INTERRUPT_TURNS_AHEAD` turns' draws at once (three numpy calls, not three
+        per turn): per block, the firing draws, the phase draws, then the delays."""
+        if self._interrupts is None:
+            self._interrupts = stream(self._seed, "interrupt", self.session_id)
+        rng = self._interrupts
+        fires = rng.random(INTERRUPT_TURNS_AHEAD).tolist()
+        which = rng.random(INTERRUPT_TURNS_AHEAD).tolist()
+        after = self._scenario.session.interrupts.after.sample_many_ns(rng, INTERRUPT_TURNS_AHEAD)
+        self._interrupt_draws = list(zip(fires, which, after.tolist(), strict=True))[::-1]
 
     def attachments(self, turn: int) -> AttachmentArrivals | None:
         """Attachments arriving during turn `turn`'s tools, or None when every rate is 0."""
