@@ -9,9 +9,9 @@
     message_delta                      stop_reason and output_tokens, with the last stop
     message_stop
 
-All latency draws of a response come from one stream, in one vectorised call per kind and in a
-fixed order (ttft, block gaps, tool_use pauses, token gaps, chunk gaps), then scale by the
-endpoint's latency factor.
+All latency draws of a response come from the response's stream (after its content draws), in
+one vectorised call per kind and in a fixed order (ttft, block gaps, tool_use pauses, token gaps,
+chunk gaps), then scale by the endpoint's latency factor.
 """
 
 from __future__ import annotations
