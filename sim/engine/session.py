@@ -206,7 +206,7 @@ class Session:
 
     def _send(self, command: SendRequest) -> None:
         """Log the request and make it the active one at once (so that a cancellation in the
-        same instant finds it), then serve it in its own process."""
+        same instant finds it), then serve it once the current commands are carried out."""
         log = RequestLog(
             command.request_id, self.loop.turn, command.attempt, command.model, self.env.now
         )
@@ -216,66 +216,82 @@ class Session:
         if log.turn != self._drawn_turn:
             self._new_turn(log.turn)
         stream.pairing = self._check_pairing(command, log)
-        self.env.process(self._serve(command, stream))
+        self._call_at(self.env.now, self._serve, command, stream)
 
-    def _serve(self, command: SendRequest, stream: _Stream) -> Generator[simpy.Event, Any, None]:
+    # A request is served by a chain of callbacks rather than a simpy process: it only waits
+    # (for a slot, for its stream's decision points, for its end), and a process costs a
+    # generator resumption and more scheduled events per wait.
+
+    def _serve(self, command: SendRequest, stream: _Stream) -> None:
         if stream.closed:
             return  # Cancelled before it was served.
-        env = self.env
-        log = stream.log
         endpoint = self.context.endpoint
-        # The model counts a session's turns from 0 (its scripts are lists of responses).
-        turn = Turn(self.session_id, log.turn - 1, command.attempt)
         decision = endpoint.decide()
         if decision == "refuse":
+            # The model counts a session's turns from 0 (its scripts are lists of responses).
+            turn = Turn(self.session_id, stream.log.turn - 1, command.attempt)
             refusal = self.context.model.refuse(turn, endpoint.utilisation())
-            log.fault = ENDPOINT_REFUSED
-            yield env.timeout(refusal.at_ns)
-            if not stream.closed:
-                self._failed(stream, refusal)
-            return
-        if decision == "queue":
-            stream.queued = endpoint.enqueue()
-            yield stream.queued
-            stream.queued = None
-            if stream.closed:
-                return
+            stream.log.fault = ENDPOINT_REFUSED
+            self._call_at(self.env.now + refusal.at_ns, self._failed, stream, refusal)
+        elif decision == "queue":
+            queued = stream.queued = endpoint.enqueue()
+            queued.callbacks.append(lambda _: self._admitted(command, stream))
         else:
             endpoint.admit()
-        stream.holds_slot = True
-        utilisation = endpoint.utilisation_of_others()
-        response = self.context.model.respond(
-            command.request_body, turn, utilisation, pairing=stream.pairing
-        )
-        if isinstance(response, HttpError):
-            if response.faults:
-                log.fault = ",".join(response.faults)
-            yield env.timeout(response.at_ns)
-            if not stream.closed:
-                self._failed(stream, response)
+            self._admitted(command, stream)
+
+    def _admitted(self, command: SendRequest, stream: _Stream) -> None:
+        """The request holds a slot: ask the model, then report its error or feed its stream."""
+        stream.queued = None
+        if stream.closed:
             return
-        log.status = "200"
+        now = self.env.now
+        log = stream.log
+        endpoint = self.context.endpoint
+        stream.holds_slot = True
+        turn = Turn(self.session_id, log.turn - 1, command.attempt)
+        response = self.context.model.respond(
+            command.request_body, turn, endpoint.utilisation_of_others(), pairing=stream.pairing
+        )
         if response.faults:
             log.fault = ",".join(response.faults)
+        if isinstance(response, HttpError):
+            self._call_at(now + response.at_ns, self._failed, stream, response)
+            return
+        log.status = "200"
         events = stream.events = response.events
-        base = env.now
-        times = stream.times = [base + t_ns for t_ns in response.times]
+        times = stream.times = [now + t_ns for t_ns in response.times]
         if events:
             self._schedule_streaming_interrupt(log.turn, times[0])
-        for point in feed_points(events, response.tool_stops):
-            due = times[point]
-            if due > env.now:
-                yield env.timeout(due - env.now)
-                if stream.closed:
-                    return
+        points = feed_points(events, response.tool_stops)
+        self._feed_points(stream, points, 0, now + response.end_ns)
+
+    def _feed_points(
+        self, stream: _Stream, points: list[int], next_point: int, end_ns: int
+    ) -> None:
+        """Feed the stream up to each decision point from `points[next_point]` on as its time
+        comes, then end the stream at `end_ns`; stop as soon as the stream is closed."""
+        now = self.env.now
+        times = stream.times
+        for index in range(next_point, len(points)):
+            point = points[index]
+            if times[point] > now:
+                self._call_at(times[point], self._feed_at, stream, points, index, end_ns)
+                return
             self._feed(stream, point + 1)
             if stream.closed:
                 return
-        end = base + response.end_ns
-        if end > env.now:
-            yield env.timeout(end - env.now)
-        if not stream.closed:
+        if end_ns > now:
+            self._call_at(end_ns, self._stream_ended, stream)
+        else:
             self._stream_ended(stream)
+
+    def _feed_at(self, stream: _Stream, points: list[int], index: int, end_ns: int) -> None:
+        if stream.closed:
+            return
+        self._feed(stream, points[index] + 1)
+        if not stream.closed:
+            self._feed_points(stream, points, index + 1, end_ns)
 
     def _check_pairing(self, command: SendRequest, log: RequestLog) -> list[str]:
         violations = self._pairing.check(command.request_body["messages"])
@@ -321,6 +337,8 @@ class Session:
 
     @_strict_stops
     def _failed(self, stream: _Stream, error: HttpError) -> None:
+        if stream.closed:
+            return
         now = self.env.now
         stream.log.status = str(error.status)
         self._close(stream, None)
@@ -333,6 +351,8 @@ class Session:
 
     @_strict_stops
     def _stream_ended(self, stream: _Stream) -> None:
+        if stream.closed:
+            return
         self._close(stream, None)
         self._dispatch(self.loop.stream_ended(self.env.now, request_id=stream.log.request_index))
 
