@@ -1,5 +1,6 @@
 """Generated text: exactly the planned tokens, a few per delta, words that join into text, the
-same for the same generator, and blocks longer than the fixed run of deltas they come from."""
+same for the same generator, and blocks longer than the fixed run of deltas they come from; and
+the fragment sizes tool JSON is cut into, taken the same way."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.model.chunking import PHRASE_RUN, TEXT_TOKENS_PER_DELTA_MAX, generated_chunks
+from sim.model.chunking import (
+    BURST_PIECE_CHARS,
+    PHRASE_RUN,
+    TEXT_TOKENS_PER_DELTA_MAX,
+    _fragment_sizes,
+    generated_chunks,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -42,3 +49,21 @@ def test_delta_sizes_are_spread_evenly() -> None:
     sizes = [size for _ in range(200) for size in generated_chunks(200, rng).tokens[:-1]]
     counts = np.bincount(sizes, minlength=TEXT_TOKENS_PER_DELTA_MAX + 1)[1:]
     assert counts.min() > 0.9 * len(sizes) / TEXT_TOKENS_PER_DELTA_MAX
+
+
+@pytest.mark.parametrize("count", [1, 40, PHRASE_RUN // 2, PHRASE_RUN // 2 + 1, PHRASE_RUN])
+def test_fragment_sizes_are_as_many_as_asked_within_bounds(count: int) -> None:
+    low, high = BURST_PIECE_CHARS
+    sizes = _fragment_sizes(np.random.default_rng(count), BURST_PIECE_CHARS, count)
+    assert len(sizes) == count and all(low <= size <= high for size in sizes)
+    again = _fragment_sizes(np.random.default_rng(count), BURST_PIECE_CHARS, count)
+    assert again == sizes
+
+
+def test_fragment_sizes_cover_their_range_evenly() -> None:
+    low, high = BURST_PIECE_CHARS
+    rng = np.random.default_rng(2)
+    sizes = [size for _ in range(300) for size in _fragment_sizes(rng, BURST_PIECE_CHARS, 100)]
+    counts = np.bincount(sizes, minlength=high + 1)[low:]
+    assert len(counts) == high - low + 1
+    assert counts.min() > 0.8 * len(sizes) / len(counts)

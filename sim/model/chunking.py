@@ -19,6 +19,7 @@ Joined, the pieces are exactly `json.dumps(input, ensure_ascii=False)`: the API'
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -31,7 +32,8 @@ import numpy as np
 TEXT_TOKENS_PER_DELTA_MAX = 3
 # A token of English or JSON is about four characters (the usual rule of thumb for BPE tokenisers).
 CHARS_PER_TOKEN = 4
-# Fragment sizes within a burst of pairs, and of fine-grained streaming, in characters.
+# Fragment sizes within a burst of pairs, and of fine-grained streaming, in characters (uniform;
+# a block takes a stretch of a fixed run of them from a drawn start, as generated text does).
 BURST_PIECE_CHARS = (4, 32)
 FINE_PIECE_CHARS = (1, 7)
 
@@ -176,6 +178,21 @@ def _pairs(tool_input: dict[str, Any]) -> list[str]:
     return parts
 
 
+@functools.cache
+def _size_run(bounds: tuple[int, int]) -> list[int]:
+    """A long fixed run of fragment sizes uniform in `bounds` (inclusive)."""
+    return np.random.default_rng(bounds).integers(bounds[0], bounds[1] + 1, PHRASE_RUN).tolist()
+
+
+def _fragment_sizes(rng: np.random.Generator, bounds: tuple[int, int], count: int) -> list[int]:
+    """`count` fragment sizes uniform in `bounds`: a stretch of a fixed run from a drawn start
+    (one draw and a list slice), or drawn one by one when the run is too short for them."""
+    if count > PHRASE_RUN // 2:
+        return _uniform_ints(rng, bounds[0], bounds[1], count).tolist()
+    start = int(rng.random() * (PHRASE_RUN - count))
+    return _size_run(bounds)[start : start + count]
+
+
 def _fragments(text: str, sizes: Iterator[int]) -> list[str]:
     """`text` cut into pieces of the next sizes from `sizes`, one size taken per piece (an
     iterator shared by the pairs of a burst: no copy of the rest of the list per pair); once the
@@ -196,9 +213,8 @@ def chunk_tool_json_pairs(tool_input: dict[str, Any], rng: np.random.Generator) 
     chunks = Chunks()
     chunks.add("", 0)
     pairs = _pairs(tool_input)
-    low, high = BURST_PIECE_CHARS
-    enough = sum(map(len, pairs)) // low + len(pairs)
-    sizes = iter(_uniform_ints(rng, low, high, enough).tolist())
+    enough = sum(map(len, pairs)) // BURST_PIECE_CHARS[0] + len(pairs)
+    sizes = iter(_fragment_sizes(rng, BURST_PIECE_CHARS, enough))
     for pair in pairs:
         fragments = _fragments(pair, sizes)
         chunks.add(fragments[0], json_tokens(pair))
@@ -210,8 +226,7 @@ def chunk_tool_json_pairs(tool_input: dict[str, Any], rng: np.random.Generator) 
 def chunk_tool_json_fine(text: str, rng: np.random.Generator) -> Chunks:
     chunks = Chunks()
     chunks.add("", 0)
-    low, high = FINE_PIECE_CHARS
-    sizes = _uniform_ints(rng, low, high, len(text) // low + 1).tolist()
+    sizes = _fragment_sizes(rng, FINE_PIECE_CHARS, len(text) // FINE_PIECE_CHARS[0] + 1)
     for fragment in _fragments(text, iter(sizes)):
         chunks.add(fragment, 1)
     return chunks
