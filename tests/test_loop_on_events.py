@@ -119,3 +119,36 @@ def test_append_deltas_takes_plain_deltas_and_stops_at_anything_else() -> None:
     assert accumulator.append_deltas(events, 5) == 5 + 3  # the rest of the text, up to its stop
     done = accumulator.feed(events[8])
     assert done is not None and done.block["text"] == "Let me look at both files."
+
+
+def test_append_deltas_follows_the_index_from_delta_to_delta() -> None:
+    # Two blocks open at once (the API streams one at a time, but the accumulator takes both):
+    # every delta goes to its own block, and a delta of the wrong type for its block ends the run.
+    accumulator = StreamAccumulator()
+    accumulator.feed(message_start("msg_1"))
+    text = {
+        "type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}
+    }
+    thinking = {
+        "type": "content_block_start",
+        "index": 1,
+        "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+    }
+    accumulator.feed(text)
+    accumulator.feed(thinking)
+
+    def delta(index: int, kind: str, key: str, value: str) -> Event:
+        return {"type": "content_block_delta", "index": index, "delta": {"type": kind, key: value}}
+
+    events = [
+        delta(0, "text_delta", "text", "a"),
+        delta(1, "thinking_delta", "thinking", "x"),
+        delta(0, "text_delta", "text", "b"),
+        delta(1, "thinking_delta", "thinking", "y"),
+        delta(1, "text_delta", "text", "z"),  # a text delta for the thinking block
+    ]
+    assert accumulator.append_deltas(events, 0) == 4
+    accumulator.feed({"type": "content_block_stop", "index": 0})
+    done = accumulator.feed({"type": "content_block_stop", "index": 1})
+    assert done is not None and done.block["thinking"] == "xy"
+    assert accumulator.completed[0].block["text"] == "ab"

@@ -101,6 +101,10 @@ class _OpenBlock:
             self.parts = [block[self.target_key]] if self.target_key else []
 
 
+# Not the index of any block: the first delta of a run always looks its block up.
+_NO_BLOCK = object()
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -228,6 +232,11 @@ class StreamAccumulator:
             return start
         open_blocks = self._open
         position = start
+        # The block of the previous delta, looked up again only when the index changes: a run
+        # is mostly deltas of one block.
+        index: Any = _NO_BLOCK
+        append_type = append_key = ""
+        parts: list[str] = []
         # Subscripts, not .get(): a missing key or a wrong type ends the run (KeyError,
         # TypeError) as cheaply as the hot path of `feed`, which leaves the event to it.
         try:
@@ -235,16 +244,21 @@ class StreamAccumulator:
                 event = events[position]
                 if type(event) is not dict or event["type"] != "content_block_delta":
                     return position
-                state = open_blocks.get(event["index"])
-                if state is None:
-                    return position
+                if event["index"] != index:
+                    state = open_blocks.get(event["index"])
+                    if state is None:
+                        return position
+                    index = event["index"]
+                    append_type, append_key, parts = (
+                        state.append_type, state.append_key, state.parts
+                    )
                 delta = event["delta"]
-                if delta["type"] != state.append_type:
+                if delta["type"] != append_type:
                     return position
-                text = delta[state.append_key]
+                text = delta[append_key]
                 if type(text) is not str:
                     return position
-                state.parts.append(text)
+                parts.append(text)
         except (KeyError, TypeError):
             return position
         return len(events)
