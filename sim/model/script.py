@@ -7,6 +7,8 @@ drawn when it is chunked (`sim.model.chunking.generated_chunks`).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -92,7 +94,7 @@ class GeneratedPlanner:
         self._names = sorted(mix)
         # Cumulative weights: a uniform draw scaled to the total picks a tool by bisection,
         # several times faster than Generator.choice with probabilities.
-        self._cumulative = np.cumsum([mix[name] for name in self._names], dtype=float)
+        self._cumulative = list(itertools.accumulate(float(mix[name]) for name in self._names))
 
     def plan(self, turn_index: int, rng: np.random.Generator) -> list[PlannedBlock]:
         script = self._script
@@ -109,11 +111,9 @@ class GeneratedPlanner:
         if text > 0:
             blocks.append(PlannedBlock("text", generated=text))
         calls = script.tool_calls.sample(rng)
-        draws = rng.random(calls) * self._cumulative[-1]
-        found = np.searchsorted(self._cumulative, draws, side="right")
-        picks = found.clip(max=len(self._names) - 1).tolist()
-        for pick in picks:
-            name = self._names[pick]
+        total, last = self._cumulative[-1], len(self._names) - 1
+        for draw in rng.random(calls).tolist():
+            name = self._names[min(bisect.bisect_right(self._cumulative, draw * total), last)]
             blocks.append(
                 PlannedBlock("tool_use", name=name, input=self._tools[name].sample_input(rng))
             )
