@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sim.model.response import Turn
+from sim.model.response import HttpError, StreamResponse, Turn
 from tests.test_model_support import (
     TEXT_AND_TWO_CALLS,
     body,
@@ -67,3 +67,26 @@ def test_tool_ids_are_unique_within_a_session() -> None:
             response = model.respond(body(model), Turn(7, turn, attempt))
             ids += [block["id"] for block in tool_use_starts(events_of(response))]
     assert len(ids) == len(set(ids)) > 60
+
+
+def test_an_origin_shifts_every_time_and_nothing_else() -> None:
+    model = make_model(script=GENERATED, faults={**FAULTS, "http_529": 0.3})
+    origin = 123_456_789_000
+    shifted = 0
+    for session in range(40):
+        request = body(model)
+        plain = model.respond(request, Turn(session, 0))
+        moved = model.respond(request, Turn(session, 0), origin_ns=origin)
+        if isinstance(plain, HttpError):
+            assert isinstance(moved, HttpError)
+            assert moved.at_ns == plain.at_ns + origin and moved.body == plain.body
+            continue
+        assert isinstance(plain, StreamResponse) and isinstance(moved, StreamResponse)
+        assert moved.times == [t + origin for t in plain.times]
+        assert moved.end_ns == plain.end_ns + origin
+        assert moved.events == plain.events
+        assert (moved.ending, moved.faults) == (plain.ending, plain.faults)
+        shifted += 1
+    assert 0 < shifted < 40  # both kinds of answer were seen
+    refusal = model.refuse(Turn(1, 0), origin_ns=origin)
+    assert refusal.at_ns == model.refuse(Turn(1, 0)).at_ns + origin

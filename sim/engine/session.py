@@ -230,9 +230,11 @@ class Session:
         if decision == "refuse":
             # The model counts a session's turns from 0 (its scripts are lists of responses).
             turn = Turn(self.session_id, stream.log.turn - 1, command.attempt)
-            refusal = self.context.model.refuse(turn, endpoint.utilisation())
+            refusal = self.context.model.refuse(
+                turn, endpoint.utilisation(), origin_ns=self.env.now
+            )
             stream.log.fault = ENDPOINT_REFUSED
-            self._call_at(self.env.now + refusal.at_ns, self._failed, stream, refusal)
+            self._call_at(refusal.at_ns, self._failed, stream, refusal)
         elif decision == "queue":
             queued = stream.queued = endpoint.enqueue()
             queued.callbacks.append(lambda _: self._admitted(command, stream))
@@ -251,20 +253,24 @@ class Session:
         stream.holds_slot = True
         turn = Turn(self.session_id, log.turn - 1, command.attempt)
         response = self.context.model.respond(
-            command.request_body, turn, endpoint.utilisation_of_others(), pairing=stream.pairing
+            command.request_body,
+            turn,
+            endpoint.utilisation_of_others(),
+            pairing=stream.pairing,
+            origin_ns=now,
         )
         if response.faults:
             log.fault = ",".join(response.faults)
         if isinstance(response, HttpError):
-            self._call_at(now + response.at_ns, self._failed, stream, response)
+            self._call_at(response.at_ns, self._failed, stream, response)
             return
         log.status = "200"
         events = stream.events = response.events
-        times = stream.times = [now + t_ns for t_ns in response.times]
+        times = stream.times = response.times
         if events:
             self._schedule_streaming_interrupt(log.turn, times[0])
         points = feed_points(events, response.tool_stops)
-        self._feed_points(stream, points, 0, now + response.end_ns)
+        self._feed_points(stream, points, 0, response.end_ns)
 
     def _feed_points(
         self, stream: _Stream, points: list[int], next_point: int, end_ns: int

@@ -116,9 +116,9 @@ class MockModel:
     def request_id(self, turn: Turn) -> str:
         return api_id("req", self.root_seed, turn.session_id, turn.turn_index, turn.attempt)
 
-    def refuse(self, turn: Turn, utilisation: float = 1.0) -> HttpError:
+    def refuse(self, turn: Turn, utilisation: float = 1.0, *, origin_ns: int = 0) -> HttpError:
         """The endpoint's answer to a request it will not take (the simulator decides when)."""
-        at_ns = self._error_delay(turn, utilisation)
+        at_ns = origin_ns + self._error_delay(turn, utilisation)
         return self.endpoint.refusal(self.request_id(turn), at_ns)
 
     def respond(
@@ -128,27 +128,36 @@ class MockModel:
         utilisation: float = 0.0,
         *,
         pairing: list[str] | None = None,
+        origin_ns: int = 0,
     ) -> Response:
         """The response to request `body` sent by `turn` while the endpoint is at `utilisation`.
 
         `pairing` is `check_pairing(body["messages"])` when the caller has already run it (the
-        simulator checks every request itself); None: the model runs it.
+        simulator checks every request itself); None: the model runs it. The response's times
+        count from `origin_ns` (the simulator passes the clock's time: no shift of every event
+        time afterwards).
         """
         problem = self._request_problem(body, pairing)
         if problem is not None:
-            return self._error(400, INVALID_REQUEST, problem, turn, utilisation)
+            return self._error(400, INVALID_REQUEST, problem, turn, utilisation, origin_ns)
         model = body["model"]
         latency = self._latencies.get(model)
         if latency is None:
-            return self._error(404, "not_found_error", f"model: {model}", turn, utilisation)
+            return self._error(
+                404, "not_found_error", f"model: {model}", turn, utilisation, origin_ns
+            )
         dice = FaultDice(self.root_seed, self._fault_probabilities, turn)
         primary = model == self.name
         if primary:
             for kind, status in HTTP_FAULTS.items():
                 if dice.fires_once(kind):
                     error_type, message = STATUS_ERRORS[status]
-                    return self._error(status, error_type, message, turn, utilisation, kind)
-        return self._stream(body, turn, model, latency, dice if primary else None, utilisation)
+                    return self._error(
+                        status, error_type, message, turn, utilisation, origin_ns, kind
+                    )
+        return self._stream(
+            body, turn, model, latency, dice if primary else None, utilisation, origin_ns
+        )
 
     # -- errors -------------------------------------------------------------------------------
 
@@ -177,13 +186,14 @@ class MockModel:
         message: str,
         turn: Turn,
         utilisation: float,
+        origin_ns: int,
         fault: str | None = None,
     ) -> HttpError:
         retry = ms_to_ns(self.config.faults.retry_after_ms) if status in (429, 529) else None
         return HttpError(
             status=status,
             body=error_body(error_type, message, self.request_id(turn)),
-            at_ns=self._error_delay(turn, utilisation),
+            at_ns=origin_ns + self._error_delay(turn, utilisation),
             retry_after_ns=retry,
             faults=(fault,) if fault else (),
         )
@@ -198,6 +208,7 @@ class MockModel:
         latency: Latency,
         dice: FaultDice | None,
         utilisation: float,
+        origin_ns: int,
     ) -> StreamResponse:
         keys = (turn.session_id, turn.turn_index, turn.attempt)
         rng = stream(self.root_seed, "response", *keys)
@@ -251,6 +262,7 @@ class MockModel:
             latency,
             rng,
             self.endpoint.latency_factor(utilisation),
+            origin_ns,
         )
         ending: StreamEnding
         if dice is None:

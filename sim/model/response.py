@@ -1,6 +1,7 @@
 """What the model answers one request with: an HTTP error, or a timed stream of events.
 
-Times are integer nanoseconds from the moment the request was sent.
+Times are integer nanoseconds from the moment the request was sent (`origin_ns`, 0 unless the
+caller gives its clock's time to `MockModel.respond`).
 """
 
 from __future__ import annotations

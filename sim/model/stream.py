@@ -86,8 +86,10 @@ def build_timeline(
     latency: Latency,
     rng: np.random.Generator,
     factor: float = 1.0,
+    origin_ns: int = 0,
 ) -> Timeline:
-    """The complete stream of `blocks` (`message` is the message_start's `message` object)."""
+    """The complete stream of `blocks` (`message` is the message_start's `message` object), its
+    times counted from `origin_ns`."""
     tool_blocks = [block.type == "tool_use" for block in blocks]
     total_tokens = sum(sum(block.chunks.tokens) for block in blocks)
     total_bursts = sum(sum(block.chunks.burst) for block in blocks)
@@ -109,7 +111,7 @@ def build_timeline(
     )
 
     # One pass: the clock advances by each block's wait, each piece's tokens, each burst gap.
-    now = ttft
+    now = origin_ns + ttft
     made = 0  # tokens generated so far
     times = [now]
     events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
