@@ -191,6 +191,8 @@ def test_sdk(benchmark: Any, workload: str) -> None:
 
 
 def _record(workload: str, side: str, event_count: int, benchmark: Any) -> None:
+    if benchmark.stats is None:  # --benchmark-disable: run once, nothing measured
+        return
     seconds = benchmark.stats.stats.min
     _measured[(workload, side)] = (event_count, seconds)
     benchmark.extra_info["events"] = event_count

@@ -139,6 +139,8 @@ def ratio_table(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 def _keep(name: str, benchmark: Any, units: int, reference: str = "") -> None:
+    if benchmark.stats is None:  # --benchmark-disable: run once, nothing measured
+        return
     _measured[name] = (benchmark.stats.stats.min, units, reference)
 
 

@@ -52,7 +52,8 @@ _INPUTS = (
 Call = tuple[str, tuple[Any, ...], dict[str, Any]]
 
 
-Request = tuple[dict[str, Any], Turn, float, list[str] | None]
+# A request as the model was asked: body, turn, utilisation, pairing, origin_ns.
+Request = tuple[dict[str, Any], Turn, float, list[str] | None, int]
 
 
 @dataclasses.dataclass
@@ -143,10 +144,13 @@ def record(fixed: Scenario) -> Recording:
         utilisation: float = 0.0,
         *,
         pairing: list[str] | None = None,
+        origin_ns: int = 0,
     ) -> Response:
         nonlocal answered
-        requests.append((body, turn, utilisation, pairing))
-        response = original_respond(self, body, turn, utilisation, pairing=pairing)
+        requests.append((body, turn, utilisation, pairing, origin_ns))
+        response = original_respond(
+            self, body, turn, utilisation, pairing=pairing, origin_ns=origin_ns
+        )
         answered += len(response.events) if isinstance(response, StreamResponse) else 0
         return response
 
@@ -165,8 +169,8 @@ def answer(fixed: Scenario, requests: list[Request]) -> int:
     model = MockModel(fixed.model, fixed.seed, tool_inputs(fixed.tool_specs))
     answered = 0
     with fewer_collections():
-        for body, turn, utilisation, pairing in requests:
-            response = model.respond(body, turn, utilisation, pairing=pairing)
+        for body, turn, utilisation, pairing, origin_ns in requests:
+            response = model.respond(body, turn, utilisation, pairing=pairing, origin_ns=origin_ns)
             if isinstance(response, StreamResponse):
                 answered += len(response.events)
     return answered
@@ -260,6 +264,8 @@ def test_mock_model(benchmark: Any, fixed: Scenario, recording: Recording) -> No
 
 
 def _note(side: str, events: int, benchmark: Any) -> None:
+    if benchmark.stats is None:  # --benchmark-disable: run once, nothing measured
+        return
     seconds = benchmark.stats.stats.min
     _measured[side] = (events, seconds)
     benchmark.extra_info["events"] = events
