@@ -126,6 +126,13 @@ def _progress_offsets(
         offsets.append(at)
 
 
+_filled = _FILLER_LINE * 1024
+
+
 def _filler(chars: int) -> str:
-    repeats = chars // len(_FILLER_LINE) + 1
-    return (_FILLER_LINE * repeats)[:chars]
+    """`chars` characters of filler lines: a slice of one long filler (grown when a longer result
+    is drawn), one copy per result instead of two."""
+    global _filled
+    if chars > len(_filled):
+        _filled = _FILLER_LINE * (chars // len(_FILLER_LINE) + 1)
+    return _filled[:chars]
