@@ -103,7 +103,8 @@ def build_timeline(
         waits[np.array(tool_blocks, dtype=bool)] += pauses
     token_gaps = _scaled(latency.token_gap.sample_many_ns(rng, total_tokens), factor)
     # token_clock[k]: time to generate the first k tokens; one pass instead of a sum per piece.
-    token_clock = [0, *np.cumsum(token_gaps).tolist()]
+    token_clock = np.cumsum(token_gaps).tolist()
+    token_clock.insert(0, 0)
     chunk_gaps = iter(
         _scaled(latency.json_chunk_gap.sample_many_ns(rng, total_bursts), factor).tolist()
         if total_bursts
