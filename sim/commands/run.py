@@ -1,12 +1,13 @@
 """`sim run SCENARIO`: simulate every executor policy of a scenario and write a run folder.
 
     sim run scenarios/default.toml [--seed N] [--sessions N] [--policy P ...] [--jobs N]
-                                   [--out DIR] [--force]
+                                   [--out DIR] [--force] [--trace]
 
 Shows a progress bar per policy and load level (on a terminal), then the summary table with the
 policies side by side, then the folder written: `results/run-<scenario>-seed<seed>-<UTC time>`
 unless `--out` names another, with its figures and report.html in `report/` (unless
-`--no-report`). An existing folder is an error unless `--force`. Exit status: 0
+`--no-report`). An existing folder is an error unless `--force`. With `--trace` the folder also
+has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
 done, 1 strict mode stopped the run (the message names seed and session), 2 bad input.
 """
 
@@ -55,6 +56,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--out", type=Path, help="run folder to write (default: under results/)")
     parser.add_argument("--force", action="store_true", help="replace an existing run folder")
     parser.add_argument(
+        "--trace", action="store_true",
+        help="also write events.parquet, a row per stream event fed to the runtime (kept in "
+        "memory until the run is written: memory grows with the run)",
+    )
+    parser.add_argument(
         "--no-report", dest="report", action="store_false",
         help="skip the figures and report.html (sim report RUN_DIR draws them later)",
     )
@@ -81,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     if out_dir.exists() and not args.force:
         raise UserError(f"{out_dir}: already exists (use --force to replace it)")
     try:
-        result = _run_with_progress(scenario, args.jobs)
+        result = _run_with_progress(scenario, args.jobs, trace=args.trace)
     except StrictModeStop as stop:
         print(f"sim run: {stop}", file=sys.stderr)
         print(
@@ -132,7 +138,7 @@ def run_extra(scenario: Scenario, args: argparse.Namespace, result: RunResult) -
     }
 
 
-def _run_with_progress(scenario: Scenario, jobs: int) -> RunResult:
+def _run_with_progress(scenario: Scenario, jobs: int, *, trace: bool = False) -> RunResult:
     console = Console(stderr=True)
     units = units_of(scenario)
     columns = (
@@ -140,11 +146,11 @@ def _run_with_progress(scenario: Scenario, jobs: int) -> RunResult:
     )
     if not console.is_terminal:
         # No bar to draw: skip the progress reports (and, with --jobs, their queue process).
-        return run_scenario(scenario, jobs=jobs)
+        return run_scenario(scenario, jobs=jobs, trace=trace)
     with Progress(*columns, console=console, transient=True) as bar:
         tasks = [bar.add_task(unit.label, total=scenario.load.sessions) for unit in units]
 
         def advance(index: int, finished: int) -> None:
             bar.update(tasks[index], completed=finished)
 
-        return run_scenario(scenario, jobs=jobs, progress=advance)
+        return run_scenario(scenario, jobs=jobs, progress=advance, trace=trace)

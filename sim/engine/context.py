@@ -1,5 +1,5 @@
 """What every session of one simulation shares: the environment, the model, the endpoint, the
-loop factory, and where a finished session goes."""
+loop factory, where a finished session goes, and the event trace if one was asked for."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from sim.model.model import MockModel
 from sim.scenario.schema import Scenario
 
 if TYPE_CHECKING:
+    from sim.engine.recorder import EventTrace
     from sim.engine.session import Session
 
 
@@ -28,3 +29,5 @@ class SimulationContext:
     loops: LoopFactory
     # Called once per session when its last prompt has been answered.
     on_session_end: Callable[[Session], None]
+    # Where every session puts the events it feeds, when a trace was asked for.
+    trace: EventTrace | None = None

@@ -5,7 +5,8 @@ The units are ordered load level by load level, policy by policy, as the scenari
 With `jobs > 1` they run in a `concurrent.futures` process pool (spawned workers, so it works the
 same on every platform); each unit is a pure function of the scenario, the policy and the level,
 and its rows are merged in unit order, so the Parquet tables are the same bytes as a serial run's.
-Only the wall-clock speed differs.
+Only the wall-clock speed differs. With `trace=True` every unit also keeps its event trace, and
+the collector has the `events` table (the same bytes serially or in parallel too).
 
     result = run_scenario(load_scenario("scenarios/default.toml"), jobs=2)
     tables = result.collector("run-1").tables()
@@ -22,6 +23,7 @@ from typing import Any
 
 from sim.engine.arrivals import load_levels
 from sim.engine.recorder import TABLE_NAMES
+from sim.metrics.schema import EVENTS
 from sim.engine.simulation import SimulationResult, simulate
 from sim.metrics.collector import RunCollector
 from sim.scenario.schema import Scenario
@@ -60,15 +62,22 @@ class RunResult:
     scenario: Scenario
     units: list[Unit]
     results: list[SimulationResult]
+    # Whether the units were traced (then the collector has the `events` table).
+    trace: bool = False
 
     def collector(self, run_id: str) -> RunCollector:
         """Every unit's rows in one collector, added in unit order."""
         scenario = self.scenario
-        collector = RunCollector(run_id=run_id, scenario=scenario.name, seed=scenario.seed)
+        collector = RunCollector(
+            run_id=run_id, scenario=scenario.name, seed=scenario.seed, trace=self.trace
+        )
         for result in self.results:
             for name in TABLE_NAMES:
                 for row in result.rows[name]:
                     collector.add(name, row)
+            if self.trace:
+                assert result.trace is not None, "a traced run's units are traced"
+                collector.add_columns(EVENTS.name, result.trace.columns(result.policy, result.load))
         return collector
 
     def events_per_wall_s(self) -> dict[str, float]:
@@ -87,18 +96,25 @@ class RunResult:
 
 
 def run_scenario(
-    scenario: Scenario, *, jobs: int = 1, progress: UnitProgress | None = None
+    scenario: Scenario,
+    *,
+    jobs: int = 1,
+    progress: UnitProgress | None = None,
+    trace: bool = False,
 ) -> RunResult:
-    """Run every unit of `scenario`; `jobs` worker processes (1: in this process)."""
+    """Run every unit of `scenario`; `jobs` worker processes (1: in this process); with `trace`,
+    keep every unit's event trace."""
     units = units_of(scenario)
     if jobs <= 1 or len(units) == 1:
         results = [
-            simulate(scenario, unit.policy, unit.load, progress=_bind(progress, index))
+            simulate(
+                scenario, unit.policy, unit.load, progress=_bind(progress, index), trace=trace
+            )
             for index, unit in enumerate(units)
         ]
     else:
-        results = _run_parallel(scenario, units, jobs, progress)
-    return RunResult(scenario, units, results)
+        results = _run_parallel(scenario, units, jobs, progress, trace)
+    return RunResult(scenario, units, results, trace)
 
 
 def _bind(progress: UnitProgress | None, index: int) -> Callable[[int], None] | None:
@@ -108,7 +124,11 @@ def _bind(progress: UnitProgress | None, index: int) -> Callable[[int], None] | 
 
 
 def _run_parallel(
-    scenario: Scenario, units: Sequence[Unit], jobs: int, progress: UnitProgress | None
+    scenario: Scenario,
+    units: Sequence[Unit],
+    jobs: int,
+    progress: UnitProgress | None,
+    trace: bool,
 ) -> list[SimulationResult]:
     context = multiprocessing.get_context("spawn")
     # A Scenario holds compiled JSON-schema validators, which do not pickle: workers get the
@@ -118,7 +138,7 @@ def _run_parallel(
         reports: Any = manager.Queue() if progress is not None else None
         with ProcessPoolExecutor(max_workers=min(jobs, len(units)), mp_context=context) as pool:
             futures: list[Future[SimulationResult]] = [
-                pool.submit(_run_unit, data, unit, index, reports)
+                pool.submit(_run_unit, data, unit, index, reports, trace)
                 for index, unit in enumerate(units)
             ]
             pending = set(futures)
@@ -140,8 +160,10 @@ def _drain(reports: Any, progress: UnitProgress | None) -> None:
         progress(index, finished)
 
 
-def _run_unit(data: dict[str, Any], unit: Unit, index: int, reports: Any) -> SimulationResult:
+def _run_unit(
+    data: dict[str, Any], unit: Unit, index: int, reports: Any, trace: bool = False
+) -> SimulationResult:
     """A worker's job (module level, so spawned processes can import it)."""
     scenario = Scenario.model_validate(data)
     report = None if reports is None else (lambda finished: reports.put((index, finished)))
-    return simulate(scenario, unit.policy, unit.load, progress=report)
+    return simulate(scenario, unit.policy, unit.load, progress=report, trace=trace)

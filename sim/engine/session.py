@@ -129,6 +129,8 @@ class Session:
         # `check_pairing` of each request, checking only what is new since the last one.
         self._pairing = PairingMonitor()
         self.events_fed = 0
+        # The simulation's event trace, or None (the usual case: nothing per event is kept).
+        self.trace = context.trace
         self._honour_retry_after = context.scenario.runtime.retries.honour_retry_after
         self._active: _Stream | None = None
         self._tools: dict[str, ToolRun] = {}
@@ -311,7 +313,8 @@ class Session:
     @_strict_stops
     def _feed(self, stream: _Stream, stop: int) -> None:
         """Feed events up to index `stop` (exclusive), each at its own time; carry out the
-        commands of an event before the next event is fed."""
+        commands of an event before the next event is fed. With a trace, the events fed are
+        added to it (one test per call, none per event without)."""
         on_events = self.loop.on_events
         request_id = stream.log.request_index
         events, times = stream.events, stream.times
@@ -329,6 +332,9 @@ class Session:
         stream.fed = fed
         self.events_fed += fed - start
         stream.log.n_events = fed
+        trace = self.trace
+        if trace is not None:
+            trace.take(self.session_id, stream.log.turn, request_id, events, times, start, fed)
 
     def _feed_due_before(self, stream: _Stream, now: int) -> None:
         """Feed the events of the current stream due strictly before `now`."""

@@ -3,7 +3,8 @@
 Sessions arrive as `sim.engine.arrivals` says, run (`sim.engine.session`) against one mock model
 and one endpoint, and become metric rows as they end (`sim.engine.recorder`). With a horizon the
 run stops there, and the sessions still running are recorded as they stand (unfinished turns get
-the outcome `horizon`).
+the outcome `horizon`). With `trace=True` every stream event fed to the runtime is also kept
+(`sim.engine.recorder.EventTrace`, the `events` table); without it nothing per event is kept.
 
     result = simulate(load_scenario("scenarios/default.toml"), "streaming", 32.0)
     result.rows["turns"][0]["ttfts_ns"]
@@ -24,7 +25,7 @@ from sim.engine.collector import fewer_collections
 from sim.engine.context import SimulationContext
 from sim.engine.endpoint import SimEndpoint
 from sim.engine.loop_factory import LoopFactory
-from sim.engine.recorder import Rows, empty_rows, record_session
+from sim.engine.recorder import EventTrace, Rows, empty_rows, record_session
 from sim.engine.session import Session
 from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
@@ -46,6 +47,8 @@ class SimulationResult:
     events: int
     wall_s: float
     pairing_violations: int
+    # The events fed, when the simulation was traced.
+    trace: EventTrace | None = None
 
     @property
     def events_per_wall_s(self) -> float:
@@ -53,10 +56,16 @@ class SimulationResult:
 
 
 def simulate(
-    scenario: Scenario, policy: str, level: float | None, *, progress: Progress | None = None
+    scenario: Scenario,
+    policy: str,
+    level: float | None,
+    *,
+    progress: Progress | None = None,
+    trace: bool = False,
 ) -> SimulationResult:
     """Run `scenario` under `policy` at load `level` (a concurrency, an arrival rate, or None for
-    a trace). Raises `StrictModeStop` in strict mode when a transcript breaks pairing."""
+    a trace of arrivals); with `trace`, keep a row per stream event fed (`result.trace`). Raises
+    `StrictModeStop` in strict mode when a transcript breaks pairing."""
     wall_start = time.perf_counter()
     env = Clock()
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
@@ -66,6 +75,7 @@ def simulate(
     horizon_ns = scenario.load.horizon_ns
     arrivals = arrivals_for(scenario.load, scenario.seed, level)
     next_id = 0
+    events_trace = EventTrace() if trace else None
 
     def begin(arrival_ns: int) -> None:
         nonlocal next_id
@@ -97,6 +107,7 @@ def simulate(
         endpoint=SimEndpoint(env, model.endpoint),
         loops=LoopFactory(scenario, policy, model.name, model.fallback_name),
         on_session_end=on_session_end,
+        trace=events_trace,
     )
 
     if isinstance(arrivals, ClosedLoop):
@@ -116,6 +127,7 @@ def simulate(
         events=totals["events"],
         wall_s=time.perf_counter() - wall_start,
         pairing_violations=totals["violations"],
+        trace=events_trace,
     )
 
 

@@ -1,16 +1,28 @@
 """The engine's sink for metrics: one cheap ``add_*`` call per turn, tool, repair, request, session.
 
 One collector serves a whole run, every policy included (``policy`` is a column). The run-wide
-columns (``run_id``, and ``scenario`` and ``seed`` of turns) are filled by the collector.
+columns (``run_id``, and ``scenario`` and ``seed`` of turns) are filled by the collector. A
+collector made with ``trace=True`` also has the ``events`` table (``schema.EVENTS``), whose rows
+come column by column (``add_columns``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
 
-from sim.metrics.schema import REPAIRS, REQUESTS, SESSIONS, TABLES, TOOLS, TURNS, TableSpec
+from sim.metrics.schema import (
+    EVENTS,
+    REPAIRS,
+    REQUESTS,
+    SESSIONS,
+    TABLES,
+    TOOLS,
+    TURNS,
+    TableSpec,
+)
 from sim.metrics.tables import MetricsError, TableBuilder
 
 
@@ -24,10 +36,11 @@ class RunCollector:
     1
     """
 
-    def __init__(self, *, run_id: str, scenario: str, seed: int) -> None:
+    def __init__(self, *, run_id: str, scenario: str, seed: int, trace: bool = False) -> None:
+        specs = TABLES + (EVENTS,) if trace else TABLES
         self._builders: dict[str, TableBuilder] = {
             spec.name: TableBuilder(spec, self._constants(spec, run_id, scenario, seed))
-            for spec in TABLES
+            for spec in specs
         }
         self._turns = self._builders[TURNS.name]
         self._tools = self._builders[TOOLS.name]
@@ -46,6 +59,13 @@ class RunCollector:
         if builder is None:
             raise MetricsError(f"no table {table!r}; the tables are {sorted(self._builders)}")
         builder.append(fields)
+
+    def add_columns(self, table: str, columns: Mapping[str, Sequence[Any]]) -> None:
+        """Rows of the table named `table` given column by column (all of one length)."""
+        builder = self._builders.get(table)
+        if builder is None:
+            raise MetricsError(f"no table {table!r}; the tables are {sorted(self._builders)}")
+        builder.extend(columns)
 
     def add_turn(self, **fields: Any) -> None:
         """One model turn (see ``schema.TURNS``)."""
@@ -72,5 +92,6 @@ class RunCollector:
         return {name: len(builder) for name, builder in self._builders.items()}
 
     def tables(self) -> dict[str, pa.Table]:
-        """Every table, checked against its schema and sorted; raises ``MetricsError``."""
+        """Every table (``events`` last, with a trace), checked against its schema and sorted;
+        raises ``MetricsError``."""
         return {name: builder.build() for name, builder in self._builders.items()}

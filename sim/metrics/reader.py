@@ -11,19 +11,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sim.errors import UserError
-from sim.metrics.schema import SUMMARY_SCHEMA, TABLES
+from sim.metrics.schema import EVENTS, SUMMARY_SCHEMA, TABLES
 from sim.metrics.summary import SummaryRow, summary_from_arrow
 from sim.metrics.writer import RUN_FILE, SUMMARY_FILE
 
 
 @dataclass(frozen=True)
 class RunFolder:
-    """A run folder's contents: metadata (from ``run.json``), the tables and the summary."""
+    """A run folder's contents: metadata (from ``run.json``), the five tables and the summary,
+    and the event trace (``events.parquet``) when the run was traced, else None."""
 
     path: Path
     metadata: dict[str, Any]
     tables: dict[str, pa.Table]
     summary: list[SummaryRow]
+    events: pa.Table | None = None
 
 
 def read_run(run_dir: Path) -> RunFolder:
@@ -37,12 +39,20 @@ def read_run(run_dir: Path) -> RunFolder:
         spec.name: _read_table(run_dir, f"{spec.name}.parquet", spec.schema) for spec in TABLES
     }
     summary = summary_from_arrow(_read_table(run_dir, SUMMARY_FILE, SUMMARY_SCHEMA))
+    events_name = f"{EVENTS.name}.parquet"
+    events = (
+        _read_table(run_dir, events_name, EVENTS.schema)
+        if (run_dir / events_name).is_file()
+        else None
+    )
     run_json = _require(run_dir, RUN_FILE)
     try:
         metadata = json.loads(run_json.read_text(encoding="utf-8"))["metadata"]
     except (ValueError, KeyError, TypeError) as error:
         raise UserError(f"{run_json}: not a run.json written by sim ({error})") from error
-    return RunFolder(path=run_dir, metadata=metadata, tables=tables, summary=summary)
+    return RunFolder(
+        path=run_dir, metadata=metadata, tables=tables, summary=summary, events=events
+    )
 
 
 def _require(run_dir: Path, name: str) -> Path:

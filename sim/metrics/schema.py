@@ -162,9 +162,37 @@ SESSIONS = TableSpec(
     ("policy", "session_id"),
 )
 
-# In the order they are written and reported.
+# The raw-event trace (`sim run --trace`): one row per stream event the runtime was fed, at its
+# simulated arrival time. `request_index` is the loop's request number (as in `requests`),
+# `event_index` the event's position in that request's stream (from 0); `block_index` is the
+# event's "index" for content_block_* events, `delta_type` the delta's "type" for
+# content_block_delta events (both null for every other event). Not one of `TABLES`: a run folder
+# has it only when the trace was asked for, and the summary and comparisons never read it.
+EVENTS = TableSpec(
+    "events",
+    pa.schema(
+        [
+            _field("run_id", CATEGORY),
+            _field("policy", CATEGORY),
+            _field("load", pa.float64(), nullable=True),
+            _field("session_id", pa.int64()),
+            _field("turn_index", pa.int64()),
+            _field("request_index", pa.int64()),
+            _field("event_index", pa.int64()),
+            _field("time_ns", NS),
+            _field("type", CATEGORY),
+            _field("block_index", pa.int64(), nullable=True),
+            _field("delta_type", CATEGORY, nullable=True),
+        ]
+    ),
+    ("policy", "load", "session_id", "turn_index", "request_index", "event_index"),
+)
+
+# In the order they are written and reported: the tables every run folder has.
 TABLES: tuple[TableSpec, ...] = (TURNS, TOOLS, REPAIRS, REQUESTS, SESSIONS)
 TABLES_BY_NAME: dict[str, TableSpec] = {spec.name: spec for spec in TABLES}
+# Tables a run folder has only when asked for (written after `TABLES`).
+OPTIONAL_TABLES: tuple[TableSpec, ...] = (EVENTS,)
 
 SUMMARY_SCHEMA = pa.schema(
     [

@@ -3,6 +3,7 @@
 Layout of ``<out_dir>/``::
 
     turns.parquet tools.parquet repairs.parquet requests.parquet sessions.parquet
+    events.parquet    only when the run was traced (``sim run --trace``): one row per event
     summary.parquet   long form: policy, metric, value, unit, wall_clock
     run.json          metadata, row counts and the summary, for people
 
@@ -24,7 +25,7 @@ import pyarrow.parquet as pq
 
 from sim.metrics.atomic import atomic_directory
 from sim.metrics.provenance import git_commit, package_versions
-from sim.metrics.schema import TABLES
+from sim.metrics.schema import OPTIONAL_TABLES, TABLES
 from sim.metrics.summary import PERCENTILE_METHOD, SummaryRow, summarize, summary_to_arrow
 from sim.metrics.tables import MetricsError
 
@@ -94,21 +95,24 @@ def write_run(
 ) -> list[SummaryRow]:
     """Writes the run folder ``out_dir`` atomically and returns the summary it wrote.
 
-    ``tables`` are the five run tables as built by ``RunCollector.tables()``;
+    ``tables`` are the five run tables as built by ``RunCollector.tables()``, and ``events``
+    (``schema.EVENTS``) when the run was traced; the summary is of the five alone.
     ``events_per_wall_s`` is the harness speed per policy (see ``summarize``). An existing
     ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
     """
     _check_tables(tables)
-    summary = summarize(tables, events_per_wall_s=events_per_wall_s)
+    run_tables = {spec.name: tables[spec.name] for spec in TABLES}
+    summary = summarize(run_tables, events_per_wall_s=events_per_wall_s)
     metadata_json = metadata.to_json()
     key_value = {METADATA_KEY: json.dumps(metadata_json, sort_keys=True).encode()}
     with atomic_directory(Path(out_dir), replace=replace) as staging:
-        for spec in TABLES:
+        written = [spec for spec in TABLES + OPTIONAL_TABLES if spec.name in tables]
+        for spec in written:
             _write_parquet(staging / f"{spec.name}.parquet", tables[spec.name], key_value)
         _write_parquet(staging / SUMMARY_FILE, summary_to_arrow(summary), key_value)
         run_json = {
             "metadata": metadata_json,
-            "row_counts": {spec.name: tables[spec.name].num_rows for spec in TABLES},
+            "row_counts": {spec.name: tables[spec.name].num_rows for spec in written},
             "percentile_method": f"numpy {PERCENTILE_METHOD!r}",
             "units": {row.metric: row.unit for row in summary},
             "wall_clock_metrics": sorted({row.metric for row in summary if row.wall_clock}),
@@ -121,9 +125,15 @@ def write_run(
 
 def _check_tables(tables: Mapping[str, pa.Table]) -> None:
     expected = {spec.name for spec in TABLES}
-    if set(tables) != expected:
-        raise MetricsError(f"run tables must be exactly {sorted(expected)}, got {sorted(tables)}")
-    for spec in TABLES:
+    optional = {spec.name for spec in OPTIONAL_TABLES}
+    if not expected <= set(tables) <= expected | optional:
+        raise MetricsError(
+            f"run tables must be exactly {sorted(expected)} (and optionally {sorted(optional)}), "
+            f"got {sorted(tables)}"
+        )
+    for spec in TABLES + OPTIONAL_TABLES:
+        if spec.name not in tables:
+            continue
         schema = tables[spec.name].schema.remove_metadata()
         if not schema.equals(spec.schema):
             raise MetricsError(f"{spec.name}: schema differs from schema.{spec.name.upper()}")
