@@ -19,7 +19,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Lint (ruff: pycodestyle, pyflakes, bugbear) and type check (mypy on sim/), both configured
+# Lint (ruff: pycodestyle, pyflakes, bugbear, import order) and type check (mypy on sim/), both configured
 # in pyproject.toml.
 lint: $(STAMP)
 	$(BIN)/ruff check sim tests bench

@@ -23,9 +23,9 @@ from typing import Any
 
 from sim.engine.arrivals import load_levels
 from sim.engine.recorder import TABLE_NAMES
-from sim.metrics.schema import EVENTS
 from sim.engine.simulation import SimulationResult, simulate
 from sim.metrics.collector import RunCollector
+from sim.metrics.schema import EVENTS
 from sim.scenario.schema import Scenario
 
 # How often (seconds) the parent looks at progress reports while workers run.

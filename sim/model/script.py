@@ -25,6 +25,7 @@ from sim.model.config import (
     ToolUseBlock,
 )
 
+
 class ToolInputs(Protocol):
     """The model's view of one tool of the catalogue: inputs to call it with."""
 
