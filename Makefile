@@ -19,8 +19,8 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Lint (ruff: pycodestyle, pyflakes, bugbear, import order) and type check (mypy on sim/), both configured
-# in pyproject.toml.
+# Lint (ruff: pycodestyle, pyflakes, bugbear, import order) and type check (mypy on sim/), both
+# configured in pyproject.toml.
 lint: $(STAMP)
 	$(BIN)/ruff check sim tests bench
 	$(BIN)/mypy
