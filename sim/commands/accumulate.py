@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from sim.errors import UserError
+from sim.input_files import json_object_lines, read_input, utf8_text
 from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
 from sim.wire.sse import PartialEvent, SSEDecodeError, decode_stream
 
@@ -35,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.file == "-" else args.file
-    body = _read(args.file, name)
+    body = read_input(args.file, name)
     events, partial = _decode(body, name)
     print(json.dumps(accumulate(events, partial, name), ensure_ascii=False, indent=2))
     return 0
@@ -82,44 +81,13 @@ def _describe_partial(partial: PartialEvent) -> dict[str, Any]:
     }
 
 
-def _read(path: str, name: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as error:
-        raise UserError(f"{name}: cannot read: {error.strerror or error}") from None
-
-
 def _decode(body: bytes, name: str) -> tuple[list[dict[str, Any]], PartialEvent | None]:
     first_line = next((line.strip() for line in body.splitlines() if line.strip()), b"")
     if not first_line:
         raise UserError(f"{name}: empty file: expected SSE or JSONL stream events")
     if first_line.removeprefix(b"\xef\xbb\xbf").startswith(b"{"):
-        return _decode_jsonl(body, name), None
+        return json_object_lines(utf8_text(body, name), name, "an event"), None
     try:
         return decode_stream(body)
     except SSEDecodeError as error:
         raise UserError(f"{name}: {error}") from None
-
-
-def _decode_jsonl(body: bytes, name: str) -> list[dict[str, Any]]:
-    try:
-        text = body.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise UserError(f"{name}: not UTF-8 ({error.reason} at byte {error.start})") from None
-    events: list[dict[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError as error:
-            raise UserError(f"{name}: line {number}: not JSON ({error})") from None
-        if not isinstance(event, dict):
-            raise UserError(
-                f"{name}: line {number}: an event must be a JSON object, "
-                f"got {type(event).__name__}"
-            )
-        events.append(event)
-    return events

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from sim.errors import UserError
+from sim.input_files import json_object_lines, read_input, utf8_text
 from sim.runtime.pairing import TranscriptShapeError
 from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
 
@@ -43,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def run(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.file == "-" else args.file
-    messages = parse_transcript(_read(args.file, name), name)
+    messages = parse_transcript(read_input(args.file, name), name)
     try:
         if args.strict:
             violations = check_pairing(messages)
@@ -60,10 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 def parse_transcript(body: bytes, name: str) -> list[Any]:
     """The list of messages in a file's bytes, whichever of the three formats it uses."""
-    try:
-        text = body.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise UserError(f"{name}: not UTF-8 ({error.reason} at byte {error.start})") from None
+    text = utf8_text(body, name)
     stripped = text.strip()
     if not stripped:
         raise UserError(f"{name}: empty file: expected a transcript")
@@ -71,7 +67,7 @@ def parse_transcript(body: bytes, name: str) -> list[Any]:
         document = json.loads(stripped)
     except ValueError as error:
         if stripped.startswith("{"):
-            return _parse_jsonl(text, name)
+            return json_object_lines(text, name, "a message")
         raise UserError(f"{name}: not JSON ({error})") from None
     if isinstance(document, list):
         return document
@@ -87,30 +83,3 @@ def parse_transcript(body: bytes, name: str) -> list[Any]:
     raise UserError(
         f"{name}: expected a list of messages or a request body, not {type(document).__name__}"
     )
-
-
-def _parse_jsonl(text: str, name: str) -> list[Any]:
-    messages: list[Any] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            message = json.loads(line)
-        except ValueError as error:
-            raise UserError(f"{name}: line {number}: not JSON ({error})") from None
-        if not isinstance(message, dict):
-            raise UserError(
-                f"{name}: line {number}: a message must be a JSON object, "
-                f"not {type(message).__name__}"
-            )
-        messages.append(message)
-    return messages
-
-
-def _read(path: str, name: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as error:
-        raise UserError(f"{name}: cannot read: {error.strerror or error}") from None
