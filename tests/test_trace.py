@@ -13,17 +13,16 @@ import pyarrow as pa
 import pytest
 
 from sim.cli import main
-from sim.engine.runner import RunResult, run_scenario
+from sim.engine.runner import run_scenario
 from sim.engine.simulation import simulate
 from sim.metrics.reader import read_run
 from sim.metrics.schema import EVENTS, TABLES
-from sim.metrics.writer import RunMetadata, write_run
 from sim.scenario.loader import load_scenario
 from sim.scenario.schema import Scenario
 from tests.test_cmd_run import TINY
 from tests.test_engine import ARITHMETIC, default_scenario, scenario_of
+from tests.test_engine_parallel import GOLDEN, write
 
-GOLDEN = Path(__file__).parent / "golden"
 BLOCK_EVENTS = {"content_block_start", "content_block_delta", "content_block_stop"}
 
 
@@ -145,17 +144,6 @@ def test_the_cli_writes_events_only_with_trace(
     assert main(["report", str(traced)]) == 0
     assert main(["compare", str(plain), str(traced)]) == 0
     assert main(["compare", str(traced), str(traced)]) == 0
-
-
-def write(result: RunResult, out: Path) -> None:
-    metadata = RunMetadata.collect(
-        run_id="same-run", scenario=result.scenario.name, scenario_sha256="0" * 64,
-        seed=result.scenario.seed,
-    )
-    write_run(
-        out, result.collector("same-run").tables(), metadata,
-        events_per_wall_s=result.events_per_wall_s(),
-    )
 
 
 def test_traced_jobs_2_gives_the_same_events_file_as_a_serial_run(tmp_path: Path) -> None:
