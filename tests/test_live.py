@@ -13,7 +13,14 @@ from typing import Any, TypeVar
 import anthropic
 import pytest
 
-from sim.live import LiveCall, SessionResult, ToolError, run_session, simulated_tools
+from sim.live import (
+    LiveCall,
+    LiveTool,
+    SessionResult,
+    ToolError,
+    run_session,
+    simulated_tools,
+)
 from sim.live.sdk_errors import error_event, retry_after_ns
 from sim.live.session import NO_ASKER
 from sim.model.model import MockModel
@@ -95,6 +102,20 @@ def results_of(result: SessionResult) -> list[dict[str, Any]]:
             for block in message["content"] if block.get("type") == "tool_result"]
 
 
+def hanging_tool(cancelled: list[str]) -> LiveTool:
+    """A tool that never finishes by itself; notes the id of each call cancelled."""
+
+    async def hangs(live: LiveCall) -> ToolContent:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(live.tool_use_id)
+            raise
+        raise AssertionError("unreachable")
+
+    return hangs
+
+
 def test_a_multi_turn_session_with_simulated_tools_ends_legal() -> None:
     model = mock_model(script=generated(4))
     started: list[str] = []
@@ -162,13 +183,7 @@ def test_a_stream_cut_after_a_started_tool_cancels_its_task() -> None:
     cancelled: list[str] = []
     commands: list[Command] = []
 
-    async def hangs(live: LiveCall) -> ToolContent:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.append(live.tool_use_id)
-            raise
-        raise AssertionError("unreachable")
+    hangs = hanging_tool(cancelled)
 
     async def session() -> SessionResult:
         async with serving(model) as (_, client):
@@ -363,13 +378,7 @@ def test_a_tool_past_the_timeout_is_cancelled_and_ends_as_an_error() -> None:
     ))
     cancelled: list[str] = []
 
-    async def hangs(live: LiveCall) -> ToolContent:
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.append(live.tool_use_id)
-            raise
-        raise AssertionError("unreachable")
+    hangs = hanging_tool(cancelled)
 
     async def times_out_by_itself(live: LiveCall) -> ToolContent:
         raise TimeoutError("upstream took too long")
