@@ -8,18 +8,7 @@ import pytest
 
 from sim.runtime.pairing import TranscriptShapeError
 from sim.runtime.repair import check_pairing
-
-
-def user(*blocks: Any) -> dict[str, Any]:
-    return {"role": "user", "content": list(blocks)}
-
-
-def assistant(*blocks: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": list(blocks)}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
+from tests.test_repair import assistant, text, user
 
 
 def use(tool_id: str, block_type: str = "tool_use", name: str = "bash") -> dict[str, Any]:
