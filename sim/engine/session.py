@@ -182,7 +182,7 @@ class Session:
                     self._ask(command)
                 case WaitUntil():
                     self._wake_token += 1
-                    self._call_at(command.time_ns, self._wake, self._wake_token)
+                    self.env.call_at(command.time_ns, self._wake, self._wake_token)
                 case CancelRequest():
                     if self._active is not None:
                         self._close(self._active, CANCELLED)
@@ -193,11 +193,6 @@ class Session:
                     self._chain_done.succeed()
                 case _:
                     pass  # ToolProgress, ResultReady, DiscardedResult: for observers only.
-
-    def _call_at(self, time_ns: int, action: Callable[..., None], *args: Any) -> None:
-        """Run `action(*args)` at `time_ns` (a plain callback: cheaper than a process)."""
-        timeout = self.env.timeout(max(0, time_ns - self.env.now))
-        timeout.callbacks.append(lambda _: action(*args))
 
     @_strict_stops
     def _wake(self, token: int) -> None:
@@ -218,7 +213,7 @@ class Session:
         if log.turn != self._drawn_turn:
             self._new_turn(log.turn)
         stream.pairing = self._check_pairing(command, log)
-        self._call_at(self.env.now, self._serve, command, stream)
+        self.env.call_at(self.env.now, self._serve, command, stream)
 
     # A request is served by a chain of callbacks rather than a simpy process: it only waits
     # (for a slot, for its stream's decision points, for its end), and a process costs a
@@ -236,7 +231,7 @@ class Session:
                 turn, endpoint.utilisation(), origin_ns=self.env.now
             )
             stream.log.fault = ENDPOINT_REFUSED
-            self._call_at(refusal.at_ns, self._failed, stream, refusal)
+            self.env.call_at(refusal.at_ns, self._failed, stream, refusal)
         elif decision == "queue":
             queued = stream.queued = endpoint.enqueue()
             queued.callbacks.append(lambda _: self._admitted(command, stream))
@@ -264,7 +259,7 @@ class Session:
         if response.faults:
             log.fault = ",".join(response.faults)
         if isinstance(response, HttpError):
-            self._call_at(response.at_ns, self._failed, stream, response)
+            self.env.call_at(response.at_ns, self._failed, stream, response)
             return
         log.status = "200"
         events = stream.events = response.events
@@ -284,13 +279,13 @@ class Session:
         for index in range(next_point, len(points)):
             point = points[index]
             if times[point] > now:
-                self._call_at(times[point], self._feed_at, stream, points, index, end_ns)
+                self.env.call_at(times[point], self._feed_at, stream, points, index, end_ns)
                 return
             self._feed(stream, point + 1)
             if stream.closed:
                 return
         if end_ns > now:
-            self._call_at(end_ns, self._stream_ended, stream)
+            self.env.call_at(end_ns, self._stream_ended, stream)
         else:
             self._stream_ended(stream)
 
@@ -415,7 +410,7 @@ class Session:
         plan = self.draws.tool_plan(command.name, command.tool_use_id)
         self._plans[command.tool_use_id] = plan
         decided_ns = self.env.now + plan.permission_delay_ns
-        self._call_at(decided_ns, self._decided, command.tool_use_id, plan.permitted)
+        self.env.call_at(decided_ns, self._decided, command.tool_use_id, plan.permitted)
 
     @_strict_stops
     def _decided(self, tool_use_id: str, allowed: bool) -> None:
@@ -431,14 +426,16 @@ class Session:
         draw = self._interrupt
         if draw is not None and draw.phase == "streaming":
             self._interrupt = None  # At most one interrupt per turn.
-            self._call_at(first_event_ns + draw.after_ns, self._user_interrupt, turn, "streaming")
+            self.env.call_at(
+                first_event_ns + draw.after_ns, self._user_interrupt, turn, "streaming"
+            )
 
     def _tools_phase_started(self, turn: int) -> None:
         now = self.env.now
         draw = self._interrupt
         if draw is not None and draw.phase == "tools" and self._drawn_turn == turn:
             self._interrupt = None
-            self._call_at(now + draw.after_ns, self._user_interrupt, turn, "tools")
+            self.env.call_at(now + draw.after_ns, self._user_interrupt, turn, "tools")
         arrivals = self.draws.attachments(turn)
         if arrivals is not None:
             self._next_attachment(arrivals, turn, 1)
@@ -465,7 +462,7 @@ class Session:
     def _next_attachment(self, arrivals: AttachmentArrivals, turn: int, count: int) -> None:
         """Attachment `count` of `turn` arrives after the next gap, if the tools still run."""
         gap_ns, kind = arrivals.next()
-        self._call_at(self.env.now + gap_ns, self._attach, arrivals, turn, count, kind)
+        self.env.call_at(self.env.now + gap_ns, self._attach, arrivals, turn, count, kind)
 
     def _attach(self, arrivals: AttachmentArrivals, turn: int, count: int, kind: str) -> None:
         if self.loop.turn != turn or self._tools_turn != turn:

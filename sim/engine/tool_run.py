@@ -2,9 +2,8 @@
 
 The call reports progress at the plan's offsets and finishes after the plan's duration with the
 plan's outcome. Cancellation (`CancelTool`) silences it: the runtime has already decided the
-call's result. The reports are plain callbacks on simpy timeouts rather than a simpy process: a
-call only waits, and a process costs several more scheduled events and generator resumptions per
-call than the timeouts themselves.
+call's result. The reports are callbacks at their times (`Clock.call_at`) rather than a simpy
+process: a call only waits, and a process costs more scheduled events and generator resumptions.
 
 A hanging call (outcome `hang`) runs until it is cancelled or the tool timeout ends it
 (`sim.tools.execution.TOOL_TIMEOUT_NS`, 10 simulated minutes): then it reports the is_error
@@ -49,20 +48,18 @@ class ToolRun:
         self.cancelled = False
         self._on_progress = on_progress
         self._on_finish = on_finish
+        start = env.now
         if plan.outcome == "hang":
-            self._after(env, TOOL_TIMEOUT_NS, self._finish, ToolOutcome.ERROR, timeout_text(name))
+            timed_out = timeout_text(name)
+            env.call_at(start + TOOL_TIMEOUT_NS, self._finish, ToolOutcome.ERROR, timed_out)
             return
         for count, offset in enumerate(plan.progress_ns, start=1):
-            self._after(env, offset, self._progress, {"elapsed_ns": offset, "count": count})
+            env.call_at(start + offset, self._progress, {"elapsed_ns": offset, "count": count})
         assert plan.duration_ns is not None
-        self._after(env, plan.duration_ns, self._finish, _OUTCOMES[plan.outcome], plan.text)
+        env.call_at(start + plan.duration_ns, self._finish, _OUTCOMES[plan.outcome], plan.text)
 
     def cancel(self) -> None:
         self.cancelled = True
-
-    @staticmethod
-    def _after(env: Clock, delay_ns: int, action: Callable[..., None], *args: Any) -> None:
-        env.timeout(delay_ns).callbacks.append(lambda _: action(*args))
 
     def _progress(self, progress: dict[str, int]) -> None:
         if not self.cancelled:
