@@ -59,6 +59,13 @@ def below(rng: np.random.Generator, n: int) -> int:
     return min(int(rng.random() * n), n - 1)
 
 
+def below_many(rng: np.random.Generator, n: int, count: int) -> np.ndarray:
+    """`count` integers uniform in [0, n), as `below` draws them one at a time (the same values
+    from the same generator); `Generator.integers` with a size costs twice as much for the few
+    dozen values a block of a stream needs."""
+    return np.minimum((rng.random(count) * n).astype(np.int64), n - 1)
+
+
 def stream(root_seed: int, *keys: str | int) -> np.random.Generator:
     """The generator for the concern named by `keys` under `root_seed`."""
     text = "\x1f".join([str(root_seed), *map(_key_text, keys)])

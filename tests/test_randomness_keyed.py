@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.randomness import _Digest, below, stream
+from sim.randomness import _Digest, below, below_many, stream
 
 KEY = st.one_of(st.text(max_size=12), st.integers(0, 2**8), st.integers(0, 2**70))
 KEYS = st.lists(KEY, max_size=5)
@@ -92,3 +92,11 @@ def test_below_picks_every_value_evenly_and_nothing_else() -> None:
     counts = np.bincount(picks)
     assert len(counts) == 7 and counts.min() > 1_800 and counts.max() < 2_200
     assert {below(rng, 1) for _ in range(100)} == {0}
+
+
+def test_below_many_draws_what_below_draws_one_at_a_time() -> None:
+    rng = stream(4, "many")
+    singles = [below(rng, 33) for _ in range(50)]
+    many = below_many(stream(4, "many"), 33, 50)
+    assert many.tolist() == singles
+    assert many.min() >= 0 and many.max() < 33

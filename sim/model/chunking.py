@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from sim.randomness import below, below_many
+
 TEXT_TOKENS_PER_DELTA_MAX = 3
 # A token of English or JSON is about four characters (the usual rule of thumb for BPE tokenisers).
 CHARS_PER_TOKEN = 4
@@ -114,7 +116,7 @@ def generated_chunks(count: int, rng: np.random.Generator) -> Chunks:
     while count > 0:
         part = min(count, PHRASE_RUN // 2)
         # Pieces hold at least a token each: `part` pieces from `start` are always enough.
-        start = int(rng.random() * (PHRASE_RUN - part))
+        start = _run_start(rng, part)
         stop = int(_RUN_ENDS.searchsorted(_RUN_ENDS[start] + part))
         sizes, pieces = _RUN_SIZES[start:stop], _RUN_PIECES[start:stop]
         over = int(_RUN_ENDS[stop] - _RUN_ENDS[start]) - part
@@ -130,10 +132,14 @@ def generated_chunks(count: int, rng: np.random.Generator) -> Chunks:
     return chunks
 
 
+def _run_start(rng: np.random.Generator, count: int) -> int:
+    """Where a stretch of `count` items of a fixed run of `PHRASE_RUN` begins."""
+    return below(rng, PHRASE_RUN - count)
+
+
 def _uniform_ints(rng: np.random.Generator, low: int, high: int, n: int) -> np.ndarray:
-    """`n` integers uniform in [low, high]. `Generator.integers` with a size costs twice as much
-    for the few dozen values a block needs (most of it in the handling of `size`)."""
-    return (rng.random(n) * (high - low + 1)).astype(np.int64) + low
+    """`n` integers uniform in [low, high]."""
+    return below_many(rng, high - low + 1, n) + low
 
 
 def chunk_tokens(tokens: list[str], rng: np.random.Generator) -> Chunks:
@@ -189,7 +195,7 @@ def _fragment_sizes(rng: np.random.Generator, bounds: tuple[int, int], count: in
     (one draw and a list slice), or drawn one by one when the run is too short for them."""
     if count > PHRASE_RUN // 2:
         return _uniform_ints(rng, bounds[0], bounds[1], count).tolist()
-    start = int(rng.random() * (PHRASE_RUN - count))
+    start = _run_start(rng, count)
     return _size_run(bounds)[start : start + count]
 
 
