@@ -290,6 +290,25 @@ def test_arrival_schedules() -> None:
     assert arrivals_for(trace, 1, None) == OpenLoop((0, 1_500_000))
 
 
+def test_call_at_runs_actions_in_time_then_call_order_and_a_past_time_now() -> None:
+    env = Clock()
+    seen: list[tuple[int, str]] = []
+
+    def note(label: str) -> None:
+        seen.append((env.now, label))
+
+    def later() -> None:
+        note("later")
+        env.call_at(env.now - 5, note, "past")  # already passed: runs now, after what is due
+
+    env.call_at(20, note, "b")
+    env.call_at(10, later)
+    env.call_at(20, note, "c")
+    env.timeout(10).callbacks.append(lambda _: note("timeout"))
+    env.run()
+    assert seen == [(10, "later"), (10, "timeout"), (10, "past"), (20, "b"), (20, "c")]
+
+
 def test_endpoint_queue_is_first_come_first_served() -> None:
     env = Clock()
     endpoint = SimEndpoint(env, Endpoint(EndpointConfig(capacity=1, overflow="queue")))
