@@ -148,6 +148,15 @@ def test_empty_tool_input_means_an_empty_object() -> None:
     done = started(tool(0), json_part(0, "")).feed(block_stop(0))
     assert done is not None
     assert (done.block["input"], done.input_error, done.raw_input) == ({}, None, None)
+    assert done.input_json is None
+
+
+def test_parsed_tool_input_keeps_the_text_it_was_parsed_from() -> None:
+    text = '{"b": 1,  "a": "\\u00e9"}'
+    accumulator = started(tool(0), json_part(0, text[:5]), json_part(0, text[5:]))
+    done = accumulator.feed(block_stop(0))
+    assert done is not None and done.block["input"] == {"b": 1, "a": "é"}
+    assert (done.input_json, done.raw_input) == (text, None)
 
 
 def test_server_tool_use_input_is_parsed_too() -> None:
@@ -170,7 +179,7 @@ def test_invalid_tool_json_marks_the_block_instead_of_raising(raw: str, why: str
     done = started(tool(0), json_part(0, raw)).feed(block_stop(0))
     assert done is not None
     assert done.block["input"] == {}
-    assert done.raw_input == raw
+    assert (done.raw_input, done.input_json) == (raw, None)
     assert done.input_error is not None and why in done.input_error
 
 

@@ -1,5 +1,6 @@
 """Remembered schema verdicts: an input validated before gets the same verdict as a fresh
-validation, and inputs that are not exactly their JSON text are always validated afresh."""
+validation (remembered by the text an input was parsed from, or by the input written out), and
+inputs that are not exactly their JSON text are always validated afresh."""
 
 from __future__ import annotations
 
@@ -35,6 +36,14 @@ def test_a_remembered_verdict_is_a_fresh_one(tool_input: dict[str, Any]) -> None
     fresh = _validate(VALIDATOR, tool_input)
     assert _schema_problem(VALIDATOR, tool_input) == fresh
     assert _schema_problem(VALIDATOR, json.loads(json.dumps(tool_input))) == fresh  # remembered
+
+
+@pytest.mark.parametrize("tool_input", INPUTS, ids=json.dumps)
+def test_a_verdict_remembered_by_the_parsed_text_is_a_fresh_one(tool_input: dict[str, Any]) -> None:
+    fresh = _validate(VALIDATOR, tool_input)
+    text = json.dumps(tool_input, indent=1)  # not how the executor would write it out
+    assert _schema_problem(VALIDATOR, json.loads(text), text) == fresh
+    assert _schema_problem(VALIDATOR, json.loads(text), text) == fresh  # remembered
 
 
 def test_inputs_unlike_their_json_text_are_validated_afresh() -> None:

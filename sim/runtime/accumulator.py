@@ -57,6 +57,8 @@ class BlockMessage:
     ``block`` is API-shaped; for tool_use and server_tool_use its ``input`` is the parsed object.
     When the tool input text was not a JSON object, ``block["input"]`` is ``{}``, ``input_error``
     says why and ``raw_input`` keeps the text, so the loop can answer with an is_error result.
+    When it was, ``input_json`` is the text it was parsed from: what the executor remembers its
+    validation verdicts by (the same text always parses to the same input).
     """
 
     message_id: str
@@ -64,6 +66,7 @@ class BlockMessage:
     block: dict[str, Any]
     input_error: str | None = None
     raw_input: str | None = None
+    input_json: str | None = None
 
     def as_message(self) -> dict[str, Any]:
         """The block as an API assistant message ``{"role": "assistant", "content": [block]}``."""
@@ -366,7 +369,7 @@ class StreamAccumulator:
             )
         del self._open[index]
         block = state.block
-        input_error = raw_input = None
+        input_error = raw_input = input_json = None
         joined = "".join(state.parts)  # every part was checked to be a str on arrival
         if state.target_key is not None:
             block[state.target_key] = joined
@@ -374,11 +377,14 @@ class StreamAccumulator:
             if joined:
                 parsed, input_error = _parse_tool_input(joined)
                 block["input"] = {} if parsed is None else parsed
-                raw_input = None if parsed is not None else joined
+                if parsed is None:
+                    raw_input = joined
+                else:
+                    input_json = joined
             elif not isinstance(block.get("input"), dict):
                 block["input"] = {}
         assert self.message_id is not None  # blocks open only after message_start
-        done = BlockMessage(self.message_id, index, block, input_error, raw_input)
+        done = BlockMessage(self.message_id, index, block, input_error, raw_input, input_json)
         self.completed.append(done)
         return done
 

@@ -189,10 +189,17 @@ class ToolExecutor:
     # ----- inputs -----
 
     def add_tool_use(
-        self, block: Mapping[str, Any], now_ns: int, *, input_error: str | None = None
+        self,
+        block: Mapping[str, Any],
+        now_ns: int,
+        *,
+        input_error: str | None = None,
+        input_json: str | None = None,
     ) -> list[ExecutorCommand]:
         """A tool_use block completed. `input_error` is the accumulator's reason when the
-        block's input JSON could not be parsed."""
+        block's input JSON could not be parsed; `input_json`, when known, is the text the
+        block's input was parsed from (`BlockMessage.input_json`): validation verdicts are then
+        remembered by it, with no need to write the input out again."""
         if self._closed:
             raise ExecutorClosedError(f"tool_use {block.get('id')!r} added after abort or discard")
         tool_use_id = block["id"]
@@ -206,7 +213,7 @@ class ToolExecutor:
         self._calls[tool_use_id] = call
         self._order.append(call)
         commands: list[ExecutorCommand] = []
-        rejection = self._rejection(call, tool_input, input_error)
+        rejection = self._rejection(call, tool_input, input_error, input_json)
         if rejection is not None:
             outcome, text = rejection
             self._fail(call, outcome, text, now_ns)
@@ -337,7 +344,7 @@ class ToolExecutor:
     # ----- internals -----
 
     def _rejection(
-        self, call: _Call, tool_input: Any, input_error: str | None
+        self, call: _Call, tool_input: Any, input_error: str | None, input_json: str | None
     ) -> tuple[CallOutcome, str] | None:
         if call.tool is None:
             return CallOutcome.UNKNOWN_TOOL, unknown_tool_text(call.name)
@@ -346,7 +353,7 @@ class ToolExecutor:
         if not isinstance(tool_input, dict):
             why = "input is not a JSON object"
             return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, why)
-        problem = _schema_problem(self._validators[call.name], tool_input)
+        problem = _schema_problem(self._validators[call.name], tool_input, input_json)
         if problem is not None:
             return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, problem)
         return None
@@ -478,22 +485,29 @@ _VERDICTS_PER_VALIDATOR = 4096
 
 
 def _schema_problem(
-    validator: jsonschema.protocols.Validator, tool_input: dict[str, Any]
+    validator: jsonschema.protocols.Validator,
+    tool_input: dict[str, Any],
+    input_json: str | None = None,
 ) -> str | None:
     """Why `tool_input` fails the validator's schema (its most relevant error), or None.
 
     Remembered per validator and input JSON text: an agent calls its tools with the same inputs
     again and again (the same file read, the same search), and a JSON-schema validation costs
-    more than the rest of a call's bookkeeping. Only an input that is exactly what its JSON text
-    says (it decodes back to an equal object) is looked up or remembered; any other is checked.
+    more than the rest of a call's bookkeeping. The text is `input_json`, the one the input was
+    parsed from, when given; otherwise the input written out, and only an input that is exactly
+    what that text says (it decodes back to an equal object) is looked up or remembered; any
+    other is checked.
     """
-    try:
-        key = json.dumps(tool_input)
-        exact = json.loads(key) == tool_input
-    except (TypeError, ValueError):  # not JSON (a NaN, a key or value JSON cannot write)
-        exact = False
-    if not exact:
-        return _validate(validator, tool_input)
+    if input_json is not None:
+        key = input_json
+    else:
+        try:
+            key = json.dumps(tool_input)
+            exact = json.loads(key) == tool_input
+        except (TypeError, ValueError):  # not JSON (a NaN, a key or value JSON cannot write)
+            exact = False
+        if not exact:
+            return _validate(validator, tool_input)
     entry = _VERDICTS.get(id(validator))
     if entry is None or entry[0] is not validator:
         if len(_VERDICTS) >= _VALIDATORS_REMEMBERED:

@@ -400,7 +400,9 @@ class ToolTurnLoop:
         self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=block["id"],
                         name="tool_use", value=done.index)
         self._owner[block["id"]] = self._executor
-        commands = self._executor.add_tool_use(block, now_ns, input_error=done.input_error)
+        commands = self._executor.add_tool_use(
+            block, now_ns, input_error=done.input_error, input_json=done.input_json
+        )
         return self._route(commands, now_ns)
 
     def _response_ended(self, now_ns: int) -> list[Command]:
