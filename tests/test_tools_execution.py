@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from sim.randomness import stream
-from sim.tools.execution import MIN_PROGRESS_GAP_NS, CallPlan, sample_call
+from sim.tools.execution import (
+    MIN_PROGRESS_GAP_NS,
+    PROGRESS_BATCH_MAX,
+    CallPlan,
+    sample_call,
+)
 from sim.tools.spec import ToolSpec
 
 N = 20_000
@@ -99,6 +104,19 @@ def test_progress_gap_has_a_floor() -> None:
     )
     (plan,) = plans(s, n=1)
     assert plan.progress_ns == tuple(range(MIN_PROGRESS_GAP_NS, 10_000_000, MIN_PROGRESS_GAP_NS))
+
+
+def test_progress_of_a_long_run_spans_several_batches() -> None:
+    s = spec(
+        duration={"kind": "fixed", "ms": 10_000},
+        progress_every={"kind": "uniform", "low_ms": 1, "high_ms": 3},
+    )
+    (plan,) = plans(s, n=1)
+    gaps = [b - a for a, b in zip((0, *plan.progress_ns), plan.progress_ns, strict=False)]
+    assert len(plan.progress_ns) > PROGRESS_BATCH_MAX  # more reports than one batch holds
+    assert all(1_000_000 <= gap <= 3_000_000 for gap in gaps)
+    # No report at or past the end, and no room left before it for another whole gap.
+    assert 10_000_000_000 - 3_000_000 < plan.progress_ns[-1] < 10_000_000_000
 
 
 def test_same_stream_same_plan() -> None:

@@ -34,6 +34,8 @@ TOOL_TIMEOUT_NS = 600 * 1_000_000_000
 # A progress gap is at least this long, so a gap distribution that can draw ~0 cannot flood the
 # simulator with events.
 MIN_PROGRESS_GAP_NS = NS_PER_MS
+# Most progress gaps drawn in one numpy call.
+PROGRESS_BATCH_MAX = 1024
 # Text that fills a successful result to its drawn length; its content does not matter.
 _FILLER_LINE = "simulated tool output: lorem ipsum dolor sit amet, consectetur adipiscing elit\n"
 
@@ -115,15 +117,22 @@ def _outcome(spec: ToolSpec, draw: float) -> Outcome:
 def _progress_offsets(
     spec: ToolSpec, rng: np.random.Generator, duration_ns: int
 ) -> tuple[int, ...]:
-    if spec.progress_every is None:
+    gap = spec.progress_every
+    if gap is None:
         return ()
+    # The gaps are drawn a batch at a time (about as many as the run needs, then as many again
+    # until it is over): one numpy call instead of one per report. Progress is drawn last, so
+    # the unused rest of a batch shifts no other draw.
+    batch = min(int(duration_ns / max(gap.mean_ns(), MIN_PROGRESS_GAP_NS)) + 2, PROGRESS_BATCH_MAX)
     offsets: list[int] = []
     at = 0
     while True:
-        at += max(spec.progress_every.sample_ns(rng), MIN_PROGRESS_GAP_NS)
-        if at >= duration_ns:
+        ends = np.maximum(gap.sample_many_ns(rng, batch), MIN_PROGRESS_GAP_NS).cumsum() + at
+        inside = int(ends.searchsorted(duration_ns))  # reports before the run ends
+        offsets += ends[:inside].tolist()
+        if inside < batch:
             return tuple(offsets)
-        offsets.append(at)
+        at = offsets[-1]
 
 
 _filled = _FILLER_LINE * 1024
