@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint gate baseline bench bench-gate clean
+.PHONY: run test lint gate baseline bench bench-gate bench-icount clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ bench: $(STAMP)
 BASE ?= HEAD
 bench-gate: $(STAMP)
 	$(BIN)/python bench/gate.py --base $(BASE)
+
+# Instructions per stream event of the engine, the bare runtime and the mock model (callgrind:
+# deterministic where wall time is not; needs valgrind; takes a few minutes).
+bench-icount: $(STAMP)
+	$(BIN)/python bench/icount.py
 
 clean:
 	rm -rf $(VENV) results/run-*
