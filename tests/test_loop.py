@@ -16,7 +16,9 @@ from sim.runtime.commands import (
     ToolProgress,
     TurnEnded,
 )
+from sim.runtime.executor import build_validators
 from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.outcomes import CallOutcome
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.record import RecordKind
 from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
@@ -243,6 +245,18 @@ def test_the_record_holds_the_timeline_without_per_delta_entries() -> None:
 def test_two_tools_with_one_name_are_refused() -> None:
     with pytest.raises(ValueError, match="share a name"):
         ToolTurnLoop([READ, READ], model="m")
+
+
+def test_validators_given_are_used_and_must_cover_every_tool() -> None:
+    validators = build_validators({tool.name: tool for tool in TOOLS})
+    loop = ToolTurnLoop(TOOLS, model="m", validators=validators)
+    loop.start("go", 0)
+    out = feed(loop, tool_response("msg_1", ("t1", "Read", {"limit": 3})), 100)
+    [result] = loop.call_records()
+    assert result.outcome is CallOutcome.INVALID_INPUT and not of_type(StartTool, out)
+    partial = {"Read": validators["Read"], "Edit": validators["Edit"]}
+    with pytest.raises(ValueError, match="validators: none for the tools Bash, Task"):
+        ToolTurnLoop(TOOLS, model="m", validators=partial)
 
 
 def test_input_about_an_older_request_is_ignored() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sim.runtime.executor import build_validators
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.retry import RetrySettings
@@ -37,6 +38,7 @@ class LoopFactory:
         self._fallback = fallback_name if runtime.fallback_after_overloads is not None else None
         self._fallback_after = runtime.fallback_after_overloads or 1
         self._tools = scenario.tool_definitions()
+        self._validators = build_validators({tool.name: tool for tool in self._tools})
         self._decisions = {
             spec.name: PermissionDecision(spec.permission.mode) for spec in scenario.tool_specs
         }
@@ -65,4 +67,5 @@ class LoopFactory:
             retry=settings,
             strict=self._scenario.runtime.strict,
             permission=self._permission,
+            validators=self._validators,
         )

@@ -70,6 +70,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
+from jsonschema.protocols import Validator
+
 from sim.runtime.accumulator import (
     BlockMessage,
     StreamAccumulator,
@@ -129,14 +131,21 @@ class ToolTurnLoop:
         permission: PermissionPolicy = allow_all,
         system: str | None = None,
         messages: Iterable[Mapping[str, Any]] = (),
+        validators: Mapping[str, Validator] | None = None,
     ) -> None:
         """`messages` resumes a session from an earlier transcript (checked or repaired at the
-        first request like any other)."""
+        first request like any other). `validators` are the tools' schema validators,
+        `build_validators(...)` of them, from a caller that makes many loops over the same tools
+        (a simulator: one per session): built once rather than per loop."""
         self._tools = {tool.name: tool for tool in tools}
         if len(self._tools) != len(tools):
             raise ValueError("two tools share a name")
         self._tools_api = [tool.to_api() for tool in tools]
-        self._validators = build_validators(self._tools)
+        if validators is None:
+            validators = build_validators(self._tools)
+        elif missing := sorted(self._tools.keys() - validators.keys()):
+            raise ValueError(f"validators: none for the tools {', '.join(missing)}")
+        self._validators = validators
         self.policy = ExecutorPolicy(policy)
         self.model = model
         self.fallback_model = fallback_model
