@@ -183,6 +183,17 @@ def test_permission_can_allow_deny_or_ask_and_asking_takes_time() -> None:
     assert executor.records()[2].admitted_ns == 4 and executor.records()[2].start_ns == 900
 
 
+def test_a_decision_or_outcome_given_as_its_string_value_counts_as_the_member() -> None:
+    executor = ToolExecutor(TOOLS, "serial", permission=lambda tool, tool_input: "deny")
+    out = executor.add_tool_use(read("r"), 1) + executor.message_ended(2)
+    assert "permission to use tool 'Read' was denied" in results(out)["r"]["content"]
+    assert executor.policy is ExecutorPolicy.SERIAL
+    executor = ToolExecutor(TOOLS, "streaming")
+    executor.add_tool_use(read("r"), 1)
+    executor.tool_finished("r", "error", "no such file", 2)
+    assert executor.records()[0].outcome is CallOutcome.ERROR
+
+
 def test_a_denied_answer_carries_its_message() -> None:
     executor = ToolExecutor(
         TOOLS, "streaming", permission=lambda tool, tool_input: PermissionDecision.ASK

@@ -169,7 +169,9 @@ class ToolExecutor:
         """`validators` lets a caller that makes many executors (one per turn) build the
         schema validators once with `build_validators(tools)`."""
         self._tools = tools
-        self.policy = ExecutorPolicy(policy)
+        # (A member is taken as it is: converting one costs two calls, and a loop makes an
+        # executor per request, each deciding several calls.)
+        self.policy = policy if type(policy) is ExecutorPolicy else ExecutorPolicy(policy)
         self._admission = admission_for(self.policy)
         self._permission = permission
         self.record = record if record is not None else Record()
@@ -270,7 +272,8 @@ class ToolExecutor:
             return commands  # Already ended by a cancellation (rule 11).
         if call.start_ns is None:
             raise ValueError(f"tool {tool_use_id!r} finished but was never started")
-        outcome = ToolOutcome(outcome)
+        if type(outcome) is not ToolOutcome:
+            outcome = ToolOutcome(outcome)
         if outcome is ToolOutcome.SUCCESS:
             result = tool_result(tool_use_id, content)
         elif outcome is ToolOutcome.ERROR:
@@ -280,7 +283,7 @@ class ToolExecutor:
             result = tool_result(tool_use_id, text, is_error=True)
         else:
             result = tool_result(tool_use_id, cancelled_text(call.name), is_error=True)
-        self._complete(call, CallOutcome(outcome.value), result, now_ns)
+        self._complete(call, _CALL_OUTCOMES[outcome], result, now_ns)
         failed = outcome in (ToolOutcome.ERROR, ToolOutcome.EXCEPTION)
         assert call.tool is not None  # only known tools start
         if failed and call.tool.cancels_siblings and self._failed_sibling is None:
@@ -375,7 +378,9 @@ class ToolExecutor:
             self._executing[head.tool_use_id] = head
             if not head.tool.concurrency_safe:
                 self._executing_unsafe += 1
-            decision = PermissionDecision(self._permission(head.tool, head.input))
+            decision = self._permission(head.tool, head.input)
+            if type(decision) is not PermissionDecision:
+                decision = PermissionDecision(decision)
             if decision is PermissionDecision.ALLOW:
                 self._start(head, now_ns, commands)
             elif decision is PermissionDecision.ASK:
@@ -450,6 +455,10 @@ class ToolExecutor:
             self._next_handover += 1
             self.record.add(now_ns, RecordKind.RESULT, tool_use_id=call.tool_use_id, name=call.name)
             commands.append(ResultReady(call.tool_use_id, call.result, call.synthetic_cause))
+
+
+# How the executor records each way a tool can stop.
+_CALL_OUTCOMES = {outcome: CallOutcome(outcome.value) for outcome in ToolOutcome}
 
 
 # One encoder for every schema: `json.dumps` with an option builds a new encoder per call.

@@ -53,4 +53,4 @@ _ADMISSION = {
 
 def admission_for(policy: ExecutorPolicy | str) -> Admission:
     """The admission test of a policy, given as the enum or its string value."""
-    return _ADMISSION[ExecutorPolicy(policy)]
+    return _ADMISSION[policy if type(policy) is ExecutorPolicy else ExecutorPolicy(policy)]
