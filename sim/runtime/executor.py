@@ -169,8 +169,8 @@ class ToolExecutor:
         """`validators` lets a caller that makes many executors (one per turn) build the
         schema validators once with `build_validators(tools)`."""
         self._tools = tools
-        # (A member is taken as it is: converting one costs two calls, and a loop makes an
-        # executor per request, each deciding several calls.)
+        # A member is taken as it is: converting one costs two Python calls, and a loop makes
+        # an executor per request.
         self.policy = policy if type(policy) is ExecutorPolicy else ExecutorPolicy(policy)
         self._admission = admission_for(self.policy)
         self._permission = permission
