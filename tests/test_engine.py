@@ -357,3 +357,30 @@ def test_session_draws_are_keyed_not_ordered() -> None:
     assert one.prompt_count() == other.prompt_count()
     assert [one.think_time_ns() for _ in range(3)] == [other.think_time_ns() for _ in range(3)]
     assert 0.0 <= one.retry_jitter(1, 1) < scenario.runtime.retries.jitter
+
+
+def test_attachment_draws_are_keyed_by_turn_whichever_turns_ask() -> None:
+    scenario = default_scenario(5)
+
+    def arrivals(draws: SessionDraws, turn: int, count: int) -> list[tuple[int, str]]:
+        turn_arrivals = draws.attachments(turn)
+        assert turn_arrivals is not None
+        return [turn_arrivals.next() for _ in range(count)]
+
+    every, some = SessionDraws(scenario, 3, 4), SessionDraws(scenario, 3, 4)
+    all_turns = {turn: arrivals(every, turn, 3) for turn in range(1, 40)}
+    # Turns without tools ask for nothing: the other turns' arrivals (the first drawn ahead in
+    # blocks of turns, the later ones from the turn's own stream) are the same.
+    for turn in (2, 17, 18, 39):
+        assert arrivals(some, turn, 3) == all_turns[turn]
+    assert arrivals(SessionDraws(scenario, 3, 4), 17, 1) == all_turns[17][:1]
+    assert len({first for first, *_ in all_turns.values()}) == 39  # each turn its own draws
+    kinds = {kind for turn in all_turns.values() for _, kind in turn}
+    assert kinds <= set(scenario.session.attachments.rates()) and len(kinds) > 1
+    silent = scenario.session.attachments.model_copy(
+        update={"queued_user_input": 0.0, "notification": 0.0, "file_change": 0.0}
+    )
+    quiet = scenario.model_copy(
+        update={"session": scenario.session.model_copy(update={"attachments": silent})}
+    )
+    assert SessionDraws(quiet, 3, 4).attachments(1) is None
