@@ -3,6 +3,7 @@ the chunking of tool input JSON, and a round trip through our SSE codec and the 
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -56,6 +57,26 @@ def test_generated_streams_are_accepted_by_our_accumulator_and_the_sdks(streamin
         assert ours.snapshot() == sdk
         merged = merge_block_messages(ours.completed)
         assert merged == [{"role": "assistant", "content": sdk["content"]}]
+
+
+def test_text_deltas_are_shared_and_left_as_made_by_the_runtime_and_the_sdk() -> None:
+    model = make_model(script=GENERATED)
+    streams = [events_of(stream_of(respond(model, session))) for session in range(20)]
+    before = copy.deepcopy(streams)
+    for events in streams:
+        feed_ours(events)
+        sdk_snapshot(encode_stream(events))
+    assert streams == before
+    deltas = [
+        event["delta"]
+        for events in streams
+        for event in events
+        if event["type"] == "content_block_delta" and event["delta"]["type"] == "text_delta"
+    ]
+    # One delta object per text, however often generated text repeats the phrase.
+    by_text = {delta["text"]: delta for delta in deltas}
+    assert all(by_text[delta["text"]] is delta for delta in deltas)
+    assert len(by_text) < len(deltas)
 
 
 def test_the_event_sequence_is_the_apis() -> None:

@@ -72,6 +72,26 @@ _DELTA_KINDS = {
 }
 
 
+# Text and thinking deltas, one per distinct text: generated text is phrases of a small
+# vocabulary, so its deltas repeat, and each is made once and shared by every event carrying it
+# (nothing changes an event once made: the runtime, the server and the trace only read them).
+_TEXT_DELTAS: dict[str, dict[str, dict[str, str]]] = {"text_delta": {}, "thinking_delta": {}}
+# Distinct texts remembered per kind (a scripted text brings its own; only the speed depends on it).
+_SHARED_DELTAS_KEPT = 1 << 16
+
+
+def _shared_deltas(
+    known: dict[str, dict[str, str]], kind: str, field: str, pieces: list[str]
+) -> list[dict[str, str]]:
+    """The delta of each piece: the one made before for the same text, or a new one."""
+    if len(known) >= _SHARED_DELTAS_KEPT:
+        known.clear()
+    return [
+        known.get(piece) or known.setdefault(piece, {"type": kind, field: piece})
+        for piece in pieces
+    ]
+
+
 def _scaled(draws: np.ndarray, factor: float) -> np.ndarray:
     if factor == 1.0:
         return draws
@@ -141,9 +161,12 @@ def build_timeline(
             made = made_by[-1]
             now = piece_times[-1]
             times.extend(piece_times)
+            if block.type == "tool_use":
+                deltas = [{"type": kind, field: piece} for piece in chunks.pieces]
+            else:
+                deltas = _shared_deltas(_TEXT_DELTAS[kind], kind, field, chunks.pieces)
             events += [
-                {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: p}}
-                for p in chunks.pieces
+                {"type": "content_block_delta", "index": index, "delta": delta} for delta in deltas
             ]
         if block.signature:
             times.append(now)
