@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from sim.distributions import Distribution, Empirical, Fixed, LogNormal, Uniform
+from sim.distributions import (
+    Distribution,
+    Empirical,
+    Fixed,
+    LogNormal,
+    Uniform,
+    sample_short_runs,
+)
 from sim.randomness import stream
 
 ADAPTER: TypeAdapter[Fixed | Uniform | LogNormal | Empirical] = TypeAdapter(Distribution)
@@ -56,3 +63,27 @@ def test_streams_are_keyed_not_ordered() -> None:
     assert stream(7, "latency", 3).random() == first
     assert stream(7, "latency", 4).random() != first
     assert stream(8, "latency", 3).random() != first
+
+
+LOGNORMALS = [
+    LogNormal(kind="lognormal", median_ms=1500, sigma=0.3, max_ms=30_000),
+    LogNormal(kind="lognormal", median_ms=5, sigma=0.5, max_ms=5.5),  # the cap bites often
+    LogNormal(kind="lognormal", median_ms=300, sigma=0.5),  # no cap
+]
+MIXED = [LOGNORMALS[0], Uniform(kind="uniform", low_ms=1, high_ms=3), Fixed(kind="fixed", ms=2)]
+
+
+@pytest.mark.parametrize("dists", [LOGNORMALS, MIXED], ids=["lognormal", "mixed"])
+@pytest.mark.parametrize("counts", [(1, 3, 2), (1, 40, 0), (0, 0, 0)])
+def test_short_runs_draw_what_each_distribution_would_in_turn(
+    dists: list[Distribution], counts: tuple[int, int, int]
+) -> None:
+    for seed in range(20):
+        one_by_one = stream(seed, "runs")
+        expected = [
+            dist.sample_many_ns(one_by_one, count).tolist()
+            for dist, count in zip(dists, counts, strict=True)
+        ]
+        together = stream(seed, "runs")
+        assert sample_short_runs(together, list(zip(dists, counts, strict=True))) == expected
+        assert together.random() == one_by_one.random()  # the stream is left where they leave it

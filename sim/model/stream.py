@@ -9,9 +9,10 @@
     message_delta                      stop_reason and output_tokens, with the last stop
     message_stop
 
-All latency draws of a response come from the response's stream (after its content draws), in
-one vectorised call per kind and in a fixed order (ttft, block gaps, tool_use pauses, token gaps,
-chunk gaps), then scale by the endpoint's latency factor.
+All latency draws of a response come from the response's stream (after its content draws), in a
+fixed order (ttft, block gaps, tool_use pauses, token gaps, chunk gaps; the first three, a few
+values, by `sample_short_runs`, the others in a numpy call each), then scale by the endpoint's
+latency factor.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from sim.distributions import sample_short_runs
 from sim.model.chunking import Chunks
 from sim.model.latency import Latency
 
@@ -110,17 +112,23 @@ def build_timeline(
 ) -> Timeline:
     """The complete stream of `blocks` (`message` is the message_start's `message` object), its
     times counted from `origin_ns`."""
-    tool_blocks = [block.type == "tool_use" for block in blocks]
     total_tokens = sum(sum(block.chunks.tokens) for block in blocks)
     total_bursts = sum(sum(block.chunks.burst) for block in blocks)
-    ttft = latency.ttft.sample_ns(rng)
-    if factor != 1.0:
-        ttft = round(ttft * factor)  # as `_scaled` rounds (halves to even)
-    waits = _scaled(latency.block_gap.sample_many_ns(rng, len(blocks)), factor)
-    tools = sum(tool_blocks)
-    if tools:  # (no call for no draws: it would cost more than the rest of a short block)
-        pauses = _scaled(latency.tool_use_pause.sample_many_ns(rng, tools), factor)
-        waits[np.array(tool_blocks, dtype=bool)] += pauses
+    tools = sum(block.type == "tool_use" for block in blocks)
+    (ttft,), block_gaps, pauses = sample_short_runs(
+        rng,
+        ((latency.ttft, 1), (latency.block_gap, len(blocks)), (latency.tool_use_pause, tools)),
+    )
+    if factor != 1.0:  # rounded as `_scaled` rounds (halves to even)
+        ttft = round(ttft * factor)
+        block_gaps = [round(gap * factor) for gap in block_gaps]
+        pauses = [round(pause * factor) for pause in pauses]
+    # A tool_use block waits for its pause as well as its gap.
+    next_pause = iter(pauses).__next__
+    waits = [
+        gap + next_pause() if block.type == "tool_use" else gap
+        for block, gap in zip(blocks, block_gaps, strict=True)
+    ]
     token_gaps = _scaled(latency.token_gap.sample_many_ns(rng, total_tokens), factor)
     # token_clock[k]: time to generate the first k tokens; one pass instead of a sum per piece.
     token_clock = np.cumsum(token_gaps).tolist()
@@ -137,7 +145,7 @@ def build_timeline(
     times = [now]
     events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
     spans = []
-    for index, (block, wait) in enumerate(zip(blocks, waits.tolist(), strict=True)):
+    for index, (block, wait) in enumerate(zip(blocks, waits, strict=True)):
         now += wait
         span_start = len(events)
         times.append(now)
