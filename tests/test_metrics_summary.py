@@ -52,6 +52,9 @@ def test_throughput_is_per_simulated_second_of_the_policys_span() -> None:
     assert values["streaming", "throughput.output_tokens_per_s"] == 250
     assert values["serial", "throughput.turns_per_s"] == 1
     assert values["serial", "throughput.output_tokens_per_s"] == 10
+    # Every hand-made request sent 5 input tokens: 5 requests in 2 s, and 1 in 1 s.
+    assert values["streaming", "throughput.input_tokens_per_s"] == 12.5
+    assert values["serial", "throughput.input_tokens_per_s"] == 5
 
 
 def test_harness_speed_is_marked_wall_clock() -> None:

@@ -13,8 +13,10 @@ Definitions (every number is exact for given tables, so two runs can be compared
 - ``synthetic_per_1k_requests.<cause>`` and ``.all``: tool rows with a ``synthetic_cause`` per
   1,000 requests. Rates are left out for a policy without requests.
 - ``simulated_span_ns``: last ``turn_end_ns`` minus first ``request_sent_ns`` of the policy's turns;
-  ``throughput.turns_per_s`` (turns whose outcome is ``completed``) and
-  ``throughput.output_tokens_per_s`` (``requests.output_tokens``) are per simulated second of it.
+  ``throughput.turns_per_s`` (turns whose outcome is ``completed``),
+  ``throughput.output_tokens_per_s`` (``requests.output_tokens``) and
+  ``throughput.input_tokens_per_s`` (``requests.input_tokens``: what the transcripts sent cost)
+  are per simulated second of it.
 - ``harness.events_per_wall_s``: the harness's own speed, passed in; wall-clock, so it is marked
   ``wall_clock`` and never part of an exact comparison.
 """
@@ -221,15 +223,18 @@ def _throughput_rows(policy: str, turns: pa.Table, requests: pa.Table) -> list[S
     span = _span_ns(turns)
     rows = [SummaryRow(policy, "simulated_span_ns", float(span), "ns")]
     if span > 0:
-        tokens = pc.sum(requests["output_tokens"]).as_py() or 0
-        rows += [
+        rows.append(
             SummaryRow(
                 policy, "throughput.turns_per_s", _per_second(_completed(turns), span), "turns/s"
-            ),
-            SummaryRow(
-                policy, "throughput.output_tokens_per_s", _per_second(tokens, span), "tokens/s"
-            ),
-        ]
+            )
+        )
+        for column in ("output_tokens", "input_tokens"):
+            tokens = pc.sum(requests[column]).as_py() or 0
+            rows.append(
+                SummaryRow(
+                    policy, f"throughput.{column}_per_s", _per_second(tokens, span), "tokens/s"
+                )
+            )
     return rows
 
 
