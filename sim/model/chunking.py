@@ -19,6 +19,7 @@ Joined, the pieces are exactly `json.dumps(input, ensure_ascii=False)`: the API'
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import math
@@ -96,16 +97,19 @@ def _phrase_table() -> np.ndarray:
 _PHRASES = _phrase_table()
 
 
-def _phrase_run() -> tuple[list[int], list[str], np.ndarray]:
+def _phrase_run() -> tuple[list[int], list[str], list[int]]:
     """A long fixed run of deltas: their sizes in tokens (1 to TEXT_TOKENS_PER_DELTA_MAX, uniform),
-    their phrases, and `ends[i]`, the tokens of the first `i` of them."""
+    their phrases, and `ends[i]`, the tokens of the first `i` of them (lists: a block looks up
+    a few items, where numpy's per-call cost would outweigh the work)."""
     fixed = np.random.default_rng(1)
     sizes = fixed.integers(1, TEXT_TOKENS_PER_DELTA_MAX + 1, size=PHRASE_RUN)
     pieces = _PHRASES[sizes, fixed.integers(0, PHRASES_PER_SIZE, size=PHRASE_RUN)].tolist()
-    return sizes.tolist(), pieces, np.concatenate(([0], np.cumsum(sizes)))
+    return sizes.tolist(), pieces, [0, *np.cumsum(sizes).tolist()]
 
 
 _RUN_SIZES, _RUN_PIECES, _RUN_ENDS = _phrase_run()
+# The phrases as lists, one per size.
+_PHRASE_LISTS: list[list[str]] = _PHRASES.tolist()
 
 
 def generated_chunks(count: int, rng: np.random.Generator) -> Chunks:
@@ -117,12 +121,12 @@ def generated_chunks(count: int, rng: np.random.Generator) -> Chunks:
         part = min(count, PHRASE_RUN // 2)
         # Pieces hold at least a token each: `part` pieces from `start` are always enough.
         start = _run_start(rng, part)
-        stop = int(_RUN_ENDS.searchsorted(_RUN_ENDS[start] + part))
+        stop = bisect.bisect_left(_RUN_ENDS, _RUN_ENDS[start] + part)
         sizes, pieces = _RUN_SIZES[start:stop], _RUN_PIECES[start:stop]
-        over = int(_RUN_ENDS[stop] - _RUN_ENDS[start]) - part
+        over = _RUN_ENDS[stop] - _RUN_ENDS[start] - part
         if over:
             sizes[-1] -= over
-            pieces[-1] = _PHRASES[sizes[-1], start % PHRASES_PER_SIZE]
+            pieces[-1] = _PHRASE_LISTS[sizes[-1]][start % PHRASES_PER_SIZE]
         chunks.pieces += pieces
         chunks.tokens += sizes
         count -= part
