@@ -34,6 +34,8 @@ while [ "$1" != "--worker" ]; do shift; done
 part=$2; repetitions=$3
 case $part in engine) each=900;; bare_runtime) each=300;; mock_model) each=450;; *) exit 3;; esac
 [ -n "$FAIL_PART" ] && [ "$part" = "$FAIL_PART" ] && { echo "boom" >&2; exit 1; }
+# A base checkout (run in its own tree) costs BASE_PERCENT percent of this tree.
+case $(pwd) in */base) each=$((each * ${BASE_PERCENT:-100} / 100));; esac
 echo "events 50"
 echo "==4242== Collected : $((100000 + each * repetitions))" >&2
 """
@@ -92,3 +94,31 @@ def test_no_valgrind_is_a_clear_error(
     monkeypatch.setenv("PATH", str(tmp_path))
     assert icount.main([]) == 2
     assert "valgrind not found" in capsys.readouterr().err
+
+
+def test_the_gate_passes_fewer_instructions_and_fails_more(
+    fake_valgrind: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("BASE_PERCENT", "200")  # the base cost twice as much: this tree is faster
+    assert icount.main(["--base", "HEAD"]) == 0
+    out = capsys.readouterr().out
+    assert "-50.0%" in out and "instruction gate passed" in out
+    monkeypatch.setenv("BASE_PERCENT", "97")  # this tree costs ~3% more than the base
+    assert icount.main(["--base", "HEAD"]) == 1
+    assert "instruction gate FAILED: engine, bare_runtime, mock_model" in capsys.readouterr().out
+    assert icount.main(["--base", "HEAD", "--fail-above", "5"]) == 0
+
+
+def test_a_base_that_cannot_be_checked_out_is_reported(
+    fake_valgrind: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert icount.main(["--base", "no-such-commit"]) == 1
+    assert "cannot check out no-such-commit" in capsys.readouterr().err
+
+
+def test_compare_fails_only_growth_beyond_the_threshold() -> None:
+    base = {"engine": 100.0, "bare_runtime": 100.0, "mock_model": 100.0}
+    _, failures = icount.compare(
+        base, {"engine": 101.5, "bare_runtime": 103.0, "mock_model": 90.0}, 2.0
+    )
+    assert failures == ["bare_runtime"]
