@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Annotated, Literal, cast
@@ -158,13 +159,18 @@ def sample_short_runs(
     for dist, count in cast(Sequence[tuple[LogNormal, int]], runs):
         mu, sigma = math.log(dist.median_ms), dist.sigma
         cap = math.inf if dist.max_ms is None else dist.max_ms
+        logs = [mu + sigma * z for z in itertools.islice(normals, count)]
         drawn.append(
             [
-                round(min(math.exp(mu + sigma * z), cap) * NS_PER_MS)
-                for z in itertools.islice(normals, count)
+                # Beyond the largest float's log numpy's exp is infinite, where math's raises.
+                round(min(math.exp(log) if log <= _LOG_FLOAT_MAX else math.inf, cap) * NS_PER_MS)
+                for log in logs
             ]
         )
     return drawn
+
+
+_LOG_FLOAT_MAX = math.log(sys.float_info.max)
 
 
 def fixed_ms(ms: float) -> Fixed:

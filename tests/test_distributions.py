@@ -87,3 +87,12 @@ def test_short_runs_draw_what_each_distribution_would_in_turn(
         together = stream(seed, "runs")
         assert sample_short_runs(together, list(zip(dists, counts, strict=True))) == expected
         assert together.random() == one_by_one.random()  # the stream is left where they leave it
+
+
+def test_short_runs_cap_a_draw_beyond_the_largest_float_as_numpy_does() -> None:
+    # exp(2000 z) overflows a float for any z above 0.36: a third of the draws.
+    wild = LogNormal(kind="lognormal", median_ms=1, sigma=2000, max_ms=30_000)
+    for seed in range(10):
+        with np.errstate(over="ignore"):
+            expected = wild.sample_many_ns(stream(seed, "wild"), 8).tolist()
+        assert sample_short_runs(stream(seed, "wild"), [(wild, 8)]) == [expected]
