@@ -15,7 +15,7 @@ import itertools
 import math
 import sys
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Annotated, Literal, cast
 
 import numpy as np
@@ -26,6 +26,9 @@ NS_PER_MS = 1_000_000
 
 def ms_to_ns(ms: float) -> int:
     return int(round(ms * NS_PER_MS))
+
+
+_LOG_FLOAT_MAX = math.log(sys.float_info.max)
 
 
 def _rounded_ns(draws_ms: np.ndarray) -> np.ndarray:
@@ -116,6 +119,19 @@ class LogNormal(_Distribution):
             np.minimum(draws, self.max_ms, out=draws)
         return _rounded_ns(draws)
 
+    def ns_of_normals(self, normals: Iterable[float]) -> list[int]:
+        """The draws in nanoseconds that standard normals `normals` make: numpy draws a
+        lognormal as exp(mu + sigma * z) of a normal z, so these are the numbers
+        `sample_many_ns` gives from the generator those normals came from."""
+        mu, sigma = math.log(self.median_ms), self.sigma
+        cap = math.inf if self.max_ms is None else self.max_ms
+        logs = [mu + sigma * z for z in normals]
+        return [
+            # Beyond the largest float's log numpy's exp is infinite, where math's raises.
+            round(min(math.exp(log) if log <= _LOG_FLOAT_MAX else math.inf, cap) * NS_PER_MS)
+            for log in logs
+        ]
+
     def mean_ns(self) -> float:
         # The cap is ignored here: the mean is for reporting, not for sampling.
         return self.median_ms * math.exp(self.sigma**2 / 2) * NS_PER_MS
@@ -149,28 +165,15 @@ def sample_short_runs(
 
     For a few values each (a response's first-token time, its block gaps and tool_use pauses)
     numpy's cost is per call, not per value. When every distribution is lognormal, their normal
-    draws are made in one call and the rest in plain arithmetic: numpy draws a lognormal as
-    exp(mu + sigma * z) of the same normal z, so the numbers are the same.
+    draws are made in one call and the rest in plain arithmetic (`LogNormal.ns_of_normals`).
     """
     if not all(type(dist) is LogNormal for dist, _ in runs):
         return [dist.sample_many_ns(rng, count).tolist() for dist, count in runs]
     normals = iter(rng.standard_normal(sum(count for _, count in runs)).tolist())
-    drawn = []
-    for dist, count in cast(Sequence[tuple[LogNormal, int]], runs):
-        mu, sigma = math.log(dist.median_ms), dist.sigma
-        cap = math.inf if dist.max_ms is None else dist.max_ms
-        logs = [mu + sigma * z for z in itertools.islice(normals, count)]
-        drawn.append(
-            [
-                # Beyond the largest float's log numpy's exp is infinite, where math's raises.
-                round(min(math.exp(log) if log <= _LOG_FLOAT_MAX else math.inf, cap) * NS_PER_MS)
-                for log in logs
-            ]
-        )
-    return drawn
-
-
-_LOG_FLOAT_MAX = math.log(sys.float_info.max)
+    return [
+        dist.ns_of_normals(itertools.islice(normals, count))
+        for dist, count in cast(Sequence[tuple[LogNormal, int]], runs)
+    ]
 
 
 def fixed_ms(ms: float) -> Fixed:

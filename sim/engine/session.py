@@ -225,10 +225,8 @@ class Session:
         endpoint = self.context.endpoint
         decision = endpoint.decide()
         if decision == "refuse":
-            # The model counts a session's turns from 0 (its scripts are lists of responses).
-            turn = Turn(self.session_id, stream.log.turn - 1, command.attempt)
             refusal = self.context.model.refuse(
-                turn, endpoint.utilisation(), origin_ns=self.env.now
+                self._model_turn(command, stream), endpoint.utilisation(), origin_ns=self.env.now
             )
             stream.log.fault = ENDPOINT_REFUSED
             self.env.call_at(refusal.at_ns, self._failed, stream, refusal)
@@ -248,10 +246,9 @@ class Session:
         log = stream.log
         endpoint = self.context.endpoint
         stream.holds_slot = True
-        turn = Turn(self.session_id, log.turn - 1, command.attempt)
         response = self.context.model.respond(
             command.request_body,
-            turn,
+            self._model_turn(command, stream),
             endpoint.utilisation_of_others(),
             pairing=stream.pairing,
             origin_ns=now,
@@ -268,6 +265,10 @@ class Session:
             self._schedule_streaming_interrupt(log.turn, times[0])
         points = feed_points(events, response.tool_stops)
         self._feed_points(stream, points, 0, response.end_ns)
+
+    def _model_turn(self, command: SendRequest, stream: _Stream) -> Turn:
+        # The model counts a session's turns from 0 (its scripts are lists of responses).
+        return Turn(self.session_id, stream.log.turn - 1, command.attempt)
 
     def _feed_points(
         self, stream: _Stream, points: list[int], next_point: int, end_ns: int

@@ -82,10 +82,9 @@ _TEXT_DELTAS: dict[str, dict[str, dict[str, str]]] = {"text_delta": {}, "thinkin
 _SHARED_DELTAS_KEPT = 1 << 16
 
 
-def _shared_deltas(
-    known: dict[str, dict[str, str]], kind: str, field: str, pieces: list[str]
-) -> list[dict[str, str]]:
+def _shared_deltas(kind: str, field: str, pieces: list[str]) -> list[dict[str, str]]:
     """The delta of each piece: the one made before for the same text, or a new one."""
+    known = _TEXT_DELTAS[kind]
     if len(known) >= _SHARED_DELTAS_KEPT:
         known.clear()
     return [
@@ -172,7 +171,7 @@ def build_timeline(
             if block.type == "tool_use":
                 deltas = [{"type": kind, field: piece} for piece in chunks.pieces]
             else:
-                deltas = _shared_deltas(_TEXT_DELTAS[kind], kind, field, chunks.pieces)
+                deltas = _shared_deltas(kind, field, chunks.pieces)
             events += [
                 {"type": "content_block_delta", "index": index, "delta": delta} for delta in deltas
             ]
