@@ -55,17 +55,17 @@ class RunCollector:
 
     def add(self, table: str, fields: dict[str, Any]) -> None:
         """One row of the table named `table` (for rows that arrive tagged with their table)."""
-        builder = self._builders.get(table)
-        if builder is None:
-            raise MetricsError(f"no table {table!r}; the tables are {sorted(self._builders)}")
-        builder.append(fields)
+        self._builder(table).append(fields)
 
     def add_columns(self, table: str, columns: Mapping[str, Sequence[Any]]) -> None:
         """Rows of the table named `table` given column by column (all of one length)."""
+        self._builder(table).extend(columns)
+
+    def _builder(self, table: str) -> TableBuilder:
         builder = self._builders.get(table)
         if builder is None:
             raise MetricsError(f"no table {table!r}; the tables are {sorted(self._builders)}")
-        builder.extend(columns)
+        return builder
 
     def add_turn(self, **fields: Any) -> None:
         """One model turn (see ``schema.TURNS``)."""
