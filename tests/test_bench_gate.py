@@ -1,13 +1,8 @@
 """The wall-clock gate's verdicts (its measuring is exercised by `make bench-gate`, not here)."""
 
-import importlib.util
-from pathlib import Path
+from tests.bench_modules import load_bench_module
 
-spec = importlib.util.spec_from_file_location(
-    "bench_gate", Path(__file__).resolve().parent.parent / "bench" / "gate.py")
-assert spec is not None and spec.loader is not None
-gate = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gate)
+gate = load_bench_module("gate")
 
 
 def test_only_moves_beyond_the_fail_ratio_fail() -> None:

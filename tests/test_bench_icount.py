@@ -4,28 +4,15 @@ bench-icount`)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import stat
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.bench_modules import load_bench_module
 
-
-def _load_icount() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("icount", ROOT / "bench" / "icount.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["icount"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-icount = _load_icount()
+icount = load_bench_module("icount")
 
 # A stand-in for valgrind: prints what callgrind and the worker would, for a run of PART repeated
 # REPETITIONS times: a fixed start-up cost plus a per-part cost per repetition, over 50 events.
