@@ -21,6 +21,8 @@ from typing import Annotated, Literal, cast
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sim.limits import MAX_DURATION_MS
+
 NS_PER_MS = 1_000_000
 
 
@@ -44,7 +46,7 @@ class _Distribution(BaseModel):
     one-element array costs about as much as the whole scalar draw, and single draws are what
     tool calls, think times and first tokens take."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @abstractmethod
     def sample_ns(self, rng: np.random.Generator) -> int:
@@ -63,7 +65,7 @@ class _Distribution(BaseModel):
 
 class Fixed(_Distribution):
     kind: Literal["fixed"]
-    ms: float = Field(ge=0)
+    ms: float = Field(ge=0, le=MAX_DURATION_MS)
 
     def sample_ns(self, rng: np.random.Generator) -> int:
         return ms_to_ns(self.ms)
@@ -78,8 +80,8 @@ class Fixed(_Distribution):
 
 class Uniform(_Distribution):
     kind: Literal["uniform"]
-    low_ms: float = Field(ge=0)
-    high_ms: float = Field(ge=0)
+    low_ms: float = Field(ge=0, le=MAX_DURATION_MS)
+    high_ms: float = Field(ge=0, le=MAX_DURATION_MS)
 
     @model_validator(mode="after")
     def _ordered(self) -> Uniform:
@@ -102,29 +104,30 @@ class LogNormal(_Distribution):
     """Parameterised by its median (intuitive for latencies) and the sigma of the log."""
 
     kind: Literal["lognormal"]
-    median_ms: float = Field(gt=0)
+    median_ms: float = Field(gt=0, le=MAX_DURATION_MS)
     sigma: float = Field(ge=0)
-    # A cap keeps one extreme draw from dominating a small run; None means no cap.
-    max_ms: float | None = Field(default=None, gt=0)
+    # A cap keeps one extreme draw from dominating a small run; None means no cap but
+    # `MAX_DURATION_MS`.
+    max_ms: float | None = Field(default=None, gt=0, le=MAX_DURATION_MS)
+
+    @property
+    def cap_ms(self) -> float:
+        return MAX_DURATION_MS if self.max_ms is None else self.max_ms
 
     def sample_ns(self, rng: np.random.Generator) -> int:
         draw = rng.lognormal(math.log(self.median_ms), self.sigma)
-        if self.max_ms is not None:
-            draw = min(draw, self.max_ms)
-        return round(draw * NS_PER_MS)
+        return round(min(draw, self.cap_ms) * NS_PER_MS)
 
     def sample_many_ns(self, rng: np.random.Generator, n: int) -> np.ndarray:
         draws = rng.lognormal(math.log(self.median_ms), self.sigma, size=n)
-        if self.max_ms is not None:
-            np.minimum(draws, self.max_ms, out=draws)
+        np.minimum(draws, self.cap_ms, out=draws)
         return _rounded_ns(draws)
 
     def ns_of_normals(self, normals: Iterable[float]) -> list[int]:
         """The draws in nanoseconds that standard normals `normals` make: numpy draws a
         lognormal as exp(mu + sigma * z) of a normal z, so these are the numbers
         `sample_many_ns` gives from the generator those normals came from."""
-        mu, sigma = math.log(self.median_ms), self.sigma
-        cap = math.inf if self.max_ms is None else self.max_ms
+        mu, sigma, cap = math.log(self.median_ms), self.sigma, self.cap_ms
         logs = [mu + sigma * z for z in normals]
         return [
             # Beyond the largest float's log numpy's exp is infinite, where math's raises.
@@ -133,15 +136,19 @@ class LogNormal(_Distribution):
         ]
 
     def mean_ns(self) -> float:
-        # The cap is ignored here: the mean is for reporting, not for sampling.
-        return self.median_ms * math.exp(self.sigma**2 / 2) * NS_PER_MS
+        # The cap is ignored here: the mean is for reporting, not for sampling. Infinite when
+        # it passes the largest float (`sigma**2` and `math.exp` would raise instead).
+        exponent = self.sigma * self.sigma / 2
+        if exponent > _LOG_FLOAT_MAX:
+            return math.inf
+        return self.median_ms * math.exp(exponent) * NS_PER_MS
 
 
 class Empirical(_Distribution):
     """Draws uniformly from observed values (a recorded trace of latencies, say)."""
 
     kind: Literal["empirical"]
-    values_ms: list[Annotated[float, Field(ge=0)]] = Field(min_length=1)
+    values_ms: list[Annotated[float, Field(ge=0, le=MAX_DURATION_MS)]] = Field(min_length=1)
 
     def sample_ns(self, rng: np.random.Generator) -> int:
         return round(self.values_ms[int(rng.integers(0, len(self.values_ms)))] * NS_PER_MS)

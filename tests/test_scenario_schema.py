@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from sim.scenario.counts import fixed_count
 from sim.scenario.schema import ALL_POLICIES, Scenario
 
 
@@ -84,7 +85,7 @@ def test_backoff_cap_below_initial_is_rejected() -> None:
 
 
 def test_user_prompts_may_not_draw_zero() -> None:
-    assert scenario(session={"user_prompts": 3}).session.user_prompts.mean() == 3
+    assert scenario(session={"user_prompts": 3}).session.user_prompts == fixed_count(3)
     with pytest.raises(ValidationError) as error:
         scenario(session={"user_prompts": {"kind": "uniform", "low": 0, "high": 2}})
     assert locations(error) == {("session", "user_prompts")}

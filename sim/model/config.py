@@ -41,13 +41,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.distributions import Distribution, fixed_ms
+from sim.limits import MAX_DURATION_MS, MIN_PING_INTERVAL_MS, MIN_RATE_PER_S
 from sim.scenario.counts import Count, EmpiricalCount, FixedCount, UniformCount, fixed_count
 
 ProfileName = Literal["haiku", "sonnet", "opus"]
 
 
 class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class LatencyConfig(_Config):
@@ -63,7 +64,7 @@ class LatencyConfig(_Config):
     )
     tokens_per_s: float | None = Field(
         default=None,
-        gt=0,
+        ge=MIN_RATE_PER_S,
         description="Mean output speed; sets token_gap to a lognormal with this mean.",
     )
     tool_use_pause: Distribution | None = Field(
@@ -80,7 +81,8 @@ class LatencyConfig(_Config):
     )
     ping_interval_ms: float | None = Field(
         default=None,
-        gt=0,
+        ge=MIN_PING_INTERVAL_MS,
+        le=MAX_DURATION_MS,
         description="Silence after which the server sends a keep-alive ping event.",
     )
 
@@ -206,7 +208,7 @@ class EndpointConfig(_Config):
         default=529, description="HTTP status of a refusal: 429 rate limit or 529 overloaded."
     )
     retry_after_ms: float = Field(
-        default=1000, ge=0, description="The retry-after a refusal carries."
+        default=1000, ge=0, le=MAX_DURATION_MS, description="The retry-after a refusal carries."
     )
 
 
@@ -271,7 +273,10 @@ class FaultsConfig(_Config):
         description="Per stream with a tool call: stop_reason end_turn despite the tool_use.",
     )
     retry_after_ms: float = Field(
-        default=1000, ge=0, description="The retry-after a 429 or 529 fault carries."
+        default=1000,
+        ge=0,
+        le=MAX_DURATION_MS,
+        description="The retry-after a 429 or 529 fault carries.",
     )
     fallback: ProfileName | None = Field(
         default=None,

@@ -18,19 +18,16 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from sim.limits import MAX_COUNT
 from sim.randomness import below
 
 
 class _Count(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @abstractmethod
     def sample(self, rng: np.random.Generator) -> int:
         """One draw, never negative."""
-        raise NotImplementedError
-
-    @abstractmethod
-    def mean(self) -> float:
         raise NotImplementedError
 
     @abstractmethod
@@ -41,14 +38,11 @@ class _Count(BaseModel):
 
 class FixedCount(_Count):
     kind: Literal["fixed"]
-    n: int = Field(ge=0, description="The count, every time.")
+    n: int = Field(ge=0, le=MAX_COUNT, description="The count, every time.")
 
     def sample(self, rng: np.random.Generator) -> int:
         # Draws nothing, so a fixed count never shifts the random stream it shares.
         return self.n
-
-    def mean(self) -> float:
-        return float(self.n)
 
     def smallest(self) -> int:
         return self.n
@@ -56,8 +50,8 @@ class FixedCount(_Count):
 
 class UniformCount(_Count):
     kind: Literal["uniform"]
-    low: int = Field(ge=0, description="Smallest count (included).")
-    high: int = Field(ge=0, description="Largest count (included).")
+    low: int = Field(ge=0, le=MAX_COUNT, description="Smallest count (included).")
+    high: int = Field(ge=0, le=MAX_COUNT, description="Largest count (included).")
 
     @model_validator(mode="after")
     def _ordered(self) -> UniformCount:
@@ -68,9 +62,6 @@ class UniformCount(_Count):
     def sample(self, rng: np.random.Generator) -> int:
         return self.low + below(rng, self.high - self.low + 1)
 
-    def mean(self) -> float:
-        return (self.low + self.high) / 2
-
     def smallest(self) -> int:
         return self.low
 
@@ -79,17 +70,16 @@ class LogNormalCount(_Count):
     """Parameterised by its median and the sigma of the log; heavy-tailed like real output sizes."""
 
     kind: Literal["lognormal"]
-    median: float = Field(gt=0, description="Median count.")
+    median: float = Field(gt=0, le=MAX_COUNT, description="Median count.")
     sigma: float = Field(ge=0, description="Standard deviation of the natural log of the count.")
-    max: int | None = Field(default=None, ge=0, description="Cap on a draw; none means no cap.")
+    max: int | None = Field(
+        default=None, ge=0, le=MAX_COUNT, description="Cap on a draw; none means MAX_COUNT."
+    )
 
     def sample(self, rng: np.random.Generator) -> int:
-        draw = int(round(rng.lognormal(math.log(self.median), self.sigma)))
-        return draw if self.max is None else min(draw, self.max)
-
-    def mean(self) -> float:
-        # The cap is ignored here: the mean is for reporting, not for sampling.
-        return self.median * math.exp(self.sigma**2 / 2)
+        cap = MAX_COUNT if self.max is None else self.max
+        # Capped before rounding: an infinite draw has no integer.
+        return int(round(min(rng.lognormal(math.log(self.median), self.sigma), cap)))
 
     def smallest(self) -> int:
         # A draw below one half rounds to 0, however unlikely.
@@ -100,13 +90,12 @@ class EmpiricalCount(_Count):
     """Draws uniformly from observed counts."""
 
     kind: Literal["empirical"]
-    values: list[Annotated[int, Field(ge=0)]] = Field(min_length=1, description="Observed counts.")
+    values: list[Annotated[int, Field(ge=0, le=MAX_COUNT)]] = Field(
+        min_length=1, description="Observed counts."
+    )
 
     def sample(self, rng: np.random.Generator) -> int:
         return self.values[below(rng, len(self.values))]
-
-    def mean(self) -> float:
-        return float(np.mean(self.values))
 
     def smallest(self) -> int:
         return min(self.values)

@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from sim.distributions import NS_PER_MS, Distribution, LogNormal
+from sim.limits import MAX_ATTACHMENT_RATE_PER_S, MAX_DURATION_MS, MAX_SPAN_MS, MIN_RATE_PER_S
 from sim.model.config import GeneratedScript, ModelConfig
 from sim.runtime.tooldef import ToolDefinition
 from sim.scenario.counts import Count, fixed_count
@@ -44,7 +45,7 @@ ALL_POLICIES: tuple[Policy, ...] = ("streaming", "at_message_stop", "serial")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # --- [load] -------------------------------------------------------------------------------------
@@ -67,9 +68,11 @@ class LoadConfig(_Section):
         default=None, ge=1, description="closed: sessions running at once."
     )
     arrival_rate_per_s: float | None = Field(
-        default=None, gt=0, description="open: mean session arrivals per second (Poisson)."
+        default=None,
+        ge=MIN_RATE_PER_S,
+        description="open: mean session arrivals per second (Poisson).",
     )
-    trace_ms: list[Annotated[float, Field(ge=0)]] | None = Field(
+    trace_ms: list[Annotated[float, Field(ge=0, le=MAX_SPAN_MS)]] | None = Field(
         default=None,
         min_length=1,
         description="open: session arrival times in ms from the start, non-decreasing; the first "
@@ -82,7 +85,10 @@ class LoadConfig(_Section):
         "rates per second (open); replaces concurrency / arrival_rate_per_s.",
     )
     horizon_s: float | None = Field(
-        default=None, gt=0, description="Stop at this much simulated time; none: run to the end."
+        default=None,
+        gt=0,
+        le=MAX_SPAN_MS / 1000,
+        description="Stop at this much simulated time; none: run to the end.",
     )
 
     @model_validator(mode="after")
@@ -124,6 +130,15 @@ class LoadConfig(_Section):
                             self.sessions,
                         )
                     )
+            elif self.sweep is not None and min(self.sweep) < MIN_RATE_PER_S:
+                problems.append(
+                    FieldProblem(
+                        ("sweep",),
+                        "open-loop levels are arrival rates per second: at least "
+                        f"{MIN_RATE_PER_S:g}",
+                        self.sweep,
+                    )
+                )
             elif self.arrival_rate_per_s is None and self.sweep is None:
                 problems.append(
                     FieldProblem(
@@ -189,10 +204,20 @@ class AttachmentRates(_Section):
     appended after the whole batch of tool results."""
 
     queued_user_input: float = Field(
-        default=0.0, ge=0, description="Messages the user types meanwhile."
+        default=0.0,
+        ge=0,
+        le=MAX_ATTACHMENT_RATE_PER_S,
+        description="Messages the user types meanwhile.",
     )
-    notification: float = Field(default=0.0, ge=0, description="System notifications.")
-    file_change: float = Field(default=0.0, ge=0, description="Files changed outside the agent.")
+    notification: float = Field(
+        default=0.0, ge=0, le=MAX_ATTACHMENT_RATE_PER_S, description="System notifications."
+    )
+    file_change: float = Field(
+        default=0.0,
+        ge=0,
+        le=MAX_ATTACHMENT_RATE_PER_S,
+        description="Files changed outside the agent.",
+    )
 
     def rates(self) -> dict[str, float]:
         """Rate per second by attachment kind, in a fixed order."""
@@ -242,9 +267,11 @@ class RetryConfig(_Section):
 
     max_retries: int = Field(default=2, ge=0, description="Retries after the first attempt.")
     initial_backoff_ms: float = Field(
-        default=500, ge=0, description="Backoff before the first retry."
+        default=500, ge=0, le=MAX_DURATION_MS, description="Backoff before the first retry."
     )
-    max_backoff_ms: float = Field(default=8000, ge=0, description="Cap on the backoff.")
+    max_backoff_ms: float = Field(
+        default=8000, ge=0, le=MAX_DURATION_MS, description="Cap on the backoff."
+    )
     jitter: float = Field(
         default=0.25, ge=0, le=1, description="Largest fraction taken off a backoff."
     )

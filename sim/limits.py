@@ -1,0 +1,29 @@
+"""The largest durations and counts a scenario may give, and a draw may take.
+
+Simulated time is integer nanoseconds in int64 columns (292 years). A typo's `ms = 1e300`, an
+arrival rate of 1e-30 per second or an uncapped lognormal with a large sigma would otherwise
+reach past it: numpy turns such floats into garbage integers without a word, Python's `round`
+raises on an infinite one, and a count of 1e250 tokens is generated until memory runs out. So
+the scenario schema refuses values beyond these bounds (naming the field), and an unbounded
+distribution's draws are capped at them: a cap no real latency, pause or size comes near.
+"""
+
+from __future__ import annotations
+
+# One duration (a latency, a tool call, a think time, a backoff): about 11.6 days. Thousands of
+# them end to end still fit in int64 nanoseconds.
+MAX_DURATION_MS = 1e9
+# A point or span of a run's whole simulated time (a trace's arrivals, a horizon): about
+# 3.2 years.
+MAX_SPAN_MS = 1e11
+# The slowest rate per second a scenario may give: one event per `MAX_DURATION_MS` on average.
+MIN_RATE_PER_S = 1000 / MAX_DURATION_MS
+# The shortest keep-alive ping interval: a ping a nanosecond through a long stall would be
+# billions of events.
+MIN_PING_INTERVAL_MS = 1.0
+# Attachments per second of tool time, of one kind: every millisecond. Each is a message the
+# runtime appends; a rate of 1e300 would make one per nanosecond until the tools end.
+MAX_ATTACHMENT_RATE_PER_S = 1000.0
+# One count (tokens of a block, tool calls of a response, prompts of a session, result
+# characters).
+MAX_COUNT = 1_000_000
