@@ -11,6 +11,7 @@ import pytest
 from sim.engine.loop_factory import LoopFactory
 from sim.engine.simulation import SimulationResult, simulate
 from sim.metrics.collector import RunCollector
+from sim.model.input_tokens import InputTokenCounter
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.record import RecordKind
 from sim.scenario.schema import Scenario
@@ -174,3 +175,19 @@ def test_ttfts_counts_only_tools_whose_results_the_turn_keeps() -> None:
     turn = first_turn(result)
     assert turn["first_tool_start_ns"] == kept["start_ns"]
     assert turn["ttfts_ns"] == kept["start_ns"] - turn["request_sent_ns"]
+
+
+def test_the_model_forgets_each_session_as_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Memory stays flat as sessions complete: the model's input-token memory holds a session's
+    # whole transcript, so an ended session must not stay in it.
+    counters: list[InputTokenCounter] = []
+    original = InputTokenCounter.__init__
+
+    def init(self: InputTokenCounter) -> None:
+        original(self)
+        counters.append(self)
+
+    monkeypatch.setattr(InputTokenCounter, "__init__", init)
+    result = run(default_scenario(12))
+    [counter] = counters
+    assert result.sessions_finished == 12 and len(counter) == 0

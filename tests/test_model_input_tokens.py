@@ -62,11 +62,11 @@ def test_a_growing_transcript_counts_as_a_full_walk() -> None:
     for message in _transcript():
         messages.append(message)
         body = _body(messages, system="Be brief.")
-        assert counter(body) == _walked(body)
-        assert counter(body) == _walked(body)  # the second time from memory
+        assert counter(body, 1) == _walked(body)
+        assert counter(body, 1) == _walked(body)  # the second time from memory
     # An equal but new body (as decoded from JSON) gets the same count.
     fresh = copy.deepcopy(_body(messages, system="Be brief."))
-    assert counter(fresh) == _walked(fresh)
+    assert counter(fresh, 1) == _walked(fresh)
 
 
 @pytest.mark.parametrize("change", ["replace_content", "append_block", "new_tool"])
@@ -74,7 +74,7 @@ def test_changed_content_is_counted_again(change: str) -> None:
     counter = InputTokenCounter()
     messages = _transcript()
     body = _body(messages)
-    before = counter(body)
+    before = counter(body, 1)
     if change == "replace_content":
         messages[2]["content"] = [
             {"type": "tool_result", "tool_use_id": "toolu_1", "content": "y" * 4000}
@@ -83,13 +83,27 @@ def test_changed_content_is_counted_again(change: str) -> None:
         messages[2]["content"].append({"type": "text", "text": "z" * 4000})
     else:
         body["tools"].append({"name": "Grep", "description": "g" * 4000, "input_schema": {}})
-    assert counter(body) == _walked(body) >= before + 900
+    assert counter(body, 1) == _walked(body) >= before + 900
 
 
 def test_memory_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(input_tokens, "CACHE_LIMIT", 3)
     counter = InputTokenCounter()
-    for _ in range(5):
+    for session in range(5):
         body = _body(copy.deepcopy(_transcript()))
-        assert counter(body) == _walked(body)
-    assert len(counter._transcripts) <= 3
+        assert counter(body, session) == _walked(body)
+    assert len(counter) <= 3
+
+
+def test_a_forgotten_session_holds_nothing_and_is_counted_afresh() -> None:
+    counter = InputTokenCounter()
+    bodies = {"a": _body(_transcript()), "b": _body(_transcript()[:1], system="Be brief.")}
+    for session, body in bodies.items():
+        assert counter(body, session) == _walked(body)
+    counter.forget("a")
+    counter.forget("never seen")
+    assert len(counter) == 1
+    assert counter(bodies["a"], "a") == _walked(bodies["a"])
+    # Another session's memory never gives a wrong count, only a slower one.
+    assert counter(bodies["b"], "a") == _walked(bodies["b"]) < _walked(bodies["a"])
+    assert counter(bodies["a"], "b") == _walked(bodies["a"])

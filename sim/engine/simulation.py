@@ -92,6 +92,7 @@ def simulate(
 
     def on_session_end(session: Session) -> None:
         collect(session)
+        model.forget_session(session.session_id)
         totals["finished"] += 1
         if progress is not None:
             progress(totals["finished"])

@@ -113,6 +113,11 @@ class MockModel:
         while self._unknown_tool in self.tools:
             self._unknown_tool += "_"
 
+    def forget_session(self, session_id: int) -> None:
+        """Session `session_id` sends no more requests: drop what the model remembers of it (its
+        transcript, kept to count the next request's input tokens quickly)."""
+        self._input_tokens.forget(session_id)
+
     def request_id(self, turn: Turn) -> str:
         return api_id("req", self.root_seed, turn.session_id, turn.turn_index, turn.attempt)
 
@@ -248,7 +253,7 @@ class MockModel:
             "stop_reason": None,
             "stop_sequence": None,
             "usage": {
-                "input_tokens": self._input_tokens(body),
+                "input_tokens": self._input_tokens(body, turn.session_id),
                 "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0,
                 "output_tokens": 1,
