@@ -228,6 +228,17 @@ def test_without_strict_mode_the_same_damage_is_repaired_and_recorded() -> None:
     assert turns_with_repairs == len(result.rows["repairs"])
 
 
+def test_an_id_given_twice_in_one_response_is_run_once_and_repaired() -> None:
+    # Three calls per response, each after the first a copy of the one before: the runtime
+    # must neither run an id twice nor stop; the next request drops the copies.
+    result = run(scenario_of(STRICT, **{"runtime.strict": False, "model.script.tool_calls": 3}))
+    assert result.sessions_finished == 3 and result.pairing_violations == 0
+    kinds = {row["kind"] for row in result.rows["repairs"]}
+    assert "duplicate_tool_use_removed" in kinds
+    turn_ids = [(row["turn_index"], row["tool_use_id"]) for row in result.rows["tools"]]
+    assert len(turn_ids) == len(set(turn_ids))
+
+
 # ----- load: the endpoint, arrivals, horizon -----
 
 

@@ -21,7 +21,7 @@ from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import CallOutcome
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.record import RecordKind
-from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
+from sim.runtime.repair import RepairKind, check_pairing, ensure_tool_result_pairing
 from sim.runtime.tooldef import ToolDefinition
 from tests.runtime_script import (
     feed,
@@ -129,6 +129,25 @@ def test_an_unsafe_call_holds_back_later_ones() -> None:
     assert [c.tool_use_id for c in of_type(StartTool, out)] == ["e"]
     finished = loop.tool_finished("e", "success", "ok", 500)
     assert [c.tool_use_id for c in of_type(StartTool, finished)] == ["r"]
+
+
+def test_an_id_given_twice_in_one_response_runs_once_and_is_repaired_away() -> None:
+    for policy in ("streaming", "at_message_stop", "serial"):
+        loop = ToolTurnLoop(TOOLS, model="m", policy=policy)
+        loop.start("go", 0)
+        calls = ("t1", "Read", {"path": "/a"}), ("t1", "Read", {"path": "/b"})
+        twice = tool_response("msg_1", *calls)
+        out = feed(loop, twice, 100)
+        assert [c.tool_use_id for c in of_type(StartTool, out)] == ["t1"], policy
+        [duplicate] = loop.record.of_kind(RecordKind.DUPLICATE_TOOL_USE)
+        assert (duplicate.tool_use_id, duplicate.value) == ("t1", 2)
+        assert [call.tool_use_id for call in loop.call_records()] == ["t1"]
+        [send] = of_type(SendRequest, loop.tool_finished("t1", "success", "a", 1_000))
+        messages = send.request_body["messages"]
+        assert check_pairing(messages) == []
+        uses = [block for block in messages[1]["content"] if block["type"] == "tool_use"]
+        assert [use["input"] for use in uses] == [{"path": "/a"}]
+        assert [repair.kind for repair in loop.repairs] == [RepairKind.DUPLICATE_TOOL_USE_REMOVED]
 
 
 def test_progress_reaches_observers_never_the_transcript() -> None:

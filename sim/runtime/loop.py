@@ -17,9 +17,11 @@ Rules
    legal Messages API body: model, max_tokens, messages, tools, stream=True (and system if set).
 2. Streaming. Events go to a fresh `StreamAccumulator` per attempt. Each completed tool_use block
    goes to the attempt's `ToolExecutor` at once, while the stream still runs (whether the call
-   starts then is the executor policy's business). The attempt's blocks enter the transcript only
-   when the response ends, merged into one assistant message per message id, without empty text
-   blocks; so a discarded attempt never reaches the transcript.
+   starts then is the executor policy's business); a block whose id an earlier block of the same
+   response has is recorded (`DUPLICATE_TOOL_USE`) and not run, and rule 1's repair removes it
+   from the next request. The attempt's blocks enter the transcript only when the response ends,
+   merged into one assistant message per message id, without empty text blocks; so a discarded
+   attempt never reaches the transcript.
 3. Batches. When the response has ended and every call's result is in, one user message is
    appended: the tool_results in tool_use order, then the attachments that arrived meanwhile
    (queued user input, notifications, file changes) in arrival order. Then the next turn's request
@@ -406,9 +408,17 @@ class ToolTurnLoop:
         if block["type"] != "tool_use":
             self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, name=block["type"], value=done.index)
             return []
-        self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=block["id"],
+        tool_use_id = block["id"]
+        if self._owner.get(tool_use_id) is self._executor:
+            # The id came twice in one response (a model fault the API should not show). The
+            # first call answers it: a second would answer one id twice. The boundary repair
+            # removes this block from the next request.
+            self.record.add(now_ns, RecordKind.DUPLICATE_TOOL_USE, tool_use_id=tool_use_id,
+                            name=block["name"], value=done.index)
+            return []
+        self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=tool_use_id,
                         name="tool_use", value=done.index)
-        self._owner[block["id"]] = self._executor
+        self._owner[tool_use_id] = self._executor
         commands = self._executor.add_tool_use(
             block, now_ns, input_error=done.input_error, input_json=done.input_json
         )

@@ -20,6 +20,8 @@ class RecordKind(str, Enum):
     REQUEST_SENT = "request_sent"
     FIRST_EVENT = "first_event"
     BLOCK_COMPLETE = "block_complete"
+    # A tool_use block whose id an earlier block of the same response has: not run.
+    DUPLICATE_TOOL_USE = "duplicate_tool_use"
     TOOL_QUEUED = "tool_queued"
     PERMISSION_ASKED = "permission_asked"
     TOOL_STARTED = "tool_started"
