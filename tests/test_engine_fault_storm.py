@@ -39,3 +39,25 @@ def test_every_fault_at_once() -> None:
         assert result.sessions_finished == SESSIONS, policy
         faults = {row["fault"] for row in result.rows["requests"]} - {None}
         assert len(faults) >= 5, faults  # the storm did hit
+
+
+def test_the_user_and_the_tools_misbehave_at_once() -> None:
+    # Interrupts in both phases, attachments, every tool failing or hanging a third of the time
+    # and asking permission (denied half the time), with model faults on top.
+    data = storm({fault: 0.05 for fault in ALL_FAULTS}).model_dump(mode="python")
+    data["session"]["interrupts"]["probability"] = 0.3
+    data["session"]["attachments"] = {"queued_user_input": 1, "notification": 1, "file_change": 1}
+    data["tools"]["override"] = {
+        name: {
+            "failures": {"error": 0.1, "exception": 0.1, "hang": 0.1},
+            "permission": {"mode": "ask", "deny_probability": 0.5},
+        }
+        for name in ("Read", "Grep", "Glob", "Bash", "Edit", "Write", "WebFetch", "Task")
+    }
+    scenario = Scenario.model_validate(data)
+    for policy in ALL_POLICIES:
+        result = run(scenario, policy)
+        assert result.sessions_finished == SESSIONS, policy
+        assert result.pairing_violations == 0, policy
+        outcomes = {row["outcome"] for row in result.rows["tools"]}
+        assert {"success", "error", "permission_denied"} <= outcomes, outcomes
