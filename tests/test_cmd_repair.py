@@ -110,6 +110,7 @@ def test_strict_on_a_clean_transcript_exits_0_silently(capsys: pytest.CaptureFix
             "messages[0].role: 'tool' is not 'user' or 'assistant'",
         ),
         ('[{"content": "x"}]', "messages[0]: message has no 'role'"),
+        ('[{"role": [], "content": "x"}]', "messages[0].role: must be a string, not list"),
         (
             '[{"role": "user", "content": 7}]',
             "messages[0].content: must be a string or a list of blocks, not int",
@@ -134,6 +135,16 @@ def test_a_block_without_type_is_named_with_its_place(capsys: pytest.CaptureFixt
         status, _, err = run_cli(capsys, *argv)
         assert status == 2
         assert err == f"sim repair: error: {path}: messages[1].content[1]: block has no 'type'\n"
+
+
+def test_strict_reports_a_role_that_is_an_object_as_a_shape_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "transcript.json"
+    path.write_text('[{"role": {}, "content": "hi"}]')
+    status, out, err = run_cli(capsys, "--strict", str(path))
+    assert (status, out) == (2, "")
+    assert err == f"sim repair: error: {path}: messages[0].role: must be a string, not dict\n"
 
 
 def test_a_missing_file_is_a_clean_error(

@@ -162,6 +162,13 @@ def test_pairing_blocks_on_the_wrong_side() -> None:
             [{"role": "system", "content": "hi"}],
             r"messages\[0\]\.role: 'system' is not 'user' or 'assistant'",
         ),
+        # Unhashable roles once crashed the set lookup with a TypeError.
+        ([{"role": [], "content": "hi"}], r"messages\[0\]\.role: must be a string, not list"),
+        ([{"role": {}, "content": "hi"}], r"messages\[0\]\.role: must be a string, not dict"),
+        ([{"role": 1, "content": "hi"}], r"messages\[0\]\.role: must be a string, not int"),
+        (None, r"^messages: must be a list, not NoneType$"),
+        ({"role": "user", "content": "hi"}, r"^messages: must be a list, not dict$"),
+        ("user", r"^messages: must be a list, not str$"),
         ([{"role": "user"}], r"messages\[0\]: message has no 'content'"),
         (
             [{"role": "user", "content": 3}],
@@ -192,3 +199,17 @@ def test_pairing_blocks_on_the_wrong_side() -> None:
 def test_input_that_is_not_a_transcript_raises(messages: list[Any], error: str) -> None:
     with pytest.raises(TranscriptShapeError, match=error):
         check_pairing(messages)
+
+
+def test_a_server_tool_use_whose_name_is_not_a_string_is_called_by_its_type() -> None:
+    # A name is printed in the violation only if it is a string: printing a list nested deeper
+    # than the recursion limit raised RecursionError.
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    server_use = {**use("srvtoolu_01", "server_tool_use"), "name": deep}
+    messages = [user(text("go")), assistant(server_use)]
+    assert check_pairing(messages) == [
+        "messages.1: `server_tool_use` tool use with id `srvtoolu_01` was found without a "
+        "corresponding `server_tool_result` block"
+    ]

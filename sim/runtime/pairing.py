@@ -21,10 +21,11 @@ accepts it only if:
 where we have seen the real wording (the source is cited beside each template), so that the mock
 server can answer with them. An empty list means the transcript passes.
 
-Anything that is not a transcript at all (a message without a role, content that is neither a
-string nor a list, a block without a type or id) is not a pairing violation: it raises
-`TranscriptShapeError`, whose message names the place, e.g. `messages[3].content[1]: block has no
-'type'`.
+Anything that is not a transcript at all (messages that are not a list, a message without a
+string role, content that is neither a string nor a list, a block without a type or id) is not a
+pairing violation: it raises `TranscriptShapeError`, whose message names the place, e.g.
+`messages[3].content[1]: block has no 'type'`. Any JSON value gets one or the other: a list of
+violations, or that error.
 """
 
 from __future__ import annotations
@@ -55,14 +56,33 @@ def is_assistant_only(block_type: str) -> bool:
     return block_type == TOOL_USE or block_type in SERVER_TOOL_USES or is_server_result(block_type)
 
 
+def _server_tool_name(use_block: Mapping[str, Any]) -> str:
+    """The name of a server tool use for messages: its `name`, or its type if that is not a
+    string (any other value could print as anything, or not at all: think of a list nested a
+    million deep)."""
+    name = use_block.get("name")
+    return name if isinstance(name, str) else str(use_block["type"])
+
+
 def expected_server_result_type(use_block: Mapping[str, Any]) -> str:
     """The result block type that answers a server tool use, for the API's wording."""
     if use_block["type"] == "mcp_tool_use":
         return "mcp_tool_result"
-    name = str(use_block.get("name", "server"))
+    name = use_block.get("name")
+    if not isinstance(name, str):
+        name = "server"
     if name.startswith("tool_search_tool_"):
         return "tool_search_tool_result"
     return f"{name}_tool_result"
+
+
+def check_message_list(messages: object) -> None:
+    """Raise `TranscriptShapeError` unless `messages` is a list (or another sequence) of messages,
+    before anything takes its length or indexes it."""
+    if type(messages) is list:
+        return
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes, bytearray)):
+        raise TranscriptShapeError(f"messages: must be a list, not {type(messages).__name__}")
 
 
 def message_role(message: object, index: int) -> str:
@@ -74,11 +94,16 @@ def message_role(message: object, index: int) -> str:
             f"messages[{index}]: a message must be an object, not {type(message).__name__}"
         )
     role = message.get("role")
+    if type(role) is str and role in ROLES:
+        return role
     if role is None:
         raise TranscriptShapeError(f"messages[{index}]: message has no 'role'")
-    if role not in ROLES:
-        raise TranscriptShapeError(f"messages[{index}].role: {role!r} is not 'user' or 'assistant'")
-    return str(role)
+    if not isinstance(role, str):
+        # Not `role not in ROLES` for every role: a list or an object is not hashable.
+        raise TranscriptShapeError(
+            f"messages[{index}].role: must be a string, not {type(role).__name__}"
+        )
+    raise TranscriptShapeError(f"messages[{index}].role: {role!r} is not 'user' or 'assistant'")
 
 
 def message_blocks(message: Mapping[str, Any], index: int) -> list[Mapping[str, Any]] | str:
@@ -210,6 +235,7 @@ def check_pairing(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     request needs at least one message is the request's concern, not the pairing's). Raises
     `TranscriptShapeError` if `messages` is not a transcript at all. Linear in the transcript size.
     """
+    check_message_list(messages)
     walk = _Walk()
     last = len(messages) - 1
     for index, message in enumerate(messages):
@@ -237,6 +263,7 @@ class PairingMonitor:
 
     def check(self, messages: Sequence[Mapping[str, Any]]) -> list[str]:
         """`check_pairing(messages)`; raises `TranscriptShapeError` the same way."""
+        check_message_list(messages)
         known = len(self._checked) - 1
         walk, start = _Walk(), 0
         if known > 0 and len(messages) > known and messages[:known] == self._checked[:known]:
@@ -358,7 +385,7 @@ def _check_assistant(
             violations.append(
                 MISSING_SERVER_RESULT.format(
                     index=index,
-                    name=use_block.get("name", use_block["type"]),
+                    name=_server_tool_name(use_block),
                     id=use_id,
                     result_type=expected_server_result_type(use_block),
                 )

@@ -53,6 +53,7 @@ from sim.runtime.pairing import (
     SERVER_TOOL_USES,
     TOOL_RESULT,
     TOOL_USE,
+    check_message_list,
     check_pairing,
     is_assistant_only,
     is_server_result,
@@ -351,6 +352,7 @@ class _Repairer:
 
 def _role_runs(messages: Sequence[Mapping[str, Any]]) -> list[_Run]:
     """Group consecutive messages of one role; check each message's shape on the way."""
+    check_message_list(messages)
     runs: list[_Run] = []
     for index, message in enumerate(messages):
         role = message_role(message, index)
