@@ -173,7 +173,13 @@ def test_server_tool_use_input_is_parsed_too() -> None:
         ('{"path": "unterminated', "not valid JSON"),
         ("[1, 2]", "JSON list, not an object"),
         ('{"x": NaN}', "NaN is not valid JSON"),
+        # Parsed as inf, it was printed back as `Infinity`: not JSON either, so rejected as NaN.
+        ('{"x": 1e999}', "1e999 is out of a double's range"),
+        ('{"x": [-1.5e400]}', "-1.5e400 is out of a double's range"),
+        # json recurses per level: RecursionError, which is not a ValueError, escaped.
+        ("[" * 100_000 + "]" * 100_000, "nesting too deep"),
     ],
+    ids=["cut", "list", "nan", "overflow", "negative-overflow", "deep"],
 )
 def test_invalid_tool_json_marks_the_block_instead_of_raising(raw: str, why: str) -> None:
     done = started(tool(0), json_part(0, raw)).feed(block_stop(0))
@@ -378,6 +384,17 @@ def test_protocol_violations_raise_and_say_what_arrived(
     with pytest.raises(StreamProtocolError, match=says) as raised:
         accumulator.feed(culprit)
     assert json.dumps(culprit)[:40] in str(raised.value)  # the message shows the event itself
+
+
+def test_a_violation_in_a_deeply_nested_event_is_described_shortly() -> None:
+    # Describing the event once recursed as deep as it was nested: RecursionError.
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    accumulator = started(tool(0))
+    with pytest.raises(StreamProtocolError, match="partial_json is not a string") as raised:
+        accumulator.feed(delta(0, type="input_json_delta", partial_json=deep))
+    assert "[[[...]]]" in str(raised.value)
 
 
 def test_a_violation_leaves_the_accumulator_unchanged() -> None:

@@ -18,7 +18,9 @@ Rules of the state machine (events are the JSON of each SSE ``data:`` line, as d
 4. ``content_block_stop`` closes the block and returns it as a :class:`BlockMessage`. Tool input is
    parsed here, once. Empty input text leaves the input the block started with (the API sends
    ``{}``); text that is not a JSON object is not an error of the stream but of the call: the block
-   gets ``input: {}`` and the message carries ``input_error`` and ``raw_input``.
+   gets ``input: {}`` and the message carries ``input_error`` and ``raw_input``. JSON means RFC
+   8259's: ``NaN``, ``Infinity``, a number beyond a double's range and nesting deeper than the
+   parser recurses are invalid too (the input must be writable back as JSON).
 5. ``message_delta`` overwrites ``stop_reason``, ``stop_sequence`` and any other field it carries,
    and each usage key it carries with a non-null value (usage counts are cumulative totals; a null
    means "not applicable" and the earlier value stands, as in the SDK).
@@ -34,7 +36,9 @@ listed in :attr:`StreamAccumulator.open_indices`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import math
+import reprlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,9 +116,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite_float(
+    text: str, float: type[float] = float, isinf: Callable[[float], bool] = math.isinf
+) -> float:
+    # Like NaN, a number beyond a double's range (1e999) would come back as `Infinity`, which no
+    # JSON reader accepts; the API never sends one. (Defaults bind the names: called per float.)
+    value = float(text)
+    if isinf(value):
+        raise ValueError(f"{text} is out of a double's range")
+    return value
+
+
 # One decoder for every tool input: `json.loads` with an option builds a new decoder per call,
 # which cost more than the parse of a typical input.
-_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
+_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
 
 
 def _parse_tool_input(raw: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -123,6 +138,8 @@ def _parse_tool_input(raw: str) -> tuple[dict[str, Any] | None, str | None]:
         value = _STRICT_JSON.decode(raw)
     except ValueError as error:
         return None, f"tool input is not valid JSON: {error}"
+    except RecursionError:  # not a ValueError: json recurses once per level of nesting
+        return None, "tool input is not valid JSON: nesting too deep"
     if not isinstance(value, dict):
         return None, f"tool input is JSON {type(value).__name__}, not an object"
     return value, None
@@ -132,9 +149,16 @@ def _describe(event: Mapping[str, Any]) -> str:
     """The event as it arrived, shortened, for error messages."""
     try:
         text = json.dumps(event, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError):  # keys JSON cannot write, or a cycle
-        text = repr(event)
+    except (TypeError, ValueError, RecursionError):  # keys JSON cannot write, a cycle, depth
+        text = _SHORT_REPR.repr(event)
     return text if len(text) <= 200 else text[:197] + "..."
+
+
+# repr() recurses as deep as the event is nested; this one stops six levels down. (Only the
+# depth matters: wide values are cut at 200 characters anyway.)
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxdict = _SHORT_REPR.maxlist = _SHORT_REPR.maxtuple = 50
+_SHORT_REPR.maxstring = _SHORT_REPR.maxother = 200
 
 
 def _as_dict(event: Any) -> dict[str, Any]:
