@@ -42,6 +42,14 @@ def test_encode_event_writes_name_and_compact_utf8_json() -> None:
     assert encoded.count(b"\n") == 3  # the newline inside the text is escaped by JSON
 
 
+def test_a_lone_surrogate_is_encoded_as_its_json_escape_and_round_trips() -> None:
+    # A `\ud800` escape decodes to a lone surrogate, which UTF-8 cannot encode: encoding raised.
+    event = {**DELTA, "delta": {"type": "text_delta", "text": "a\ud800b 😀"}}
+    encoded = encode_event(event)
+    assert b'"text":"a\\ud800b \xf0\x9f\x98\x80"' in encoded
+    assert decode_stream(encoded) == ([event], None)
+
+
 def test_encode_stream_round_trips() -> None:
     assert decode_stream(encode_stream(EVENTS)) == (EVENTS, None)
 
@@ -108,6 +116,23 @@ def test_malformed_data_names_the_line() -> None:
     body = encode_event(START) + b"event: ping\ndata: {not json\n\n"
     with pytest.raises(SSEDecodeError, match=r"line 5: data is not JSON .*\{not json"):
         decode_stream(body)
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        ('{"type": "ping", "n": NaN}', "NaN is not valid JSON"),
+        ('{"type": "ping", "n": -Infinity}', "-Infinity is not valid JSON"),
+        # json reads it as inf and writes it back as `Infinity`.
+        ('{"type": "ping", "n": 1e999}', "1e999 is out of a double's range"),
+        # json raised RecursionError, which is not a ValueError.
+        ("[" * 100_000 + "]" * 100_000, "nesting too deep"),
+    ],
+    ids=["nan", "infinity", "overflow", "deep"],
+)
+def test_data_that_is_not_strict_json_names_the_line(data: str, why: str) -> None:
+    with pytest.raises(SSEDecodeError, match=rf"line 2: data is not JSON \({why}\)"):
+        decode_stream(f": comment\ndata: {data}\n\n".encode())
 
 
 def test_data_that_is_not_an_object_is_an_error() -> None:
