@@ -81,6 +81,11 @@ def test_error_event_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
         ),
         (b": just a comment\n", "no message_start"),
         (b'{"type": "ping"}\n\xff\n', "not UTF-8"),
+        # Read as nan and printed back as `NaN`, which is not JSON.
+        (b'data: {"type": "ping", "n": NaN}\n\n', "line 1: data is not JSON (NaN is not valid"),
+        # RecursionError tracebacks.
+        (b"data: " + b"[" * 100_000 + b"\n\n", "line 1: data is not JSON (nesting too deep)"),
+        (b'{"a":' * 100_000 + b"\n", "line 1: not JSON (nesting too deep)"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
@@ -97,3 +102,44 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_missing_file_is_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, _, err = run(capsys, str(tmp_path / "absent.sse"))
     assert status == 2 and "cannot read" in err
+
+
+def stream_with(block: dict[str, Any], delta: dict[str, Any]) -> str:
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "content": []}},
+        {"type": "content_block_start", "index": 0, "content_block": block},
+        {"type": "content_block_delta", "index": 0, "delta": delta},
+        {"type": "content_block_stop", "index": 0},
+    ]
+    return "\n".join(json.dumps(event) for event in events) + "\n"
+
+
+def test_a_lone_surrogate_is_printed_as_its_json_escape(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Printing the text raised UnicodeEncodeError: UTF-8 cannot encode a lone surrogate.
+    path = tmp_path / "events.jsonl"
+    delta = {"type": "text_delta", "text": "Reading \ud800 files."}
+    path.write_text(stream_with({"type": "text", "text": ""}, delta), encoding="ascii")
+    status = main(["accumulate", str(path)])
+    out = capsys.readouterr().out
+    assert status == 0 and '"Reading \\ud800 files."' in out
+    assert json.loads(out)["message"]["content"] == [
+        {"type": "text", "text": "Reading \ud800 files."}
+    ]
+
+
+def test_a_tool_input_out_of_a_doubles_range_is_an_input_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # 1e999 was parsed as inf and printed as `Infinity`: the output was not JSON.
+    path = tmp_path / "events.jsonl"
+    block = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": '{"a": 1e999}'}
+    path.write_text(stream_with(block, delta), encoding="utf-8")
+    status = main(["accumulate", str(path)])
+    out = capsys.readouterr().out
+    assert status == 0 and "Infinity" not in out
+    (done,) = json.loads(out)["blocks"]
+    assert done["input_error"] == "tool input is not valid JSON: 1e999 is out of a double's range"
+    assert (done["message"]["content"][0]["input"], done["raw_input"]) == ({}, '{"a": 1e999}')

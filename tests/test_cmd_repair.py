@@ -111,6 +111,12 @@ def test_strict_on_a_clean_transcript_exits_0_silently(capsys: pytest.CaptureFix
         ),
         ('[{"content": "x"}]', "messages[0]: message has no 'role'"),
         ('[{"role": [], "content": "x"}]', "messages[0].role: must be a string, not list"),
+        # Read as nan / inf and printed back as `NaN` / `Infinity`, which are not JSON.
+        ('[{"role": "user", "content": "x", "n": NaN}]', "not JSON (NaN is not valid JSON)"),
+        ('[{"role": "user", "content": "x", "n": 1e999}]', "not JSON (1e999 is out of"),
+        # RecursionError tracebacks.
+        ("[" * 100_000 + "]" * 100_000, "not JSON (nesting too deep)"),
+        ('{"a":' * 100_000 + "1" + "}" * 100_000, "line 1: not JSON (nesting too deep)"),
         (
             '[{"role": "user", "content": 7}]',
             "messages[0].content: must be a string or a list of blocks, not int",
@@ -145,6 +151,23 @@ def test_strict_reports_a_role_that_is_an_object_as_a_shape_error(
     status, out, err = run_cli(capsys, "--strict", str(path))
     assert (status, out) == (2, "")
     assert err == f"sim repair: error: {path}: messages[0].role: must be a string, not dict\n"
+
+
+def test_lone_surrogates_are_printed_as_their_json_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Printing them raised UnicodeEncodeError: UTF-8 cannot encode a lone surrogate.
+    path = tmp_path / "transcript.json"
+    path.write_text(
+        '[{"role": "user", "content": "hi \\ud800"}, {"role": "assistant", "content": [\n'
+        '{"type": "tool_use", "id": "toolu_\\udfff", "name": "f", "input": {}}]}]'
+    )
+    status, out, _ = run_cli(capsys, str(path))
+    assert status == 0 and '"hi \\ud800"' in out
+    assert json.loads(out)["messages"][0]["content"] == "hi \ud800"
+    assert "toolu_\udfff" in [repair["tool_use_id"] for repair in json.loads(out)["repairs"]]
+    status, out, _ = run_cli(capsys, "--strict", str(path))
+    assert status == 1 and "toolu_\\udfff" in out
 
 
 def test_a_missing_file_is_a_clean_error(

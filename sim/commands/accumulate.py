@@ -7,11 +7,10 @@ detected from the first non-blank line: ``{`` means JSONL, anything else SSE. ``
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from sim.errors import UserError
-from sim.input_files import json_object_lines, read_input, utf8_text
+from sim.input_files import json_object_lines, print_json, read_input, utf8_text
 from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
 from sim.wire.sse import PartialEvent, SSEDecodeError, decode_stream
 
@@ -36,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.file == "-" else args.file
     body = read_input(args.file, name)
     events, partial = _decode(body, name)
-    print(json.dumps(accumulate(events, partial, name), ensure_ascii=False, indent=2))
+    print_json(accumulate(events, partial, name), name)
     return 0
 
 

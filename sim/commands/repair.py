@@ -10,13 +10,13 @@ Input that is not a transcript is reported in one line naming the place, with ex
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from sim.errors import UserError
-from sim.input_files import json_object_lines, read_input, utf8_text
+from sim.input_files import json_object_lines, print_json, print_text, read_input, utf8_text
 from sim.runtime.pairing import TranscriptShapeError
 from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
+from sim.wire.sse import parse_json
 
 EXIT_VIOLATIONS = 1
 
@@ -47,13 +47,13 @@ def run(args: argparse.Namespace) -> int:
         if args.strict:
             violations = check_pairing(messages)
             for violation in violations:
-                print(violation)
+                print_text(violation)
             return EXIT_VIOLATIONS if violations else 0
         repaired, repairs = ensure_tool_result_pairing(messages)
     except TranscriptShapeError as error:
         raise UserError(f"{name}: {error}") from None
     output = {"messages": repaired, "repairs": [repair.to_json() for repair in repairs]}
-    print(json.dumps(output, ensure_ascii=False, indent=2))
+    print_json(output, name)
     return 0
 
 
@@ -64,7 +64,7 @@ def parse_transcript(body: bytes, name: str) -> list[Any]:
     if not stripped:
         raise UserError(f"{name}: empty file: expected a transcript")
     try:
-        document = json.loads(stripped)
+        document = parse_json(stripped)
     except ValueError as error:
         if stripped.startswith("{"):
             return json_object_lines(text, name, "a message")
