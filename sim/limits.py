@@ -27,3 +27,6 @@ MAX_ATTACHMENT_RATE_PER_S = 1000.0
 # One count (tokens of a block, tool calls of a response, prompts of a session, result
 # characters).
 MAX_COUNT = 1_000_000
+# Progress events of one tool call. A call of `MAX_DURATION_MS` reporting every millisecond
+# would be a billion events; past this many a call runs on without reporting.
+MAX_PROGRESS_PER_CALL = 10_000

@@ -5,6 +5,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from sim.limits import MAX_DURATION_MS, MAX_PROGRESS_PER_CALL
 from sim.randomness import stream
 from sim.tools.execution import (
     MIN_PROGRESS_GAP_NS,
@@ -117,6 +118,17 @@ def test_progress_of_a_long_run_spans_several_batches() -> None:
     assert all(1_000_000 <= gap <= 3_000_000 for gap in gaps)
     # No report at or past the end, and no room left before it for another whole gap.
     assert 10_000_000_000 - 3_000_000 < plan.progress_ns[-1] < 10_000_000_000
+
+
+def test_progress_of_one_call_is_capped() -> None:
+    # A report every millisecond through the longest duration: a billion offsets, gigabytes.
+    s = spec(
+        duration={"kind": "fixed", "ms": MAX_DURATION_MS},
+        progress_every={"kind": "fixed", "ms": 1},
+    )
+    (plan,) = plans(s, n=1)
+    ms = 1_000_000
+    assert plan.progress_ns == tuple(range(ms, ms * (MAX_PROGRESS_PER_CALL + 1), ms))
 
 
 def test_same_stream_same_plan() -> None:

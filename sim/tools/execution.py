@@ -8,12 +8,12 @@ sees the same plan for the same call (common random numbers).
 
 How a driver plays a plan: wait `permission_delay_ns`; if not `permitted`, the call ends refused
 (the rest of the plan is unused). Otherwise it runs, emitting progress at `progress_ns` (offsets
-from its start), and after `duration_ns` returns `text` as a result (`outcome` "success"), as an
-is_error result ("error"), or raises with `text` as the message ("exception"). A "hang" call has no
-duration and no progress: it runs until it is cancelled, or until the driver's tool timeout
-(`TOOL_TIMEOUT_NS` by default) ends it with the is_error result `timeout_text(...)`, as a real
-agent's tool timeout would: otherwise a tool that cannot be cancelled, or a turn nobody
-interrupts, would stall its session for ever.
+from its start; at most `sim.limits.MAX_PROGRESS_PER_CALL`), and after `duration_ns` returns
+`text` as a result (`outcome` "success"), as an is_error result ("error"), or raises with `text`
+as the message ("exception"). A "hang" call has no duration and no progress: it runs until it is
+cancelled, or until the driver's tool timeout (`TOOL_TIMEOUT_NS` by default) ends it with the
+is_error result `timeout_text(...)`, as a real agent's tool timeout would: otherwise a tool that
+cannot be cancelled, or a turn nobody interrupts, would stall its session for ever.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 
 from sim.distributions import NS_PER_MS
+from sim.limits import MAX_PROGRESS_PER_CALL
 from sim.tools.spec import ToolSpec
 
 Outcome = Literal["success", "error", "exception", "hang"]
@@ -53,7 +54,8 @@ class CallPlan:
     outcome: Outcome
     # Running time from start to result or failure; None for a hang.
     duration_ns: int | None
-    # Offsets from the start at which the tool reports progress, increasing, all below duration_ns.
+    # Offsets from the start at which the tool reports progress, increasing, all below duration_ns;
+    # at most `MAX_PROGRESS_PER_CALL` of them.
     progress_ns: tuple[int, ...]
     # The result text ("success", "error") or the exception's message ("exception"); "" for a hang.
     text: str
@@ -130,8 +132,10 @@ def _progress_offsets(
         ends = np.maximum(gap.sample_many_ns(rng, batch), MIN_PROGRESS_GAP_NS).cumsum() + at
         inside = int(ends.searchsorted(duration_ns))  # reports before the run ends
         offsets += ends[:inside].tolist()
-        if inside < batch:
-            return tuple(offsets)
+        if inside < batch or len(offsets) >= MAX_PROGRESS_PER_CALL:
+            # Past the cap the call runs on silently: a 1 ms gap through a call of the longest
+            # duration would otherwise be a billion events.
+            return tuple(offsets[:MAX_PROGRESS_PER_CALL])
         at = offsets[-1]
 
 
