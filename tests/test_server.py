@@ -21,7 +21,7 @@ from sim.runtime.accumulator import StreamAccumulator, merge_block_messages
 from sim.runtime.repair import check_pairing
 from sim.wire.background import serve_in_thread
 from sim.wire.identity import SESSION_HEADER
-from sim.wire.server import MockServer, final_message
+from sim.wire.server import MAX_DELAY_NS, MockServer, final_message
 from sim.wire.sse import decode_stream
 from tests.test_model_support import TOOLS
 
@@ -237,6 +237,12 @@ def test_sessions_and_attempts_key_the_draws() -> None:
      400, "max_tokens: Input should be greater than or equal to 1"),
     ("GET", "/v1/messages", b"", 405, "GET /v1/messages: use POST"),
     ("POST", "/v1/complete", b"{}", 404, "POST /v1/complete: not found"),
+    # json's RecursionError dropped the connection without an answer.
+    ("POST", "/v1/messages", b"[" * 100_000, 400,
+     "request body is not valid JSON: nesting too deep"),
+    ("POST", "/v1/messages", b'{"model": "m", "max_tokens": NaN, "messages": []}', 400,
+     "request body is not valid JSON: NaN is not valid JSON"),
+    ("POST", "/v1/messages", b'{"model": "m\xff"}', 400, "request body is not valid JSON: 'utf-8'"),
 ])
 def test_requests_the_model_never_sees_get_api_shaped_errors(
     method: str, path: str, content: bytes, status: int, wording: str
@@ -255,3 +261,64 @@ def test_an_unknown_model_is_not_found() -> None:
     with serving(model) as (_, client, _log):
         with pytest.raises(anthropic.NotFoundError, match="model: claude-nothing"):
             client.messages.create(model="claude-nothing", max_tokens=10, messages=USER)
+
+
+def test_a_message_with_a_role_that_is_not_a_string_is_a_bad_request() -> None:
+    # The checker's TypeError (an unhashable role) dropped the connection without an answer.
+    model = mock_model()
+    with serving(model) as (_, client, log):
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            client.messages.create(model=model.name, max_tokens=10,
+                                   messages=[{"role": [], "content": "hi"}])
+    assert caught.value.api_message == "messages[0].role: must be a string, not list"
+    assert " 400 invalid_request_error " in log.lines[0] and "faults=-" in log.lines[0]
+
+
+def test_a_lone_surrogate_echoed_in_an_error_goes_out_as_its_json_escape() -> None:
+    # Encoding the error body raised UnicodeEncodeError: the connection dropped unanswered.
+    model = mock_model()
+    with serving(model) as (server, _, _log):
+        response = httpx2.post(server.base_url + "/v1/messages", timeout=20, content=json.dumps(
+            {"model": "claude-\ud800", "max_tokens": 10, "messages": USER}).encode())
+    assert response.status_code == 404
+    assert b'"model: claude-\\ud800"' in response.content
+    assert response.json()["error"]["message"] == "model: claude-\ud800"
+
+
+def test_at_a_speed_near_zero_a_request_waits_instead_of_failing() -> None:
+    # delay / 1e-300 is inf: round() raised OverflowError and the connection dropped at once.
+    with serving(mock_model(), speed=1e-300) as (server, _, log):
+        with pytest.raises(httpx2.ReadTimeout):
+            httpx2.post(server.base_url + "/v1/messages", timeout=0.5,
+                        content=json.dumps(request(mock_model())).encode())
+    assert server._scaled(1) == MAX_DELAY_NS
+    assert log.lines and " aborted " in log.lines[0]
+
+
+def test_a_failure_of_the_server_is_a_500_and_names_the_exception(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = mock_model()
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(model, "respond", broken)
+    with serving(model) as (_, client, log):
+        with pytest.raises(anthropic.InternalServerError) as caught:
+            client.messages.create(**request(model))
+        # The server goes on serving.
+        with pytest.raises(anthropic.InternalServerError):
+            client.messages.create(**request(model))
+    assert caught.value.type == "api_error" and caught.value.request_id
+    assert " 500 api_error (RuntimeError: boom) " in log.lines[0]
+    assert "faults=-" in log.lines[0]  # not the endpoint_refused it once claimed
+
+
+def test_a_failure_mid_stream_cuts_the_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = mock_model()
+    monkeypatch.setattr("sim.wire.server.encode_event", lambda event: 1 / 0)
+    with serving(model) as (_, client, log):
+        with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
+            list(client.messages.create(**request(model, stream=True)))
+    assert " 500 api_error (ZeroDivisionError: division by zero) " in log.lines[0]

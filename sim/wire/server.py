@@ -6,9 +6,10 @@
 
 Behaviour, request by request:
 
-1. The body must be a JSON object with `model` (a string), `max_tokens` (a positive integer) and
-   `messages` (a list); otherwise 400 `invalid_request_error` worded as the API words it. Other
-   paths answer 404, other methods 405, in the API's JSON error shape.
+1. The body must be a JSON object (strict JSON: no NaN, no Infinity, not nested too deep) with
+   `model` (a string), `max_tokens` (a positive integer) and `messages` (a list); otherwise 400
+   `invalid_request_error` worded as the API words it. Other paths answer 404, other methods 405,
+   in the API's JSON error shape.
 2. Identity (`sim.wire.identity`): session from the `x-sim-session` header or a counter, turn
    index from the assistant messages, attempt from the session's earlier requests of that turn.
 3. Admission: the scenario's endpoint capacity counts requests in flight across every
@@ -25,10 +26,15 @@ Behaviour, request by request:
 6. `stream: false`: after the whole stream's time, the accumulated Message JSON; a stream that
    would end with an `error` event answers that error's status (529 overloaded, 500 otherwise)
    instead, and a cut stream drops the connection without a response.
-7. `speed` divides every delay, retry-after included: at 10 the model is ten times faster.
+7. `speed` divides every delay, retry-after included: at 10 the model is ten times faster. A
+   delay is at most `MAX_DELAY_NS` (a year) whatever the speed.
+8. A failure of the server's own (a bug) answers 500 `api_error`, as the API answers its own, or
+   cuts a response already begun; the log line names the exception.
 
 One line per request goes to the log (stderr by default): method, path, status, how the answer
-ended, the turn's identity, the faults that fired and the time taken.
+ended, the turn's identity, the faults that fired and the time taken. JSON goes out as UTF-8 with
+non-ASCII text unescaped, except lone surrogates (a request's `\\ud800` escape, echoed in an
+error message), which UTF-8 cannot carry: they stay escapes.
 """
 
 from __future__ import annotations
@@ -48,13 +54,16 @@ from sim.runtime.accumulator import StreamAccumulator
 from sim.wire.admission import AsyncEndpoint
 from sim.wire.connection import BadRequest, HttpConnection, HttpRequest
 from sim.wire.identity import SESSION_HEADER, TurnIdentities
-from sim.wire.sse import encode_event
+from sim.wire.sse import encode_event, parse_json
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MESSAGES_PATH = "/v1/messages"
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
+# The longest delay served: no client waits longer. A speed near zero (1e-300) made delays
+# infinite, which `round` cannot turn into nanoseconds.
+MAX_DELAY_NS = 365 * 24 * 3600 * NS_PER_S
 
 # The status an `error` event's type stands for when the answer is not streamed.
 _ERROR_STATUS = {error_type: status for status, (error_type, _) in STATUS_ERRORS.items()}
@@ -197,8 +206,8 @@ class MockServer:
             await self._reject(http, where, 405, INVALID_REQUEST, f"{where}: use POST")
             return True
         try:
-            body = json.loads(request.body)
-        except ValueError as error:
+            body = parse_json(request.body.decode("utf-8"))
+        except ValueError as error:  # UnicodeDecodeError included
             problem: str | None = f"request body is not valid JSON: {error}"
         else:
             problem = request_problem(body)
@@ -211,7 +220,8 @@ class MockServer:
         # The model's times count from admission: time spent in the queue comes on top.
         admitted_ns = time.monotonic_ns()
         outcome = "aborted"  # the client went away, or the server is closing
-        faults: tuple[str, ...] = ("endpoint_refused",)
+        # A refusal is the endpoint's doing, not one of the model's faults: named here.
+        faults: tuple[str, ...] = () if holds_slot else ("endpoint_refused",)
         try:
             response = self._respond(body, turn, holds_slot)
             if holds_slot:
@@ -225,6 +235,20 @@ class MockServer:
             else:
                 outcome = await self._send_message(http, response, request_id, admitted_ns)
             return response.ending != "cut"
+        except ConnectionError:
+            raise  # the client went away: nothing is owed to it
+        except Exception as error:
+            # A bug: answered as the API answers its own, rather than the connection dropped
+            # without a word and asyncio's "Unhandled exception in client_connected_cb".
+            outcome = f"500 api_error ({type(error).__name__}: {error})"
+            if http.can_respond:
+                error_type, message = STATUS_ERRORS[500]
+                request_id = self.model.request_id(turn)
+                await self._send_json(http, 500, error_body(error_type, message, request_id),
+                                      [("request-id", request_id)])
+            else:
+                http.cut()
+            return False
         finally:
             if holds_slot:
                 self._endpoint.release()
@@ -308,13 +332,16 @@ class MockServer:
         body: Mapping[str, Any],
         headers: list[tuple[str, str]] | None = None,
     ) -> None:
-        await http.send(status, [_JSON, *(headers or [])], _ENCODE(body).encode())
+        # backslashreplace acts on lone surrogates only, which json leaves only inside strings:
+        # `\\ud800` there is the JSON escape of the same character.
+        await http.send(status, [_JSON, *(headers or [])],
+                        _ENCODE(body).encode("utf-8", "backslashreplace"))
 
     # ----- time -----
 
     def _scaled(self, delay_ns: int) -> int:
-        """A delay of the model's, at the server's speed."""
-        return round(delay_ns / self.speed)
+        """A delay of the model's, at the server's speed (at most `MAX_DELAY_NS`)."""
+        return round(min(delay_ns / self.speed, MAX_DELAY_NS))
 
     async def _sleep_until(self, admitted_ns: int, t_ns: int) -> None:
         """Sleep until `t_ns` (model time, from the request's admission) has come."""
