@@ -46,7 +46,8 @@ class _Distribution(BaseModel):
     one-element array costs about as much as the whole scalar draw, and single draws are what
     tool calls, think times and first tokens take."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # Strict, as every table of a scenario (see sim.scenario.schema._Section).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     @abstractmethod
     def sample_ns(self, rng: np.random.Generator) -> int:

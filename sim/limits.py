@@ -30,3 +30,8 @@ MAX_COUNT = 1_000_000
 # Progress events of one tool call. A call of `MAX_DURATION_MS` reporting every millisecond
 # would be a billion events; past this many a call runs on without reporting.
 MAX_PROGRESS_PER_CALL = 10_000
+# The shortest horizon: simulated time is integer nanoseconds, and a shorter one rounds to 0,
+# a run that ends before it starts.
+MIN_HORIZON_S = 1e-9
+# The largest seed: results record it in an int64 column.
+MAX_SEED = 2**63 - 1

@@ -72,6 +72,22 @@ def test_sweep_levels_and_horizon() -> None:
     assert locations(error) == {("load", "sweep")}
 
 
+def test_sweep_levels_are_distinct() -> None:
+    # A run's rows are keyed by level: two runs at one level were merged as one.
+    with pytest.raises(ValidationError) as error:
+        scenario(load={"mode": "closed", "sessions": 3, "sweep": [2, 4, 2.0]})
+    assert locations(error) == {("load", "sweep")}
+    assert "levels listed more than once: 2" in str(error.value)
+
+
+def test_the_shortest_horizon_is_a_nanosecond() -> None:
+    load = {"mode": "closed", "sessions": 3, "concurrency": 1}
+    assert scenario(load={**load, "horizon_s": 1e-9}).load.horizon_ns == 1
+    with pytest.raises(ValidationError) as error:
+        scenario(load={**load, "horizon_s": 4e-10})  # 0 ns: the run would end as it starts
+    assert locations(error) == {("load", "horizon_s")}
+
+
 def test_repeated_policy_is_rejected() -> None:
     with pytest.raises(ValidationError) as error:
         scenario(runtime={"policies": ["serial", "serial"]})

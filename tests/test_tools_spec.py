@@ -96,3 +96,22 @@ def test_input_problem_reports_the_reason() -> None:
     s = spec(input_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
     assert s.input_problem({"n": 1}) is None
     assert s.input_problem({"n": "x"}) == "'x' is not of type 'integer'"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"concurrency_safe": "yes"},
+        {"cancellable": 1},
+        {"failures": {"error": True}},
+        {"result_chars": {"kind": "fixed", "n": 2.0}},
+        {"duration": {"kind": "fixed", "ms": "5"}},
+    ],
+)
+def test_values_of_the_wrong_type_are_not_converted(fields: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        spec(**fields)
+
+
+def test_an_integer_is_a_float() -> None:
+    assert spec(duration={"kind": "fixed", "ms": 5}).duration.mean_ns() == 5_000_000

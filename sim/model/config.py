@@ -36,6 +36,7 @@ Explicit scripts list the responses block by block instead:
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -48,7 +49,8 @@ ProfileName = Literal["haiku", "sonnet", "opus"]
 
 
 class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # Strict, as every table of a scenario (see sim.scenario.schema._Section).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 class LatencyConfig(_Config):
@@ -182,8 +184,13 @@ class GeneratedScript(_Config):
     @field_validator("tool_mix")
     @classmethod
     def _some_weight(cls, mix: dict[str, float]) -> dict[str, float]:
-        if mix and sum(mix.values()) <= 0:
+        # Summed as the planner sums them: a total past the largest float is infinite, and every
+        # draw would pick the last tool.
+        total = sum(float(mix[name]) for name in sorted(mix))
+        if mix and total <= 0:
             raise ValueError("weights must not all be zero")
+        if math.isinf(total):
+            raise ValueError("the weights sum past the largest float: use smaller relative weights")
         return mix
 
 

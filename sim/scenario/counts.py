@@ -23,7 +23,8 @@ from sim.randomness import below
 
 
 class _Count(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # Strict, as every table of a scenario (see sim.scenario.schema._Section).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     @abstractmethod
     def sample(self, rng: np.random.Generator) -> int:

@@ -29,7 +29,14 @@ from pydantic import (
 )
 
 from sim.distributions import NS_PER_MS, Distribution, LogNormal
-from sim.limits import MAX_ATTACHMENT_RATE_PER_S, MAX_DURATION_MS, MAX_SPAN_MS, MIN_RATE_PER_S
+from sim.limits import (
+    MAX_ATTACHMENT_RATE_PER_S,
+    MAX_DURATION_MS,
+    MAX_SEED,
+    MAX_SPAN_MS,
+    MIN_HORIZON_S,
+    MIN_RATE_PER_S,
+)
 from sim.model.config import GeneratedScript, ModelConfig
 from sim.runtime.tooldef import ToolDefinition
 from sim.scenario.counts import Count, fixed_count
@@ -45,7 +52,9 @@ ALL_POLICIES: tuple[Policy, ...] = ("streaming", "at_message_stop", "serial")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # Strict: TOML values have types, so `seed = true`, `strict = "off"` or `sessions = "3"` is a
+    # mistake to report, not 1, True and 3. An integer is still a float (`ms = 5`).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 # --- [load] -------------------------------------------------------------------------------------
@@ -86,10 +95,21 @@ class LoadConfig(_Section):
     )
     horizon_s: float | None = Field(
         default=None,
-        gt=0,
+        ge=MIN_HORIZON_S,
         le=MAX_SPAN_MS / 1000,
         description="Stop at this much simulated time; none: run to the end.",
     )
+
+    @field_validator("sweep")
+    @classmethod
+    def _distinct_levels(cls, sweep: list[float] | None) -> list[float] | None:
+        # Results are keyed by level: two runs at one level would be merged as one.
+        if sweep is not None:
+            repeated = sorted({level for level in sweep if sweep.count(level) > 1})
+            if repeated:
+                shown = ", ".join(f"{level:g}" for level in repeated)
+                raise ValueError(f"levels listed more than once: {shown}")
+        return sweep
 
     @model_validator(mode="after")
     def _fits_mode(self) -> LoadConfig:
@@ -399,7 +419,7 @@ class Scenario(_Section):
 
     name: str = Field(min_length=1, description="Short name, shown in results.")
     description: str = Field(default="", description="What the scenario is for.")
-    seed: int = Field(ge=0, description="Root seed of every random stream.")
+    seed: int = Field(ge=0, le=MAX_SEED, description="Root seed of every random stream.")
     load: LoadConfig = Field(description="How sessions arrive.")
     session: SessionConfig = Field(
         default_factory=SessionConfig, description="One session's behaviour."

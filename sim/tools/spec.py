@@ -35,7 +35,8 @@ TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 class ToolFailures(BaseModel):
     """Per-call probabilities of each way a call can fail; what is left over is success."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # Strict, as every table of a scenario (see sim.scenario.schema._Section).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     error: float = Field(
         default=0.0, ge=0, le=1, description="The tool runs and returns an is_error result."
@@ -54,7 +55,7 @@ class ToolFailures(BaseModel):
 class Permission(BaseModel):
     """Whether a call may run: always, never, or after asking the user (which takes time)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     mode: Literal["allow", "deny", "ask"] = Field(
         default="allow",
@@ -73,7 +74,7 @@ class ToolSpec(BaseModel):
     """One simulated tool. Cross-field rules: failure probabilities sum to at most 1; every example
     input matches the schema; without examples, inputs can be generated from the schema."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
     name: str = Field(pattern=TOOL_NAME_PATTERN, description="The name the model calls it by.")
     description: str = Field(default="", description="Shown to the model in the tools parameter.")
