@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,31 @@ def test_exact_tolerance_beats_the_longest_glob() -> None:
     assert tolerance_for("latency_ns.p50", tolerances) == 0.1
     assert tolerance_for("ttfts_ns.p50", tolerances) == 0.5
     assert tolerance_for("ttfts_ns.p50", {}) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("metadata", "field", "kind"),
+    [
+        (None, "metadata", "null"),
+        ([], "metadata", "an array"),
+        ("run", "metadata", "a string"),
+        (7, "metadata", "a number"),
+        ({"versions": "sim 0.1"}, "metadata.versions", "a string"),
+        ({"versions": 3}, "metadata.versions", "a number"),
+        ({"versions": ["sim"]}, "metadata.versions", "an array"),
+    ],
+)
+def test_a_run_json_with_malformed_metadata_is_bad_input(
+    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    metadata: object, field: str, kind: str,
+) -> None:
+    new = write(tmp_path / "new")
+    run_json = new / "run.json"
+    content = json.loads(run_json.read_text())
+    content["metadata"] = metadata
+    run_json.write_text(json.dumps(content))
+    for command in (["compare", str(base), str(new)], ["report", str(new)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1
+        assert f"{run_json}: field {field} must be an object, not {kind}" in err

@@ -50,9 +50,31 @@ def read_run(run_dir: Path) -> RunFolder:
         metadata = json.loads(run_json.read_text(encoding="utf-8"))["metadata"]
     except (ValueError, KeyError, TypeError) as error:
         raise UserError(f"{run_json}: not a run.json written by sim ({error})") from error
+    _check_metadata(run_json, metadata)
     return RunFolder(
         path=run_dir, metadata=metadata, tables=tables, summary=summary, events=events
     )
+
+
+def _check_metadata(run_json: Path, metadata: Any) -> None:
+    # Reports and comparisons look fields up in these: a hand-edited file must fail here, named.
+    if not isinstance(metadata, dict):
+        raise UserError(f"{run_json}: field metadata must be an object, not {_json_kind(metadata)}")
+    versions = metadata.get("versions")
+    if versions is not None and not isinstance(versions, dict):
+        raise UserError(
+            f"{run_json}: field metadata.versions must be an object, not {_json_kind(versions)}"
+        )
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string" if isinstance(value, str) else "an array"
 
 
 def _require(run_dir: Path, name: str) -> Path:
