@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from sim.cli import main
 from sim.errors import UserError
 from sim.metrics import read_run, write_run
-from sim.report.compare import compare_runs, parse_tolerances, tolerance_for
+from sim.report.compare import MetricChange, compare_runs, parse_tolerances, tolerance_for
 from tests.test_metrics_support import collect, handmade_rows, metadata, turn
 
 
@@ -138,6 +141,56 @@ def test_exact_tolerance_beats_the_longest_glob() -> None:
     assert tolerance_for("latency_ns.p50", tolerances) == 0.1
     assert tolerance_for("ttfts_ns.p50", tolerances) == 0.5
     assert tolerance_for("ttfts_ns.p50", {}) == 0.0
+
+
+def with_summary_value(folder: Path, metric: str, value: float) -> Path:
+    """The run folder with one summary value overwritten (every policy's), as a hand edit or a
+    bug in the summary would leave it."""
+    path = folder / "summary.parquet"
+    table = pq.read_table(path)
+    values = pc.if_else(pc.equal(table["metric"], metric), value, table["value"])
+    column = table.schema.get_field_index("value")
+    pq.write_table(table.set_column(column, table.schema.field(column), values), path)
+    return folder
+
+
+def change(base: float | None, new: float | None, tolerance: float = 0.0) -> MetricChange:
+    return MetricChange("streaming", "latency_ns.p99", "ns", base, new, tolerance, False)
+
+
+@pytest.mark.parametrize(
+    ("base", "new", "moved", "fails"),
+    [
+        (math.nan, 300.0, True, True),
+        (300.0, math.nan, True, True),
+        (math.nan, math.nan, False, False),
+        (math.inf, 300.0, True, True),
+        (300.0, -math.inf, True, True),
+        (0.0, math.inf, True, True),
+        (math.inf, math.inf, False, False),
+        (math.nan, None, True, True),
+    ],
+)
+def test_a_value_that_is_not_a_finite_number_fails_unless_both_runs_agree(
+    base: float | None, new: float | None, moved: bool, fails: bool
+) -> None:
+    for tolerance in (0.0, 0.5, 1e9):
+        compared = change(base, new, tolerance)
+        assert (compared.moved, compared.beyond_tolerance) == (moved, fails)
+        assert compared.relative is None
+
+
+def test_compare_fails_on_a_nan_in_the_new_run_and_says_why(
+    base: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    new = with_summary_value(write(tmp_path / "new", speed=100.0), "latency_ns.p90", math.nan)
+    args = ["compare", str(base), str(new), "--tolerance", "latency_ns.*=0.5"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert "latency_ns.p90" in out and "not finite" in out and "FAIL (not a finite number)" in out
+    assert "2 beyond tolerance" in out  # both policies
+    nan_both = with_summary_value(base, "latency_ns.p90", math.nan)
+    assert main(["compare", str(nan_both), str(new)]) == 0
 
 
 @pytest.mark.parametrize(

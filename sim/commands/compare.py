@@ -1,7 +1,8 @@
 """`sim compare BASE NEW`: the exact gate on simulated metrics between two run folders.
 
 Exit status 0 when nothing moved beyond its tolerance, 1 when something did, 2 for bad input
-(a missing folder, runs of different scenarios, a malformed tolerance).
+(a missing folder, runs of different scenarios, a malformed tolerance). A simulated metric that
+is NaN or infinite in one run and not the same in the other fails whatever its tolerance.
 """
 
 from __future__ import annotations
@@ -97,10 +98,14 @@ def _shown(value: float | None, unit: str) -> str:
 def _relative(change: MetricChange) -> str:
     if change.relative is not None:
         return f"{change.relative:+.3%}"
+    if change.not_finite:
+        return "not finite"
     return "new" if change.base is not None and change.base == 0 else "-"
 
 
 def _verdict(change: MetricChange) -> str:
     if change.wall_clock:
         return "wall clock (not gated)"
-    return "FAIL" if change.beyond_tolerance else "within tolerance"
+    if not change.beyond_tolerance:
+        return "within tolerance"
+    return "FAIL (not a finite number)" if change.not_finite else "FAIL"

@@ -4,10 +4,15 @@ Simulated metrics are exact functions of code, scenario and seed, so by default 
 regression (tolerance zero). A tolerance ``rel`` lets a metric move by ``rel * |base|``.
 Wall-clock metrics are compared and shown but never gate. Besides the summary, the number of
 rows of each table per policy is compared as metric ``rows.<table>``.
+
+A value that is not a finite number (NaN, infinity) has no relative change: it has not moved if
+the other run has the same (NaN on both sides counts as the same), and otherwise it has moved
+beyond any tolerance.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -35,12 +40,19 @@ class MetricChange:
 
     @property
     def moved(self) -> bool:
-        return self.base != self.new
+        both_nan = _is_nan(self.base) and _is_nan(self.new)
+        return self.base != self.new and not both_nan
+
+    @property
+    def not_finite(self) -> bool:
+        """Whether either value is NaN or infinite (then there is no relative change)."""
+        values = (self.base, self.new)
+        return any(value is not None and not math.isfinite(value) for value in values)
 
     @property
     def relative(self) -> float | None:
-        """(new - base) / |base|; None when either is missing or base is zero."""
-        if self.base is None or self.new is None or self.base == 0:
+        """(new - base) / |base|; None when either is missing or not finite, or base is zero."""
+        if self.base is None or self.new is None or self.base == 0 or self.not_finite:
             return None
         return (self.new - self.base) / abs(self.base)
 
@@ -49,9 +61,13 @@ class MetricChange:
         """Whether this change fails the gate (never for wall-clock metrics)."""
         if self.wall_clock or not self.moved:
             return False
-        if self.base is None or self.new is None:
+        if self.base is None or self.new is None or self.not_finite:
             return True
         return abs(self.new - self.base) > self.tolerance * abs(self.base)
+
+
+def _is_nan(value: float | None) -> bool:
+    return value is not None and math.isnan(value)
 
 
 def parse_tolerances(texts: list[str]) -> dict[str, float]:
