@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from sim.cli import main
+from sim.commands import run as run_command
 from sim.commands.run import default_out_dir
 from sim.metrics.schema import TABLES
 from sim.scenario.loader import load_scenario
+from sim.scenario.schema import Scenario
 
 TINY = """
 name = "tiny"
@@ -85,12 +89,134 @@ def test_an_existing_folder_is_an_error_unless_forced(
     tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "run"
-    out.mkdir()
+    assert main(["run", str(tiny), "--out", str(out)]) == 0
+    assert (out / "report").is_dir()
     assert main(["run", str(tiny), "--out", str(out)]) == 2
     assert "already exists" in capsys.readouterr().err
     assert main(["run", str(tiny), "--out", str(out), "--force", "--no-report"]) == 0
     assert (out / "turns.parquet").is_file()
     assert not (out / "report").exists()
+
+
+@pytest.fixture
+def no_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output locations must be refused before simulating: a simulation here fails the test."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("simulated before checking the output location")
+
+    monkeypatch.setattr(run_command, "_run_with_progress", refuse)
+
+
+def one_line_naming(capsys: pytest.CaptureFixture[str], path: Path | str) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: " in err and "Traceback" not in err
+    return err
+
+
+@pytest.mark.usefixtures("no_simulation")
+@pytest.mark.parametrize("make", ["folder of notes", "empty folder", "file", "link to a run"])
+def test_force_replaces_nothing_but_a_run_folder(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], make: str
+) -> None:
+    out = tmp_path / "out"
+    if make == "folder of notes":
+        out.mkdir()
+        (out / "notes.txt").write_text("mine")
+    elif make == "empty folder":
+        out.mkdir()
+    elif make == "file":
+        out.write_text("mine")
+    else:
+        (tmp_path / "run").mkdir()
+        (tmp_path / "run" / "run.json").write_text("{}")
+        out.symlink_to(tmp_path / "run")
+    before = sorted(tmp_path.rglob("*"))
+    assert main(["run", str(tiny), "--out", str(out), "--force"]) == 2
+    err = one_line_naming(capsys, out)
+    assert "only a run folder is replaced" in err
+    assert sorted(tmp_path.rglob("*")) == before  # untouched, and no hidden sibling left
+    if make == "folder of notes":
+        assert (out / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.usefixtures("no_simulation")
+@pytest.mark.parametrize("out", [".", "..", "/"])
+def test_force_refuses_the_current_parent_and_root_folders(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str], out: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.json").write_text("{}")  # even a folder that looks like a run
+    assert main(["run", str(tiny), "--out", out, "--force"]) == 2
+    assert "name the folder itself" in one_line_naming(capsys, out)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run.json", "tiny.toml"]
+
+
+@pytest.mark.usefixtures("no_simulation")
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        ("under a file", "Not a directory"),
+        ("deep under a file", "Not a directory"),
+        ("name too long", "File name too long"),
+        ("parent name too long", "File name too long"),
+    ],
+)
+def test_an_unwritable_output_location_is_refused_before_simulating(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], make: str, reason: str
+) -> None:
+    (tmp_path / "afile").write_text("mine")
+    out = {
+        "under a file": tmp_path / "afile" / "sub",
+        "deep under a file": tmp_path / "afile" / "a" / "b",
+        "name too long": tmp_path / ("x" * 250),
+        "parent name too long": tmp_path / ("x" * 300) / "run",
+    }[make]
+    before = sorted(tmp_path.rglob("*"))
+    assert main(["run", str(tiny), "--out", str(out)]) == 2
+    assert f"cannot write there ({reason})" in one_line_naming(capsys, out)
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+@pytest.mark.usefixtures("no_simulation")
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_place_where_nothing_can_be_made_is_refused(
+    tiny: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", str(tiny), "--out", "/proc/x/run"]) == 2
+    one_line_naming(capsys, "/proc/x/run")
+
+
+def test_missing_parents_are_made_only_when_the_run_is_written(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "a" / "b" / "run"
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        assert not (tmp_path / "a").exists()  # checked, and what the check made is gone
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_command, "_run_with_progress", interrupted)
+    assert main(["run", str(tiny), "--out", str(out)]) == 130
+    assert list(tmp_path.iterdir()) == [tmp_path / "tiny.toml"]
+    monkeypatch.undo()
+    assert main(["run", str(tiny), "--out", str(out), "--no-report"]) == 0
+    assert (out / "run.json").is_file()
+
+
+def test_a_failed_write_is_one_line_and_leaves_nothing(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(run_command, "write_run", full)
+    out = tmp_path / "run"
+    assert main(["run", str(tiny), "--out", str(out)]) == 2
+    assert "No space left on device" in one_line_naming(capsys, out)
+    assert not out.exists()
 
 
 def test_a_bad_scenario_exits_2_with_one_line(
@@ -121,6 +247,39 @@ def test_default_folder_name(tiny: Path) -> None:
     when = datetime(2026, 11, 30, 12, 5, 9, tzinfo=UTC)
     expected = Path("results/run-tiny-seed9-20261130-120509")
     assert default_out_dir(load_scenario(tiny), when) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("../../escaped", ".._.._escaped"),
+        ("a/b", "a_b"),
+        ("a\\b", "a_b"),
+        ("nul\0x", "nul_x"),
+        ("ünï😀 x\ny", "_n___x_y"),
+        ("x" * 300, "x" * 64),
+    ],
+)
+def test_the_default_folder_name_is_made_safe_from_the_scenario_name(
+    tiny: Path, name: str, shown: str
+) -> None:
+    scenario: Scenario = load_scenario(tiny).model_copy(update={"name": name})
+    out = default_out_dir(scenario, datetime(2026, 11, 30, 12, 5, 9, tzinfo=UTC))
+    assert out == Path(f"results/run-{shown}-seed9-20261130-120509")
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", out.name)
+
+
+def test_a_scenario_name_never_leads_outside_results(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    escaping = tmp_path / "work" / "escaping.toml"
+    escaping.parent.mkdir()
+    escaping.write_text(tiny.read_text().replace('name = "tiny"', 'name = "../../escaped"'))
+    monkeypatch.chdir(escaping.parent)
+    assert main(["run", str(escaping), "--no-report"]) == 0
+    (written,) = (escaping.parent / "results").iterdir()
+    assert written.name.startswith("run-.._.._escaped-seed9-")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["tiny.toml", "work"]
 
 
 def test_a_terminal_gets_a_progress_bar_per_policy(

@@ -90,6 +90,26 @@ def test_command_rejects_a_missing_or_wrong_folder_in_one_line(
     assert not (target / "report").exists()
 
 
+@pytest.mark.parametrize("make", ["file", "folder without report.html"])
+def test_command_replaces_nothing_but_a_report_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: str
+) -> None:
+    run = tmp_path / "run"
+    write_run(run, collect(handmade_rows()).tables(), metadata())
+    report = run / "report"
+    if make == "file":
+        report.write_text("mine")
+    else:
+        report.mkdir()
+        (report / "notes.txt").write_text("mine")
+    before = sorted(run.rglob("*"))
+    assert main(["report", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{report}: not a" in err
+    assert "only a report folder is replaced" in err
+    assert sorted(run.rglob("*")) == before  # untouched, and no hidden sibling left
+
+
 def test_concurrency_counts_ends_before_starts_at_the_same_instant() -> None:
     starts = np.array([0, 10, 10, 30])
     ends = np.array([10, 20, 40, 35])

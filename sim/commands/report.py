@@ -15,7 +15,8 @@ def add_parser(subparsers: Any) -> None:
         "report",
         help="draw the figures and HTML page of a run folder",
         description="Write PNG figures and report.html for a run folder into RUN_DIR/report/ "
-        "(replacing an older report there), and print the run's summary.",
+        "(replacing an older report there: a folder with report.html; anything else named "
+        "report is an error), and print the run's summary.",
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a folder written by sim run")
     parser.set_defaults(func=run)

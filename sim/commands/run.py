@@ -6,7 +6,10 @@
 Shows a progress bar per policy and load level (on a terminal), then the summary table with the
 policies side by side, then the folder written: `results/run-<scenario>-seed<seed>-<UTC time>`
 unless `--out` names another, with its figures and report.html in `report/` (unless
-`--no-report`). An existing folder is an error unless `--force`. With `--trace` the folder also
+`--no-report`). The scenario's name appears in the default folder's name with only letters,
+digits, `.`, `_` and `-` kept (others become `_`) and at most 64 characters. An existing folder
+is an error unless `--force`, and `--force` replaces only a run folder (a folder with run.json).
+The output location is checked before simulating. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
 done, 1 strict mode stopped the run (the message names seed and session), 2 bad input.
 """
@@ -14,6 +17,8 @@ done, 1 strict mode stopped the run (the message names seed and session), 2 bad 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,15 +30,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim.engine.runner import RunResult, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError
+from sim.metrics.atomic import check_destination
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary
-from sim.metrics.writer import RunMetadata, write_run
+from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.schema import ALL_POLICIES, Scenario
 
 EXIT_OK = 0
 EXIT_STRICT_STOP = 1
 RESULTS_DIR = Path("results")
+# A scenario name may hold anything (separators, `..`, NUL, a thousand characters): the default
+# folder keeps a bounded run of portable file-name characters from it.
+_UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]")
+NAME_IN_FOLDER_MAX = 64
 
 
 def add_parser(subparsers: Any) -> None:
@@ -54,7 +64,10 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--out", type=Path, help="run folder to write (default: under results/)")
-    parser.add_argument("--force", action="store_true", help="replace an existing run folder")
+    parser.add_argument(
+        "--force", action="store_true",
+        help="replace an existing run folder (a folder with run.json; anything else is an error)",
+    )
     parser.add_argument(
         "--trace", action="store_true",
         help="also write events.parquet, a row per stream event fed to the runtime (kept in "
@@ -68,9 +81,11 @@ def add_parser(subparsers: Any) -> None:
 
 
 def default_out_dir(scenario: Scenario, now: datetime) -> Path:
-    """`results/run-<scenario>-seed<seed>-<UTC yyyymmdd-HHMMSS>`."""
+    """`results/run-<scenario>-seed<seed>-<UTC yyyymmdd-HHMMSS>`, the scenario's name made safe
+    for a file name (see the module docstring)."""
     stamp = now.astimezone(UTC).strftime("%Y%m%d-%H%M%S")
-    return RESULTS_DIR / f"run-{scenario.name}-seed{scenario.seed}-{stamp}"
+    name = _UNSAFE_IN_NAME.sub("_", scenario.name)[:NAME_IN_FOLDER_MAX]
+    return RESULTS_DIR / f"run-{name}-seed{scenario.seed}-{stamp}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
         load_scenario(args.scenario), seed=args.seed, sessions=args.sessions, policies=args.policies
     )
     out_dir: Path = args.out or default_out_dir(scenario, datetime.now(UTC))
-    if out_dir.exists() and not args.force:
+    if os.path.lexists(out_dir) and not args.force:
         raise UserError(f"{out_dir}: already exists (use --force to replace it)")
+    check_destination(out_dir, replace=args.force, kind="run folder", marker=RUN_FILE)
     try:
         result = _run_with_progress(scenario, args.jobs, trace=args.trace)
     except StrictModeStop as stop:
@@ -103,13 +119,17 @@ def run(args: argparse.Namespace) -> int:
         seed=scenario.seed,
         extra=run_extra(scenario, args, result),
     )
-    summary = write_run(
-        out_dir,
-        result.collector(out_dir.name).tables(),
-        metadata,
-        events_per_wall_s=result.events_per_wall_s(),
-        replace=args.force,
-    )
+    try:
+        summary = write_run(
+            out_dir,
+            result.collector(out_dir.name).tables(),
+            metadata,
+            events_per_wall_s=result.events_per_wall_s(),
+            replace=args.force,
+        )
+    except OSError as error:
+        # Checked before simulating, but the place can change (or the disk fill) meanwhile.
+        raise UserError(f"{out_dir}: cannot write the run folder ({error})") from None
     print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
     if result.pairing_violations:
         print(f"pairing violations in requests sent: {result.pairing_violations}")

@@ -4,6 +4,9 @@ A failure while writing removes the sibling and leaves the destination as it was
 killed mid-write leaves at most a hidden ``.<name>.partial-*`` sibling, never a half folder or a
 half file at the destination. Files and folders are flushed to disk before the rename so that a
 power cut cannot expose an empty file under the final name either.
+
+``check_destination`` tells, before any work is done, whether a destination can be written and,
+if it exists, whether it may be replaced: only a folder holding the file that marks it as ours.
 """
 
 from __future__ import annotations
@@ -14,17 +17,66 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from sim.errors import UserError
+
+
+def check_destination(destination: Path, *, replace: bool, kind: str, marker: str) -> None:
+    """Raises ``UserError`` naming ``destination`` unless ``atomic_directory`` can write it.
+
+    An existing destination is an error unless ``replace`` is true and it is a ``kind`` of
+    folder: a folder (not a symbolic link) holding a file named ``marker``, what this program
+    wrote there before, never someone else's files. Then the folders the write will create (the
+    missing parents and a staging sibling) are created and removed again, so that an unwritable
+    place, a file in the way or an over-long name fails now rather than after the work.
+    """
+    destination = Path(destination)
+    if destination.name in ("", ".."):
+        raise UserError(f"{destination}: name the folder itself, not . or .. or /")
+    try:
+        _check_replaceable(destination, replace, kind, marker)
+        _try_creating(destination)
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        raise UserError(f"{destination}: cannot write there ({reason})") from None
+
+
+def _check_replaceable(destination: Path, replace: bool, kind: str, marker: str) -> None:
+    if not os.path.lexists(destination):
+        return
+    if not replace:
+        raise UserError(f"{destination}: already exists")
+    if destination.is_symlink() or not destination.is_dir():
+        raise UserError(f"{destination}: not a folder; only a {kind} is replaced")
+    if not (destination / marker).is_file():
+        raise UserError(f"{destination}: not a {kind} (no {marker}); only a {kind} is replaced")
+
+
+def _try_creating(destination: Path) -> None:
+    missing = [folder for folder in destination.parents if not folder.exists()]
+    created: list[Path] = []
+    try:
+        for folder in reversed(missing):
+            folder.mkdir()
+            created.append(folder)
+        created.append(_fresh_sibling(destination, "partial"))
+    finally:
+        for folder in reversed(created):
+            folder.rmdir()
+
 
 @contextmanager
 def atomic_directory(destination: Path, *, replace: bool = False) -> Iterator[Path]:
     """Yields an empty staging folder that becomes ``destination`` when the block succeeds.
 
     An existing ``destination`` raises ``FileExistsError`` up front, unless ``replace`` is true:
-    then the old folder is swapped out by rename and deleted once the new one is in place.
+    then the old folder is swapped out by rename and deleted once the new one is in place. An
+    existing destination that is not a folder raises ``NotADirectoryError`` up front.
     """
     destination = Path(destination)
     if destination.exists() and not replace:
         raise FileExistsError(f"{destination}: already exists")
+    if destination.exists() and not destination.is_dir():
+        raise NotADirectoryError(f"{destination}: not a folder")
     destination.parent.mkdir(parents=True, exist_ok=True)
     staging = _fresh_sibling(destination, "partial")
     try:
@@ -54,7 +106,11 @@ def _swap_into_place(staging: Path, destination: Path) -> None:
         return
     # Renaming a folder onto an empty folder replaces it: move the old one aside that way.
     old = _fresh_sibling(destination, "old")
-    os.replace(destination, old)
+    try:
+        os.replace(destination, old)
+    except OSError:
+        old.rmdir()
+        raise
     try:
         os.replace(staging, destination)
     except OSError:

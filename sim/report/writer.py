@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sim.metrics.atomic import atomic_directory
+from sim.metrics.atomic import atomic_directory, check_destination
 from sim.metrics.reader import RunFolder
 from sim.report.html import render_html
 from sim.report.plots import draw_figures
@@ -16,9 +16,11 @@ REPORT_PAGE = "report.html"
 def write_report(run: RunFolder) -> Path:
     """Draws the figures and the page into ``<run>/report/`` atomically; returns the page's path.
 
-    An older report there is replaced whole.
+    An older report there is replaced whole; anything else named ``report`` there (a file, a
+    folder without report.html) raises ``UserError`` before anything is drawn.
     """
     destination = run.path / REPORT_FOLDER
+    check_destination(destination, replace=True, kind="report folder", marker=REPORT_PAGE)
     with atomic_directory(destination, replace=True) as staging:
         figures = draw_figures(run, staging)
         page = render_html(run.metadata, run.summary, figures)
