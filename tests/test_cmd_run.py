@@ -219,6 +219,26 @@ def test_a_failed_write_is_one_line_and_leaves_nothing(
     assert not out.exists()
 
 
+def test_ctrl_c_while_drawing_the_report_says_what_was_written(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from sim.report import writer
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(writer, "write_report", interrupted)
+    out = tmp_path / "run"
+    assert main(["run", str(tiny), "--out", str(out)]) == 130
+    err = capsys.readouterr().err
+    assert err == (
+        f"sim run: interrupted: the run's tables were written to {out} but not its report "
+        f"(draw it with: sim report {out})\n"
+    )
+    assert (out / "run.json").is_file() and not (out / "report").exists()
+
+
 def test_a_bad_scenario_exits_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,7 +11,9 @@ digits, `.`, `_` and `-` kept (others become `_`) and at most 64 characters. An 
 is an error unless `--force`, and `--force` replaces only a run folder (a folder with run.json).
 The output location is checked before simulating. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
-done, 1 strict mode stopped the run (the message names seed and session), 2 bad input.
+done, 1 strict mode stopped the run (the message names seed and session), 2 bad input, 130
+interrupted (nothing is left half written, and an interrupt while drawing the report says that
+the run's tables were written and how to draw it).
 """
 
 from __future__ import annotations
@@ -130,15 +132,24 @@ def run(args: argparse.Namespace) -> int:
     except OSError as error:
         # Checked before simulating, but the place can change (or the disk fill) meanwhile.
         raise UserError(f"{out_dir}: cannot write the run folder ({error})") from None
-    print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
-    if result.pairing_violations:
-        print(f"pairing violations in requests sent: {result.pairing_violations}")
-    print(f"wrote {out_dir}")
-    if args.report:
-        # Imported here: matplotlib takes a while to load and only this branch needs it.
-        from sim.report.writer import write_report
+    try:
+        print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
+        if result.pairing_violations:
+            print(f"pairing violations in requests sent: {result.pairing_violations}")
+        print(f"wrote {out_dir}")
+        if args.report:
+            # Imported here: matplotlib takes a while to load and only this branch needs it.
+            from sim.report.writer import write_report
 
-        print(f"wrote {write_report(read_run(out_dir))}")
+            print(f"wrote {write_report(read_run(out_dir))}")
+    except KeyboardInterrupt:
+        if not args.report:
+            raise
+        # The folder is complete but without report/: say so, and how to draw it.
+        raise KeyboardInterrupt(
+            f"the run's tables were written to {out_dir} but not its report "
+            f"(draw it with: sim report {out_dir})"
+        ) from None
     return EXIT_OK
 
 
