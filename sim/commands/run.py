@@ -12,8 +12,8 @@ is an error unless `--force`, and `--force` replaces only a run folder (a folder
 The output location is checked before simulating. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
 done, 1 strict mode stopped the run (the message names seed and session), 2 bad input, 130
-interrupted (nothing is left half written, and an interrupt while drawing the report says that
-the run's tables were written and how to draw it).
+interrupted (Ctrl-C or SIGTERM; nothing is left half written, and an interrupt while drawing the
+report says that the run's tables were written and how to draw it).
 """
 
 from __future__ import annotations
@@ -21,9 +21,13 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from rich.console import Console
@@ -91,6 +95,25 @@ def default_out_dir(scenario: Scenario, now: datetime) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    with _terminate_as_interrupt():
+        return _run(args)
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM handled as Ctrl-C is: the workers stopped, no half-written folder left behind."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UserError(f"--jobs: must be at least 1 (got {args.jobs})")
     if args.seed is not None and args.seed < 0:

@@ -2,11 +2,18 @@
 processes, merged into one `RunCollector` in a fixed order.
 
 The units are ordered load level by load level, policy by policy, as the scenario lists them.
-With `jobs > 1` they run in a `concurrent.futures` process pool (spawned workers, so it works the
-same on every platform); each unit is a pure function of the scenario, the policy and the level,
-and its rows are merged in unit order, so the Parquet tables are the same bytes as a serial run's.
-Only the wall-clock speed differs. With `trace=True` every unit also keeps its event trace, and
-the collector has the `events` table (the same bytes serially or in parallel too).
+With `jobs > 1` they run in worker processes (spawned, so it works the same on every platform),
+each taking one unit at a time over its own pipe; each unit is a pure function of the scenario,
+the policy and the level, and its rows are merged in unit order, so the Parquet tables are the
+same bytes as a serial run's. Only the wall-clock speed differs. With `trace=True` every unit
+also keeps its event trace, and the collector has the `events` table (the same bytes serially or
+in parallel too).
+
+A Ctrl-C reaches the whole process group, but only the parent acts on it: workers start with
+SIGINT blocked and never see it. When the parent is interrupted (or a unit fails) it terminates
+its workers before the exception goes on, so the run ends promptly, without workers' tracebacks
+or workers left behind. The parent alone reads the pipes, in its main thread (no pool thread a
+half-sent result could leave waiting forever, as with `concurrent.futures`).
 
     result = run_scenario(load_scenario("scenarios/default.toml"), jobs=2)
     tables = result.collector("run-1").tables()
@@ -15,10 +22,13 @@ the collector has the `events` table (the same bytes serially or in parallel too
 from __future__ import annotations
 
 import multiprocessing
-import queue
-from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+import signal
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 from sim.engine.arrivals import load_levels
@@ -27,9 +37,6 @@ from sim.engine.simulation import SimulationResult, simulate
 from sim.metrics.collector import RunCollector
 from sim.metrics.schema import EVENTS
 from sim.scenario.schema import Scenario
-
-# How often (seconds) the parent looks at progress reports while workers run.
-_POLL_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,36 +141,101 @@ def _run_parallel(
     # A Scenario holds compiled JSON-schema validators, which do not pickle: workers get the
     # validated data and validate it again.
     data = scenario.model_dump(mode="python", exclude_unset=True)
-    with context.Manager() as manager:
-        reports: Any = manager.Queue() if progress is not None else None
-        with ProcessPoolExecutor(max_workers=min(jobs, len(units)), mp_context=context) as pool:
-            futures: list[Future[SimulationResult]] = [
-                pool.submit(_run_unit, data, unit, index, reports, trace)
-                for index, unit in enumerate(units)
-            ]
-            pending = set(futures)
-            while pending:
-                _, pending = wait(pending, timeout=_POLL_S, return_when=FIRST_COMPLETED)
-                _drain(reports, progress)
-            _drain(reports, progress)
-            return [future.result() for future in futures]
+    todo = list(enumerate(units))
+    results: dict[int, SimulationResult] = {}
+    workers: dict[Connection, BaseProcess] = {}
+    try:
+        for _ in range(min(jobs, len(units))):
+            ours, theirs = context.Pipe()
+            worker = context.Process(
+                target=_work, args=(theirs, data, progress is not None, trace), daemon=True
+            )
+            with _sigint_blocked():
+                worker.start()
+            theirs.close()
+            workers[ours] = worker
+            ours.send(todo.pop(0))
+        while len(results) < len(units):
+            for connection in wait(list(workers)):
+                assert isinstance(connection, Connection)
+                _receive(connection, workers[connection], units, todo, results, progress)
+    finally:
+        _end(workers)
+    return [results[index] for index in range(len(units))]
 
 
-def _drain(reports: Any, progress: UnitProgress | None) -> None:
-    if reports is None or progress is None:
-        return
+def _receive(
+    connection: Connection,
+    worker: BaseProcess,
+    units: Sequence[Unit],
+    todo: list[tuple[int, Unit]],
+    results: dict[int, SimulationResult],
+    progress: UnitProgress | None,
+) -> None:
+    """Takes one message from a worker: progress, a result (then gives it the next unit), or
+    the exception its unit raised (raised here)."""
+    try:
+        kind, index, payload = connection.recv()
+    except EOFError:
+        worker.join()
+        raise RuntimeError(
+            f"a worker process ended without its result (exit status {worker.exitcode})"
+        ) from None
+    if kind == "progress":
+        assert progress is not None
+        progress(index, payload)
+    elif kind == "error":
+        error, remote = payload
+        raise error from WorkerTraceback(f"{units[index].label}:\n{remote}")
+    else:
+        results[index] = payload
+        if todo:
+            connection.send(todo.pop(0))
+
+
+def _end(workers: dict[Connection, BaseProcess]) -> None:
+    # Idle workers would also end when their pipe closes; busy ones must be stopped.
+    for connection, worker in workers.items():
+        connection.close()
+        worker.terminate()
+    for worker in workers.values():
+        worker.join()
+
+
+@contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread while it starts a process, which inherits the mask (through
+    fork and exec) and keeps it. A SIGINT meanwhile is not lost: it waits until the block ends
+    (or goes to another thread of this process)."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+class WorkerTraceback(Exception):
+    """The traceback of an exception raised in a worker process, as its text (the cause of the
+    exception raised again in the parent)."""
+
+
+def _work(connection: Connection, data: dict[str, Any], report: bool, trace: bool) -> None:
+    """A worker: runs the units it is sent until its pipe closes (module level, so spawned
+    processes can import it)."""
+    scenario = Scenario.model_validate(data)
     while True:
         try:
-            index, finished = reports.get_nowait()
-        except queue.Empty:
+            index, unit = connection.recv()
+        except EOFError:
             return
-        progress(index, finished)
+        reporter = _reporter(connection, index) if report else None
+        try:
+            result = simulate(scenario, unit.policy, unit.load, progress=reporter, trace=trace)
+        except Exception as error:
+            connection.send(("error", index, (error, traceback.format_exc())))
+            return
+        connection.send(("result", index, result))
 
 
-def _run_unit(
-    data: dict[str, Any], unit: Unit, index: int, reports: Any, trace: bool = False
-) -> SimulationResult:
-    """A worker's job (module level, so spawned processes can import it)."""
-    scenario = Scenario.model_validate(data)
-    report = None if reports is None else (lambda finished: reports.put((index, finished)))
-    return simulate(scenario, unit.policy, unit.load, progress=report, trace=trace)
+def _reporter(connection: Connection, index: int) -> Callable[[int], None]:
+    return lambda finished: connection.send(("progress", index, finished))
