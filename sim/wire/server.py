@@ -241,14 +241,14 @@ class MockServer:
             # A bug: answered as the API answers its own, rather than the connection dropped
             # without a word and asyncio's "Unhandled exception in client_connected_cb".
             outcome = f"500 api_error ({type(error).__name__}: {error})"
-            if http.can_respond:
-                error_type, message = STATUS_ERRORS[500]
-                request_id = self.model.request_id(turn)
-                await self._send_json(http, 500, error_body(error_type, message, request_id),
-                                      [("request-id", request_id)])
-            else:
+            if not http.can_respond:
                 http.cut()
-            return False
+                return False
+            error_type, message = STATUS_ERRORS[500]
+            request_id = self.model.request_id(turn)
+            await self._send_json(http, 500, error_body(error_type, message, request_id),
+                                  [("request-id", request_id)])
+            return True
         finally:
             if holds_slot:
                 self._endpoint.release()
