@@ -25,7 +25,7 @@ MIN_PING_INTERVAL_MS = 1.0
 # runtime appends; a rate of 1e300 would make one per nanosecond until the tools end.
 MAX_ATTACHMENT_RATE_PER_S = 1000.0
 # One count (tokens of a block, tool calls of a response, prompts of a session, result
-# characters).
+# characters, the values and characters of an input generated from a tool's schema).
 MAX_COUNT = 1_000_000
 # Progress events of one tool call. A call of `MAX_DURATION_MS` reporting every millisecond
 # would be a billion events; past this many a call runs on without reporting.
@@ -35,3 +35,6 @@ MAX_PROGRESS_PER_CALL = 10_000
 MIN_HORIZON_S = 1e-9
 # The largest seed: results record it in an int64 column.
 MAX_SEED = 2**63 - 1
+# Nesting of a JSON value of a scenario (a tool's input schema, an example, a scripted input),
+# counting tables and arrays: the schema checks recurse through it several Python frames a level.
+MAX_JSON_DEPTH = 64

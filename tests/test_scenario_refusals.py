@@ -1,6 +1,6 @@
-"""Scenario files that passed `sim validate` and then crashed `sim run`, or were read as
-something they do not say: each is refused by both commands, naming the field and the reason,
-with exit status 2 and no traceback."""
+"""Scenario files that passed `sim validate` and then crashed `sim run`, or crashed `sim validate`
+itself, or were read as something they do not say: each is refused by both commands, naming the
+field and the reason, with exit status 2 and no traceback."""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ name = "T"
 duration = { kind = "fixed", ms = 10 }
 """
 )
+EXPLICIT = CLOSED + '[model.script]\nkind = "explicit"\n[[model.script.responses]]\n'
+SCHEMA = "input_schema = { type = 'object', properties = { a = %s }, required = ['a'] }\n"
+DEFINED = "tools.define[0]"
 
 CASES = [
     # A horizon that rounds to 0 ns ended the run before it started.
@@ -45,6 +48,38 @@ CASES = [
     (CLOSED + "[runtime]\nstrict = 'off'\n", "runtime.strict", "should be a valid boolean"),
     (CLOSED.replace("sessions = 3", "sessions = '3'"), "load.sessions",
      "should be a valid integer"),
+    # TOML dates and times are not JSON: the run failed serialising them.
+    (ONE_TOOL + "examples = [ { a = 1979-05-27T07:32:00Z } ]\n", f"{DEFINED}.examples[0].a",
+     "a TOML datetime is not a JSON value"),
+    (ONE_TOOL + SCHEMA % "{ const = { b = 1979-05-27T07:32:00Z } }",
+     f"{DEFINED}.input_schema.properties.a.const.b", "a TOML datetime is not a JSON value"),
+    (ONE_TOOL + SCHEMA % "{ enum = [07:32:00] }",
+     f"{DEFINED}.input_schema.properties.a.enum[0]", "a TOML time is not a JSON value"),
+    (EXPLICIT + "blocks = [ { type = 'tool_use', name = 'Read', input = { zz = 1979-05-27 } "
+     "} ]\n", "model.script.responses[0].blocks[0].input.zz", "a TOML date is not a JSON"),
+    # Crashed `validate` with a TypeError, an IndexError, an OverflowError, a RecursionError,
+    # or a jsonschema referencing error.
+    (ONE_TOOL + SCHEMA % "false", f"{DEFINED}.input_schema.properties.a",
+     "the schema false accepts no value"),
+    (ONE_TOOL + SCHEMA % "{ enum = [] }", f"{DEFINED}.input_schema.properties.a.enum",
+     "an empty enum accepts no value"),
+    (ONE_TOOL + SCHEMA % "{ type = 'number', maximum = inf }",
+     f"{DEFINED}.input_schema.properties.a.maximum", "inf is not a JSON number"),
+    (ONE_TOOL + SCHEMA % "{ type = 'number', minimum = nan }",
+     f"{DEFINED}.input_schema.properties.a.minimum", "nan is not a JSON number"),
+    (ONE_TOOL + SCHEMA % "{ '$ref' = '#/nope' }" + "examples = [ { a = 1 } ]\n",
+     f'{DEFINED}.input_schema.properties.a."$ref"', "'#/nope' points nowhere in the schema"),
+    (ONE_TOOL + SCHEMA % "{ '$ref' = 'http://127.0.0.1:9/x.json' }"
+     + "examples = [ { a = 1 } ]\n", f'{DEFINED}.input_schema.properties.a."$ref"',
+     "is outside the schema"),
+    (ONE_TOOL + "input_schema = " + "{ type = 'object', properties = { a = " * 40
+     + "{ type = 'string' }" + " } }" * 40 + "\n",
+     f"{DEFINED}.input_schema" + ".properties.a" * 32, "nested more than 64 levels deep"),
+    # Ran out of memory, or took minutes, building the inputs.
+    (ONE_TOOL + SCHEMA % "{ type = 'array', minItems = 100000000 }",
+     f"{DEFINED}.input_schema.properties.a", "could hold 100,000,004 values and characters"),
+    (ONE_TOOL + SCHEMA % "{ type = 'string', minLength = 1000000000 }",
+     f"{DEFINED}.input_schema.properties.a", "(at most 1,000,000)"),
     # Both levels' rows were merged under one load level.
     (CLOSED + "sweep = [2, 2]\n", "load.sweep", "levels listed more than once: 2"),
     # The running total overflowed, so every draw picked the last tool.
@@ -55,7 +90,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(
-    ("text", "field", "reason"), CASES, ids=[f"{field}: {reason}" for _, field, reason in CASES]
+    ("text", "field", "reason"), CASES, ids=[f"{f[:60]}: {r}" for _, f, r in CASES]
 )
 def test_refused_by_validate_and_by_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, field: str, reason: str

@@ -3,6 +3,7 @@
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from sim.randomness import stream
 from sim.tools.catalogue import CATALOGUE_NAMES, catalogue
@@ -94,3 +95,106 @@ def test_examples_are_preferred_and_copied() -> None:
 
 def test_schema_that_accepts_everything_has_no_invalid_input() -> None:
     assert sample_invalid_input(spec({"type": "object"}), stream(1, "i")) is None
+
+
+def test_boolean_subschemas_are_generated_from() -> None:
+    # true accepts anything, false nothing: an optional key that must be absent, an item never
+    # given. Both are valid JSON Schema; they crashed the generator.
+    s = spec(
+        {
+            "type": "object",
+            "properties": {
+                "anything": True,
+                "never": False,
+                "none_of": {"enum": []},
+                "list": {"type": "array", "items": True},
+                "empty": {"type": "array", "items": False},
+                "either": {"anyOf": [False, True]},
+            },
+            "required": ["anything", "list", "empty", "either"],
+        }
+    )
+    rng = stream(2, "boolean")
+    for _ in range(50):
+        generated = sample_input(s, rng)
+        assert s.input_problem(generated) is None
+        assert "never" not in generated and "none_of" not in generated
+        assert generated["empty"] == []
+    assert sample_invalid_input(s, rng) is not None
+
+
+def test_breaking_an_input_skips_boolean_property_schemas() -> None:
+    s = spec(
+        {"type": "object", "properties": {"a": True, "b": {"type": "string"}}, "required": ["a"]},
+        examples=[{"a": 1, "b": "x"}],
+    )
+    broken = [sample_invalid_input(s, stream(1, "break", n)) for n in range(20)]
+    assert all(b is not None and s.input_problem(b) is not None for b in broken)
+
+
+@pytest.mark.parametrize("kind", ["number", "integer"])
+def test_bounds_as_wide_as_floats_go_are_generated_from(kind: str) -> None:
+    s = spec(
+        {
+            "type": "object",
+            "properties": {"a": {"type": kind, "minimum": -1.7e308, "maximum": 1.7e308}},
+            "required": ["a"],
+        }
+    )
+    rng = stream(2, "wide")
+    assert all(s.input_problem(sample_input(s, rng)) is None for _ in range(50))
+
+
+def test_a_schema_without_a_type_generates_a_word() -> None:
+    s = spec({"type": "object", "properties": {"a": {}}, "required": ["a"]})
+    assert isinstance(sample_input(s, stream(1, "typeless"))["a"], str)
+
+
+@pytest.mark.parametrize(
+    ("subschema", "loc", "reason"),
+    [
+        (False, ("input_schema", "properties", "a"), "the schema false accepts no value"),
+        ({"enum": []}, ("input_schema", "properties", "a", "enum"), "empty enum"),
+        ({"anyOf": [False, {"enum": []}]}, ("input_schema", "properties", "a", "anyOf"),
+         "no branch accepts a value"),
+        ({"type": "array", "items": {"type": "object", "properties": {"b": False},
+                                     "required": ["b"]}},
+         ("input_schema", "properties", "a", "items", "properties", "b"), "accepts no value"),
+        ({"type": "array", "items": False, "minItems": 1}, ("input_schema", "properties", "a"),
+         "items = false accepts no item"),
+        # What the generator would build: 1e8 items, a 1e9-character string, 1e6 arrays of 1e6.
+        ({"type": "array", "minItems": 100_000_000}, ("input_schema", "properties", "a"),
+         "could hold 100,000,004 values and characters (at most 1,000,000)"),
+        ({"type": "array", "maxItems": 10**9}, ("input_schema", "properties", "a"),
+         "could hold 1,000,000,001"),
+        ({"type": "string", "minLength": 10**9}, ("input_schema", "properties", "a"),
+         "could hold 1,000,000,000"),
+        ({"type": "array", "maxItems": 1000, "items": {"type": "array", "maxItems": 1000}},
+         ("input_schema", "properties", "a"), "could hold 1,001,001"),
+        ({"anyOf": [{"type": "array", "items": {"type": "string", "minLength": 10**6}}]},
+         ("input_schema", "properties", "a", "anyOf", 0), "could hold 3,000,001"),
+    ],
+)  # fmt: skip
+def test_a_schema_the_generator_cannot_satisfy_is_refused_where_it_fails(
+    subschema: Any, loc: tuple[Any, ...], reason: str
+) -> None:
+    schema = {"type": "object", "properties": {"a": subschema}, "required": ["a"]}
+    with pytest.raises(ValidationError) as error:
+        spec(schema)
+    [detail] = error.value.errors()
+    assert detail["loc"] == loc
+    assert reason in detail["msg"] and "give the tool `examples`" in detail["msg"]
+
+
+def test_a_list_of_items_schemas_is_refused() -> None:
+    schema = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": [{"type": "string"}]}},
+        "required": ["a"],
+    }
+    with pytest.raises(ValidationError) as error:
+        spec(schema)
+    [detail] = error.value.errors()
+    assert detail["loc"] == ("input_schema", "properties", "a")
+    assert "does not support a list of items schemas" in detail["msg"]

@@ -1,5 +1,7 @@
 """ToolSpec validation and what the runtime sees of a tool."""
 
+import datetime
+import math
 from typing import Any
 
 import pytest
@@ -81,7 +83,7 @@ def test_schema_the_generator_cannot_satisfy_needs_examples() -> None:
     schema = {"type": "object", "properties": {"id": {"type": "string", "pattern": "^[A-Z]{3}$"}}}
     with pytest.raises(ValidationError) as error:
         spec(input_schema=schema)
-    assert locations(error) == {("input_schema",)}
+    assert locations(error) == {("input_schema", "properties", "id")}
     assert "give the tool `examples`" in str(error.value)
     assert spec(input_schema=schema, examples=[{"id": "ABC"}]).examples == [{"id": "ABC"}]
 
@@ -96,6 +98,83 @@ def test_input_problem_reports_the_reason() -> None:
     s = spec(input_schema={"type": "object", "properties": {"n": {"type": "integer"}}})
     assert s.input_problem({"n": 1}) is None
     assert s.input_problem({"n": "x"}) == "'x' is not of type 'integer'"
+
+
+@pytest.mark.parametrize(
+    ("schema", "loc", "reason"),
+    [
+        ({"properties": {"a": {"$ref": "#/nope"}}}, ("input_schema", "properties", "a", "$ref"),
+         "'#/nope' points nowhere in the schema"),
+        ({"properties": {"a": {"$ref": "#anchor"}}}, ("input_schema", "properties", "a", "$ref"),
+         "points nowhere"),
+        # Fetched from the network by jsonschema's default registry, at every validation.
+        ({"properties": {"a": {"$ref": "http://127.0.0.1:9/x.json"}}},
+         ("input_schema", "properties", "a", "$ref"), "is outside the schema"),
+        # A property named like a data keyword is still a schema.
+        ({"properties": {"const": {"$ref": "#/nope"}}},
+         ("input_schema", "properties", "const", "$ref"), "points nowhere"),
+    ],
+)  # fmt: skip
+def test_a_reference_must_resolve_within_the_schema(
+    schema: dict[str, Any], loc: tuple[Any, ...], reason: str
+) -> None:
+    # With examples the generator is not used, so only this check stands between the reference
+    # and the first validation that reaches it, during a run.
+    with pytest.raises(ValidationError) as error:
+        spec(input_schema={"type": "object", **schema}, examples=[{"a": 1}])
+    [detail] = error.value.errors()
+    assert detail["loc"] == loc
+    assert reason in detail["msg"]
+
+
+def test_references_within_the_schema_are_kept_and_followed() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"n": {"type": "integer"}},
+        # A "$ref" inside const is data, not a reference.
+        "properties": {"a": {"$ref": "#/$defs/n"}, "b": {"const": {"$ref": "nowhere"}}},
+    }
+    s = spec(input_schema=schema, examples=[{"a": 1}, {"b": {"$ref": "nowhere"}}])
+    assert s.input_problem({"a": "x"}) == "'x' is not of type 'integer'"
+
+
+def test_draft_03_is_refused() -> None:
+    # Its `required` is a flag of each property, not a list the generator reads.
+    with pytest.raises(ValidationError) as error:
+        spec(input_schema={"$schema": "http://json-schema.org/draft-03/schema#", "type": "object"})
+    assert locations(error) == {("input_schema",)}
+    assert "draft-03 is not supported" in str(error.value)
+
+
+def nested_lists(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("fields", "loc", "reason"),
+    [
+        ({"examples": [{"a": datetime.date(1979, 5, 27)}]}, ("examples", 0, "a"),
+         "a TOML date is not a JSON value"),
+        ({"examples": [{"a": [1, datetime.time(7, 32)]}]}, ("examples", 0, "a", 1),
+         "a TOML time is not a JSON value"),
+        ({"examples": [{"a": math.inf}]}, ("examples", 0, "a"), "inf is not a JSON number"),
+        ({"input_schema": {"type": "object", "default": {"a": math.nan}}},
+         ("input_schema", "default", "a"), "nan is not a JSON number"),
+        ({"examples": [{"a": nested_lists(64)}]}, ("examples", 0, "a", *[0] * 63),
+         "nested more than 64 levels deep"),
+    ],
+)  # fmt: skip
+def test_inputs_and_schemas_hold_json_values_only(
+    fields: dict[str, Any], loc: tuple[Any, ...], reason: str
+) -> None:
+    with pytest.raises(ValidationError) as error:
+        spec(**fields)
+    [detail] = error.value.errors()
+    assert detail["loc"] == loc
+    assert reason in detail["msg"]
 
 
 @pytest.mark.parametrize(

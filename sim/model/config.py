@@ -37,13 +37,14 @@ Explicit scripts list the responses block by block instead:
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.distributions import Distribution, fixed_ms
 from sim.limits import MAX_DURATION_MS, MIN_PING_INTERVAL_MS, MIN_RATE_PER_S
 from sim.scenario.counts import Count, EmpiricalCount, FixedCount, UniformCount, fixed_count
+from sim.tools.json_values import JsonObject
 
 ProfileName = Literal["haiku", "sonnet", "opus"]
 
@@ -109,7 +110,7 @@ class ThinkingBlock(_Config):
 class ToolUseBlock(_Config):
     type: Literal["tool_use"]
     name: str = Field(min_length=1, description="The tool called, by name.")
-    input: dict[str, Any] = Field(default_factory=dict, description="The call's input object.")
+    input: JsonObject = Field(default_factory=dict, description="The call's input object.")
 
 
 ScriptedBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]

@@ -16,20 +16,31 @@ result size) is for the driver hosting the tool, which draws one call's plan wit
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import jsonschema
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
 from jsonschema.exceptions import SchemaError, best_match
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from sim.distributions import Distribution, Fixed, fixed_ms
 from sim.runtime.tooldef import ToolDefinition
 from sim.scenario.counts import Count, fixed_count
-from sim.scenario.validation import raise_at
-from sim.tools.inputs import check_inputs_can_be_generated
+from sim.scenario.validation import FieldProblem, Location, raise_at, raise_problems
+from sim.tools.inputs import InputGenerationError, check_inputs_can_be_generated
+from sim.tools.json_values import JsonObject
 
 # The Messages API's rule for tool names.
 TOOL_NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
+# Schema keywords whose values are data, not schemas: a "$ref" inside them is not a reference.
+_DATA_KEYWORDS = frozenset({"const", "enum", "examples", "default"})
+# Schema keywords whose values map names to schemas: their keys are names, not keywords.
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
 
 
 class ToolFailures(BaseModel):
@@ -78,11 +89,11 @@ class ToolSpec(BaseModel):
 
     name: str = Field(pattern=TOOL_NAME_PATTERN, description="The name the model calls it by.")
     description: str = Field(default="", description="Shown to the model in the tools parameter.")
-    input_schema: dict[str, Any] = Field(
+    input_schema: JsonObject = Field(
         default_factory=lambda: {"type": "object"},
         description="JSON schema of the input (an object schema, as the Messages API requires).",
     )
-    examples: list[dict[str, Any]] = Field(
+    examples: list[JsonObject] = Field(
         default_factory=list,
         description="Valid inputs the mock model picks from; without them inputs are generated "
         "from input_schema.",
@@ -124,8 +135,12 @@ class ToolSpec(BaseModel):
         except SchemaError as error:
             where = "/".join(map(str, error.absolute_path)) or "the top level"
             raise ValueError(f"not a valid JSON schema: {error.message} (at {where})") from None
+        if validator_class is jsonschema.Draft3Validator:
+            # Its `required` is a flag of each property, which nothing here reads.
+            raise ValueError("JSON Schema draft-03 is not supported: use draft-04 or later")
         if schema.get("type") != "object":
             raise ValueError('the Messages API needs an object schema: set type = "object"')
+        raise_problems("ToolSpec", _unresolved_references(schema))
         return schema
 
     @field_validator("progress_every")
@@ -150,8 +165,8 @@ class ToolSpec(BaseModel):
         if not self.examples:
             try:
                 check_inputs_can_be_generated(self)
-            except ValueError as error:
-                raise_at("ToolSpec", ("input_schema",), str(error))
+            except InputGenerationError as error:
+                raise_at("ToolSpec", ("input_schema", *error.path), error.reason)
         return self
 
     def input_problem(self, candidate: dict[str, Any]) -> str | None:
@@ -169,3 +184,48 @@ class ToolSpec(BaseModel):
             cancels_siblings=self.cancels_siblings,
             cancellable=self.cancellable,
         )
+
+
+def _unresolved_references(schema: dict[str, Any]) -> list[FieldProblem]:
+    """A problem for each `$ref` that does not resolve within `schema`, located at it.
+
+    jsonschema resolves a reference when a validation first reaches it: one pointing nowhere
+    would raise during a run, and one to a URL would be fetched from the network, which a
+    deterministic offline simulation must not do.
+    """
+    specification = referencing.jsonschema.specification_with(
+        schema.get("$schema", ""), default=referencing.jsonschema.DRAFT202012
+    )
+    # No retrieval: what is not in the schema is not found.
+    resolver = referencing.Registry().resolver_with_root(specification.create_resource(schema))
+    problems = []
+    for loc, ref in _references(schema):
+        try:
+            resolver.lookup(ref)
+        except referencing.exceptions.Unresolvable:
+            reason = (
+                "points nowhere in the schema"
+                if ref.startswith("#")
+                else "is outside the schema: only references within it (#...) resolve, "
+                "nothing is fetched"
+            )
+            problems.append(FieldProblem(loc, f"{ref!r} {reason}", ref))
+    return problems
+
+
+def _references(schema: dict[str, Any]) -> Iterator[tuple[Location, str]]:
+    """The location and value of each `$ref` of `schema`."""
+    # (location, value, whether the value maps names to schemas)
+    pending: list[tuple[Location, Any, bool]] = [((), schema, False)]
+    while pending:
+        loc, value, is_map = pending.pop()
+        if isinstance(value, list):
+            pending.extend(((*loc, index), item, False) for index, item in enumerate(value))
+        elif isinstance(value, dict):
+            for key, child in value.items():
+                if is_map:
+                    pending.append(((*loc, key), child, False))
+                elif key == "$ref" and isinstance(child, str):
+                    yield (*loc, key), child
+                elif key not in _DATA_KEYWORDS:
+                    pending.append(((*loc, key), child, key in _SCHEMA_MAPS))
