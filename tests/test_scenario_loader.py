@@ -70,6 +70,20 @@ def test_not_utf8(tmp_path: Path) -> None:
     assert "not UTF-8" in error_of(path)
 
 
+def test_a_byte_order_mark_is_read_past(tmp_path: Path) -> None:
+    path = tmp_path / "s.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + MINIMAL.encode())
+    assert load_scenario(path).name == "t"
+    # Bytes are still counted from the start of the file.
+    path.write_bytes(b'\xef\xbb\xbfname = "\xff"\n')
+    assert error_of(path) == f"{path}: not UTF-8 text (byte 11)"
+
+
+def test_arrays_nested_past_the_parser_are_invalid_toml(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "x = " + "[" * 2000 + "]" * 2000 + "\n")
+    assert error_of(path) == f"{path}: invalid TOML: arrays or tables nested too deeply"
+
+
 def test_unknown_key_is_named_with_a_suggestion(tmp_path: Path) -> None:
     path = write(tmp_path, MINIMAL.replace("concurrency = 2", "concurrency = 2\nconcurency = 3"))
     assert error_of(path) == f"{path}: load.concurency: unknown key (did you mean 'concurrency'?)"
@@ -175,6 +189,13 @@ x = 1
     assert "tools.override.Bash.duration.median_ms: should be greater than 0 (got 0)" in message
     assert "tools.override.Bash.failurs: unknown key (did you mean 'failures'?)" in message
     assert "tools.override.Nope: no catalogue tool by this name" in message
+
+
+def test_an_override_error_in_a_catalogue_value_names_its_key(tmp_path: Path) -> None:
+    # The new schema refuses the catalogue's examples, which the file does not spell out.
+    text = MINIMAL + "[tools.override.Read]\ninput_schema = { type = 'object', required = ['x'] }\n"
+    message = error_of(write(tmp_path, text))
+    assert "tools.override.Read.examples[0]: does not match input_schema" in message
 
 
 def test_cross_section_error_names_the_field(tmp_path: Path) -> None:

@@ -44,12 +44,16 @@ def load_scenario(path: str | Path) -> Scenario:
     except OSError as error:
         raise UserError(f"{path}: cannot read: {error.strerror}") from None
     try:
-        data = tomllib.loads(file_bytes.decode("utf-8"))
+        # A byte order mark, which some editors write first, is no TOML statement.
+        data = tomllib.loads(file_bytes.decode("utf-8").removeprefix("\ufeff"))
     except UnicodeDecodeError as error:
         raise UserError(f"{path}: not UTF-8 text (byte {error.start})") from None
     except tomllib.TOMLDecodeError as error:
         # tomllib's message ends with "(at line L, column C)".
         raise UserError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:
+        # tomllib recurses into nested arrays and inline tables.
+        raise UserError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     try:
         return Scenario.from_file_bytes(data, file_bytes)
     except ValidationError as error:
@@ -106,16 +110,21 @@ def _toml_path(loc: Sequence[str | int], data: Any) -> str:
 
     Pydantic puts the tag of a discriminated union (a distribution's kind) and the names of union
     members into locations; they are not keys of the file. Walking the parsed file alongside the
-    location tells them apart: an element that is not in the data there (and is not the last one,
-    which may name a missing key) is dropped.
+    location tells them apart: an element that is not in the data there is dropped, unless it is
+    the last one (which may name a missing key) or is followed by a list index (a tag is followed
+    by a field name; this is a list the file leaves out, such as a catalogue tool's examples seen
+    through an override).
     """
     parts: list[str] = []
     current = data
     for position, element in enumerate(loc):
         child = _step(current, element)  # None means absent: TOML has no null
+        following = loc[position + 1] if position < len(loc) - 1 else None
         if child is not None:
             current = child
-        elif position < len(loc) - 1 or _is_tag(current, element):
+        elif (following is not None and not isinstance(following, int)) or _is_tag(
+            current, element
+        ):
             continue
         if isinstance(element, int):
             parts.append(f"[{element}]")
