@@ -3,7 +3,7 @@
 and the line; and the JSON they print back.
 
 An input larger than `MAX_INPUT_BYTES` is refused, not read: `/dev/zero` or a runaway pipe would
-otherwise be read until memory ran out. JSON is read strictly (`sim.wire.sse.parse_json`): NaN,
+otherwise be read until memory ran out. JSON is read strictly (`sim.runtime.strict_json`): NaN,
 Infinity and numbers beyond a double's range would be printed back as no JSON reader accepts.
 """
 
@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from sim.errors import UserError
-from sim.wire.sse import parse_json
+from sim.runtime.strict_json import parse_json
 
 # Far beyond any real transcript or recorded stream (the mock server takes request bodies of up
 # to 32 MiB), and as much as a machine can parse: JSON takes several times its size in memory.

@@ -127,14 +127,13 @@ def test_unknown_delta_types_are_ignored() -> None:
 
 def test_tool_input_is_parsed_once_at_stop(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    real = accumulator_module._STRICT_JSON
+    real = accumulator_module.parse_json
 
-    class CountingDecoder:
-        def decode(self, text: str) -> Any:
-            calls.append(text)
-            return real.decode(text)
+    def counting_parse(text: str) -> Any:
+        calls.append(text)
+        return real(text)
 
-    monkeypatch.setattr(accumulator_module, "_STRICT_JSON", CountingDecoder())
+    monkeypatch.setattr(accumulator_module, "parse_json", counting_parse)
     accumulator = started(
         tool(0), *(json_part(0, part) for part in ['{"a": [1, ', '2], "b"', ': "\\u00', 'e9"}'])
     )

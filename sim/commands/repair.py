@@ -16,7 +16,7 @@ from sim.errors import UserError
 from sim.input_files import json_object_lines, print_json, print_text, read_input, utf8_text
 from sim.runtime.pairing import TranscriptShapeError
 from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
-from sim.wire.sse import parse_json
+from sim.runtime.strict_json import parse_json
 
 EXIT_VIOLATIONS = 1
 

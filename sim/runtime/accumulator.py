@@ -36,11 +36,12 @@ listed in :attr:`StreamAccumulator.open_indices`.
 from __future__ import annotations
 
 import json
-import math
 import reprlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from sim.runtime.strict_json import parse_json
 
 __all__ = [
     "BlockMessage",
@@ -112,34 +113,12 @@ class _OpenBlock:
 _NO_BLOCK = object()
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(
-    text: str, float: type[float] = float, isinf: Callable[[float], bool] = math.isinf
-) -> float:
-    # Like NaN, a number beyond a double's range (1e999) would come back as `Infinity`, which no
-    # JSON reader accepts; the API never sends one. (Defaults bind the names: called per float.)
-    value = float(text)
-    if isinf(value):
-        raise ValueError(f"{text} is out of a double's range")
-    return value
-
-
-# One decoder for every tool input: `json.loads` with an option builds a new decoder per call,
-# which cost more than the parse of a typical input.
-_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-
-
 def _parse_tool_input(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     """Parse tool input text: (the object, None) or (None, why it is not a JSON object)."""
     try:
-        value = _STRICT_JSON.decode(raw)
+        value = parse_json(raw)
     except ValueError as error:
         return None, f"tool input is not valid JSON: {error}"
-    except RecursionError:  # not a ValueError: json recurses once per level of nesting
-        return None, "tool input is not valid JSON: nesting too deep"
     if not isinstance(value, dict):
         return None, f"tool input is JSON {type(value).__name__}, not an object"
     return value, None

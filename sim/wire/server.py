@@ -51,10 +51,11 @@ from sim.model.api_errors import INVALID_REQUEST, STATUS_ERRORS, error_body
 from sim.model.model import MockModel
 from sim.model.response import HttpError, Response, StreamResponse, Turn
 from sim.runtime.accumulator import StreamAccumulator
+from sim.runtime.strict_json import parse_json
 from sim.wire.admission import AsyncEndpoint
 from sim.wire.connection import BadRequest, HttpConnection, HttpRequest
 from sim.wire.identity import SESSION_HEADER, TurnIdentities
-from sim.wire.sse import encode_event, parse_json
+from sim.wire.sse import encode_event
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765

@@ -8,17 +8,17 @@ Decoding follows the WHATWG event-stream rules the SDK's decoder follows (lines 
 or CR; ``:`` starts a comment; several ``data:`` lines join with ``\\n``; a blank line dispatches;
 unknown fields are ignored), incrementally: a chunk may end anywhere, even inside a line, a CRLF
 pair or a multi-byte UTF-8 character. Each ``data`` payload is JSON as RFC 8259 has it
-(`parse_json`), stricter than the SDK: Python's json module also reads ``NaN``, ``Infinity`` and
-numbers beyond a double's range, which it then writes back in a form no JSON reader accepts.
+(`sim.runtime.strict_json`), stricter than the SDK's reader.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from sim.runtime.strict_json import parse_json
 
 __all__ = [
     "PartialEvent",
@@ -27,7 +27,6 @@ __all__ = [
     "decode_stream",
     "encode_event",
     "encode_stream",
-    "parse_json",
 ]
 
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -39,30 +38,6 @@ def encode_event(event: dict[str, Any]) -> bytes:
     # backslashreplace acts on lone surrogates only (UTF-8 encodes everything else), which json
     # leaves only inside strings: `\ud800` there is the JSON escape of the same character.
     return f"event: {event['type']}\ndata: {data}\n\n".encode("utf-8", "backslashreplace")
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"{text} is out of a double's range")
-    return value
-
-
-_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
-
-
-def parse_json(text: str) -> Any:
-    """The JSON value of `text`, strictly as RFC 8259 has it (no ``NaN``, no ``Infinity``, no
-    number beyond a double's range); ValueError saying why not, "nesting too deep" included
-    (json recurses once per level and raises RecursionError, which is not a ValueError)."""
-    try:
-        return _STRICT_JSON.decode(text)
-    except RecursionError:
-        raise ValueError("nesting too deep") from None
 
 
 def encode_stream(events: Iterable[dict[str, Any]]) -> bytes:
