@@ -18,24 +18,12 @@ from sim.limits import MAX_COUNT, MAX_DURATION_MS
 from sim.randomness import stream
 from sim.scenario.counts import LogNormalCount
 from sim.scenario.loader import load_scenario
+from tests.test_scenario_loader import MINIMAL
 
 ROOT = Path(__file__).parent.parent
 MAX_DURATION_NS = round(MAX_DURATION_MS * 1_000_000)
-OPEN = """
-name = "t"
-seed = 1
-[load]
-mode = "open"
-sessions = 4
-"""
-CLOSED = """
-name = "t"
-seed = 1
-[load]
-mode = "closed"
-sessions = 4
-concurrency = 2
-"""
+CLOSED = MINIMAL
+OPEN = MINIMAL.replace('mode = "closed"', 'mode = "open"').replace("concurrency = 2\n", "")
 
 
 def error_of(tmp_path: Path, text: str) -> str:
