@@ -141,7 +141,9 @@ def _result_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
         )
     return ""
 
@@ -149,16 +151,20 @@ def _result_text(content: Any) -> str:
 def _message(line: dict[str, Any], role: str) -> dict[str, Any]:
     message = line.get("message")
     if not isinstance(message, dict):
-        raise _LineError(f"{role} line: 'message' must be an object")
+        raise _LineError(f"bad message: {role} line: 'message' must be an object")
     content = message.get("content")
     if role == "assistant" and not isinstance(content, list):
-        raise _LineError("assistant line: message.content must be a list of blocks")
+        raise _LineError("bad message: assistant line: message.content must be a list of blocks")
     if not isinstance(content, str | list):
-        raise _LineError(f"{role} line: message.content must be a string or a list of blocks")
+        raise _LineError(
+            f"bad message: {role} line: message.content must be a string or a list of blocks"
+        )
     if isinstance(content, list) and not all(
         isinstance(b, dict) and isinstance(b.get("type"), str) for b in content
     ):
-        raise _LineError(f"{role} line: every content block must be an object with a 'type'")
+        raise _LineError(
+            f"bad message: {role} line: every content block must be an object with a 'type'"
+        )
     return message
 
 
@@ -168,7 +174,7 @@ def _timestamp(line: dict[str, Any]) -> float | None:
     try:
         return epoch_ms(line["timestamp"])
     except ValueError as error:
-        raise _LineError(str(error)) from None
+        raise _LineError(f"bad timestamp: {error}") from None
 
 
 class ClaudeCodeReader:
@@ -202,7 +208,7 @@ class ClaudeCodeReader:
     ) -> None:
         kind = line.get("type")
         if not isinstance(kind, str):
-            raise _LineError("no 'type'")
+            raise _LineError("no type: the line has no 'type' string")
         if kind not in ("user", "assistant") and not (
             kind == "system" and line.get("subtype") == "api_error"
         ):

@@ -60,7 +60,7 @@ def _time(line: dict[str, Any], *keys: str) -> float | None:
             try:
                 return epoch_ms(line[key])
             except ValueError as error:
-                raise _LineError(f"{key}: {error}") from None
+                raise _LineError(f"bad timestamp: {key}: {error}") from None
     return None
 
 
@@ -68,11 +68,11 @@ def _from_events(events: list[Any]) -> dict[str, Any]:
     accumulator = StreamAccumulator()
     for event in events:
         if not isinstance(event, dict):
-            raise _LineError("events: every event must be an object")
+            raise _LineError("bad response: events: every event must be an object")
         try:
             accumulator.feed(event)
         except StreamProtocolError as error:
-            raise _LineError(f"events: {error}") from None
+            raise _LineError(f"bad response: events: {error}") from None
     return accumulator.snapshot()
 
 
@@ -80,19 +80,19 @@ def _response(line: dict[str, Any]) -> dict[str, Any] | None:
     if "response" in line and line["response"] is not None:
         response = line["response"]
         if not isinstance(response, dict) or not isinstance(response.get("content"), list):
-            raise _LineError("response: must be a message object with a 'content' list")
+            raise _LineError("bad response: must be a message object with a 'content' list")
         return response
     if "events" in line:
         if not isinstance(line["events"], list):
-            raise _LineError("events: must be a list of stream events")
+            raise _LineError("bad response: events: must be a list of stream events")
         return _from_events(line["events"])
     if "sse" in line:
         if not isinstance(line["sse"], str):
-            raise _LineError("sse: must be the raw SSE text")
+            raise _LineError("bad response: sse: must be the raw SSE text")
         try:
             events, _partial = decode_stream(line["sse"].encode("utf-8", "surrogatepass"))
         except SSEDecodeError as error:
-            raise _LineError(f"sse: {error}") from None
+            raise _LineError(f"bad response: sse: {error}") from None
         return _from_events(events)
     return None
 
@@ -108,12 +108,12 @@ def _entry(line: dict[str, Any], where: str) -> _Entry:
     if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
         raise _LineError("not a request: expected an object with a 'messages' list")
     if not all(isinstance(m, dict) for m in request["messages"]):
-        raise _LineError("messages: every message must be an object")
+        raise _LineError("not a request: every message must be an object")
     if not envelope:
         return _Entry(where, _session_key(request), request, None, None, None, None, None)
     session = line.get("session")
     if session is not None and (isinstance(session, bool) or not isinstance(session, str | int)):
-        raise _LineError("session: must be a string or a number")
+        raise _LineError("bad session: must be a string or a number")
     error = line.get("error")
     return _Entry(
         where=where,

@@ -1,0 +1,115 @@
+"""`sim traces stats|calibrate|replay LOGS...`: agent session logs in, answers out.
+
+LOGS are Claude Code session files (`~/.claude/projects/<project>/<session>.jsonl`), Messages API
+request logs (JSONL), or folders holding them (searched for `*.jsonl`). Each line that cannot be
+read is printed to stderr with its file and line number and skipped; a summary line says how many.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sim.errors import UserError
+from sim.traces.sources import Logs, read_logs
+from sim.traces.stats import trace_stats
+from sim.traces.tables import write_tables
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "traces",
+        help="agent session logs in: stats, a calibrated scenario, replays through the simulator",
+        description="Read Claude Code session logs or Messages API request logs and answer from "
+        "them: stats, a scenario calibrated on them, a replay of each session under every policy.",
+    )
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    stats = verbs.add_parser(
+        "stats", help="sessions, tool calls, durations, think time, tokens, errors, repairs"
+    )
+    stats.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders")
+    stats.add_argument("--json", action="store_true", help="print one JSON object instead")
+    stats.add_argument("--out", metavar="DIR", help="also write the Parquet tables to DIR")
+    stats.add_argument("--force", action="store_true", help="replace DIR if it exists")
+    stats.set_defaults(func=run_stats)
+
+
+def report_skipped(logs: Logs) -> None:
+    for line in logs.skipped.lines:
+        print(line, file=sys.stderr)
+    if logs.skipped.lines:
+        print(f"sim traces: {logs.skipped.summary()}", file=sys.stderr)
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    logs = read_logs(args.logs)
+    report_skipped(logs)
+    figures = trace_stats(logs)
+    if args.out:
+        try:
+            write_tables(logs, Path(args.out), replace=args.force)
+        except (FileExistsError, NotADirectoryError) as error:
+            raise UserError(f"--out: {error} (use --force to replace it)") from None
+    if args.json:
+        print(json.dumps(figures, indent=2, ensure_ascii=False))
+    else:
+        print(stats_table(figures))
+    return 0
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _dist(d: dict[str, Any], digits: int = 1) -> str:
+    if not d["n"]:
+        return "-"
+    return (
+        f"mean {_num(d['mean'], digits)}  p50 {_num(d['p50'], digits)}  "
+        f"p90 {_num(d['p90'], digits)}  p99 {_num(d['p99'], digits)}  max {_num(d['max'], digits)}"
+        f"  (n {d['n']})"
+    )
+
+
+def stats_table(f: dict[str, Any]) -> str:
+    lines = [
+        f"files {f['files']}  sessions {f['sessions']} ({f['sidechain_sessions']} sub-agent)  "
+        f"prompts {f['prompts']}  requests {f['requests']}  tool calls {f['tool_calls']}  "
+        f"API errors {f['api_errors']}  skipped lines {f['skipped_lines']['count']}",
+        "",
+        f"{'tool calls per step':<28}{_dist(f['tool_calls_per_step'], 2)}",
+        f"{'parallel share':<28}{_num(f['parallel_share'], 3)}",
+        f"{'steps per session':<28}{_dist(f['steps_per_session'])}",
+        f"{'think time ms':<28}{_dist(f['think_time_ms'])}",
+        f"{'output tokens / response':<28}{_dist(f['output_tokens_per_response'])}",
+        f"{'first block delay ms':<28}{_dist(f['first_block_delay_ms'])}",
+        "",
+        f"{'tool':<24}{'calls':>7}{'errors':>8}{'p50 ms':>11}{'p90 ms':>11}{'max ms':>11}",
+    ]
+    for name, calls in f["tool_calls_by_tool"].items():
+        durations = f["tool_duration_ms_by_tool"].get(name, {"p50": None, "p90": None, "max": None})
+        errors = f["tool_errors_by_tool"].get(name, 0)
+        lines.append(
+            f"{name:<24}{calls:>7}{errors:>8}{_num(durations['p50']):>11}{_num(durations['p90']):>11}"
+            f"{_num(durations['max']):>11}"
+        )
+    lines.append("")
+    lines.append(
+        f"boundary repair: {f['pairing_violations']} pairing violations in {f['requests']} requests"
+    )
+    for kind, count in f["repairs_by_kind"].items():
+        rate = f["repairs_per_1000_requests"][kind]
+        lines.append(f"  {kind:<30}{count:>6}  ({rate:,.1f} per 1,000 requests)")
+    for location in f["repair_locations"][:20]:
+        lines.append(
+            f"  at {location['where']} (request {location['request_index']}, message "
+            f"{location['message_index']}): {location['kind']}"
+        )
+    if len(f["repair_locations"]) > 20:
+        lines.append(f"  ... {len(f['repair_locations']) - 20} more (see --json or --out)")
+    for name, count in f["api_errors_by_kind"].items():
+        lines.append(f"API error {name}: {count}")
+    return "\n".join(lines)
