@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.traces.logged import LoggedSession, Step, ToolCall
+from sim.traces.logged import LoggedSession, Step, ToolCall, describe_api_error, tool_call_of
 from sim.traces.skipped import Skipped
 from sim.traces.timestamps import epoch_ms
 
@@ -89,11 +89,7 @@ class _Builder:
         for block in message["content"]:
             step.blocks.append(block)
             if block.get("type") == "tool_use":
-                call = ToolCall(
-                    str(block.get("id")), str(block.get("name")),
-                    block.get("input") if isinstance(block.get("input"), dict) else {},
-                    where, use_ms=at_ms,
-                )
+                call = tool_call_of(block, where, at_ms)
                 step.tool_calls.append(call)
                 self.calls[call.tool_use_id] = call
 
@@ -218,7 +214,7 @@ class ClaudeCodeReader:
         builder = self._builder(path, line, builders)
         if kind == "system":
             error = line.get("error") or line.get("content") or "api_error"
-            builder.api_error(f"retried: {_describe_error(error)}", where)
+            builder.api_error(f"retried: {describe_api_error(error)}", where)
         elif kind == "assistant":
             message = _message(line, "assistant")
             if line.get("isApiErrorMessage") is True:
@@ -240,11 +236,3 @@ class ClaudeCodeReader:
             name = f"{session_id}/{agent}" if sidechain else session_id
             builders[key] = _Builder(LoggedSession(str(path), name, sidechain=sidechain))
         return builders[key]
-
-
-def _describe_error(error: Any) -> str:
-    if isinstance(error, dict):
-        inner = error.get("error") if isinstance(error.get("error"), dict) else error
-        kind = inner.get("type") or error.get("status") or "error"
-        return f"{kind}: {inner.get('message', '')}".rstrip(": ")
-    return str(error)[:200]

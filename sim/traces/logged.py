@@ -105,3 +105,20 @@ class LoggedSession:
             if last is not None:
                 gaps.append(max(0.0, prompt_ms - last))
         return gaps
+
+
+def describe_api_error(error: Any) -> str:
+    """An API error as logged (an error body, its inner object, or text) in one short line:
+    `overloaded_error: Overloaded`."""
+    if isinstance(error, dict):
+        inner = error["error"] if isinstance(error.get("error"), dict) else error
+        kind = inner.get("type") or error.get("status") or "error"
+        return f"{kind}: {inner.get('message', '')}".rstrip(": ")
+    return str(error)[:200]
+
+
+def tool_call_of(block: dict[str, Any], where: str, use_ms: float | None) -> ToolCall:
+    """The call a `tool_use` block makes (an input that is not an object counts as `{}`)."""
+    given = block.get("input")
+    inputs: dict[str, Any] = given if isinstance(given, dict) else {}
+    return ToolCall(str(block.get("id")), str(block.get("name")), inputs, where, use_ms=use_ms)

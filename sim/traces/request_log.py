@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
-from sim.traces.logged import LoggedSession, Step, ToolCall
+from sim.traces.logged import LoggedSession, Step, describe_api_error, tool_call_of
 from sim.traces.skipped import Skipped
 from sim.traces.timestamps import epoch_ms
 from sim.wire.sse import SSEDecodeError, decode_stream
@@ -123,15 +123,9 @@ def _entry(line: dict[str, Any], where: str) -> _Entry:
         sent_ms=_time(line, "sent_at", "timestamp"),
         first_ms=_time(line, "first_event_at"),
         done_ms=_time(line, "done_at"),
-        error=None if error is None else _error_text(error),
+        error=None if error is None else describe_api_error(error),
     )
 
-
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        inner = error.get("error") if isinstance(error.get("error"), dict) else error
-        return f"{inner.get('type', 'error')}: {inner.get('message', '')}".rstrip(": ")
-    return str(error)[:200]
 
 
 def _is_prompt(messages: list[dict[str, Any]]) -> bool:
@@ -210,11 +204,7 @@ def _fill(
     for block in step.blocks:
         if block.get("type") != "tool_use":
             continue
-        call = ToolCall(
-            str(block.get("id")), str(block.get("name")),
-            block.get("input") if isinstance(block.get("input"), dict) else {},
-            entry.where, use_ms=entry.done_ms,
-        )
+        call = tool_call_of(block, entry.where, entry.done_ms)
         result = results.get(call.tool_use_id)
         if result is not None and following is not None:
             call.result_ms = following.sent_ms
