@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from sim.errors import UserError
+from sim.limits import MAX_SEED
+from sim.traces.calibrate import calibrated_scenario
 from sim.traces.sources import Logs, read_logs
 from sim.traces.stats import trace_stats
 from sim.traces.tables import write_tables
@@ -35,6 +38,16 @@ def add_parser(subparsers: Any) -> None:
     stats.add_argument("--out", metavar="DIR", help="also write the Parquet tables to DIR")
     stats.add_argument("--force", action="store_true", help="replace DIR if it exists")
     stats.set_defaults(func=run_stats)
+    calibrate = verbs.add_parser(
+        "calibrate", help="write a scenario whose distributions come from the logs"
+    )
+    calibrate.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders")
+    calibrate.add_argument("-o", "--output", required=True, metavar="FILE",
+                           help="the scenario TOML to write; - for stdout")
+    calibrate.add_argument("--name", default="calibrated", help="the scenario's name")
+    calibrate.add_argument("--seed", type=int, default=1, help="the scenario's root seed")
+    calibrate.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    calibrate.set_defaults(func=run_calibrate)
 
 
 def report_skipped(logs: Logs) -> None:
@@ -58,6 +71,38 @@ def run_stats(args: argparse.Namespace) -> int:
     else:
         print(stats_table(figures))
     return 0
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    if not 0 <= args.seed <= MAX_SEED:
+        raise UserError(f"--seed: must be 0 to {MAX_SEED} (got {args.seed})")
+    logs = read_logs(args.logs)
+    report_skipped(logs)
+    text = calibrated_scenario(logs, args.name, args.seed)
+    if args.output == "-":
+        print(text, end="")
+        return 0
+    destination = Path(args.output)
+    if destination.exists() and not args.force:
+        raise UserError(f"-o: {destination}: already exists (use --force to replace it)")
+    write_text_atomically(destination, text)
+    print(f"sim traces calibrate: wrote {destination} ({len(logs.sessions)} sessions)",
+          file=sys.stderr)
+    return 0
+
+
+def write_text_atomically(destination: Path, text: str) -> None:
+    """Write beside the destination, then rename: a failure leaves no half-written scenario."""
+    try:
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        staging = destination.with_name(f".{destination.name}.partial-{os.getpid()}")
+        try:
+            staging.write_text(text, encoding="utf-8")
+            os.replace(staging, destination)
+        finally:
+            staging.unlink(missing_ok=True)
+    except OSError as error:
+        raise UserError(f"-o: {destination}: cannot write: {error.strerror or error}") from None
 
 
 def _num(value: float | None, digits: int = 1) -> str:
