@@ -16,7 +16,9 @@ from typing import Any
 
 from sim.errors import UserError
 from sim.limits import MAX_SEED
+from sim.scenario.loader import load_scenario
 from sim.traces.calibrate import calibrated_scenario
+from sim.traces.replay import replay_session
 from sim.traces.sources import Logs, read_logs
 from sim.traces.stats import trace_stats
 from sim.traces.tables import write_tables
@@ -48,6 +50,16 @@ def add_parser(subparsers: Any) -> None:
     calibrate.add_argument("--seed", type=int, default=1, help="the scenario's root seed")
     calibrate.add_argument("--force", action="store_true", help="replace FILE if it exists")
     calibrate.set_defaults(func=run_calibrate)
+    replay = verbs.add_parser(
+        "replay", help="run each logged session as an explicit script under every policy"
+    )
+    replay.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders")
+    replay.add_argument("--scenario", metavar="FILE",
+                        help="take the model (latency, faults), runtime, user and load from it")
+    replay.add_argument("--seed", type=int, default=1,
+                        help="root seed without --scenario (default 1)")
+    replay.add_argument("--json", action="store_true", help="print one JSON object instead")
+    replay.set_defaults(func=run_replay)
 
 
 def report_skipped(logs: Logs) -> None:
@@ -103,6 +115,42 @@ def write_text_atomically(destination: Path, text: str) -> None:
             staging.unlink(missing_ok=True)
     except OSError as error:
         raise UserError(f"-o: {destination}: cannot write: {error.strerror or error}") from None
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    if not 0 <= args.seed <= MAX_SEED:
+        raise UserError(f"--seed: must be 0 to {MAX_SEED} (got {args.seed})")
+    base = load_scenario(args.scenario) if args.scenario else None
+    logs = read_logs(args.logs)
+    report_skipped(logs)
+    main = [s for s in logs.sessions if not s.sidechain and any(st.blocks for st in s.steps)]
+    if not main:
+        raise UserError("the logs hold no session with a model response to replay")
+    reports = [replay_session(session, base, args.seed) for session in main]
+    if args.json:
+        print(json.dumps({"sessions": reports, "skipped_lines": len(logs.skipped)}, indent=2))
+    else:
+        print(replay_table(reports))
+    return 0
+
+
+def replay_table(reports: list[dict[str, Any]]) -> str:
+    lines = []
+    for report in reports:
+        lines.append(f"{report['session']} ({report['logged_tool_calls']} logged tool calls)")
+        lines.append(
+            f"  {'policy':<18}{'turns':>6}{'TTFTS p50 ms':>14}{'turn p50 ms':>13}"
+            f"{'span ms':>12}{'synthetic':>11}{'repairs':>9}"
+        )
+        for policy, o in report["policies"].items():
+            lines.append(
+                f"  {policy:<18}{o['turns']:>6}{_num(o['ttfts_ms_p50']):>14}"
+                f"{_num(o['turn_latency_ms_p50']):>13}{_num(o['session_span_ms']):>12}"
+                f"{o['synthetic_results']:>11}{o['repairs']:>9}"
+            )
+        for baseline, saved in report.get("early_start_saved_ms", {}).items():
+            lines.append(f"  early start saved {_num(saved)} ms against {baseline}")
+    return "\n".join(lines)
 
 
 def _num(value: float | None, digits: int = 1) -> str:

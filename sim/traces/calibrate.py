@@ -241,7 +241,8 @@ def calibrated_scenario(logs: Logs, name: str, seed: int) -> str:
     out = _Writer()
     out.comment(
         f"Calibrated by `sim traces calibrate` from {len(logs.files)} log files: {len(main)} "
-        f"sessions, {len(steps)} model responses, {sum(len(s.tool_calls) for s in steps)} tool calls."
+        f"sessions, {len(steps)} model responses, "
+        f"{sum(len(s.tool_calls) for s in steps)} tool calls."
     )
     out.comment("Each number below says where it came from; what the logs cannot say keeps the")
     out.comment("defaults (see README, `sim traces calibrate`).")
@@ -249,7 +250,9 @@ def calibrated_scenario(logs: Logs, name: str, seed: int) -> str:
     out.key("description", f"Calibrated from {len(main)} logged sessions")
     out.key("seed", seed)
     out.table("[load]")
-    out.comment("The logs do not say how many sessions ran at once: one at a time, as many as logged.")
+    out.comment(
+        "The logs do not say how many sessions ran at once: one at a time, as many as logged."
+    )
     out.key("mode", "closed")
     out.key("sessions", max(1, len(main)))
     out.key("concurrency", 1)

@@ -1,4 +1,4 @@
-"""JSON values written as TOML values (inline), for the scenario files `sim traces calibrate` writes.
+"""JSON values as inline TOML values, for the scenario files `sim traces calibrate` writes.
 
 Strings are TOML basic strings: JSON's escapes are TOML's, except that TOML also forbids a raw
 DEL, which is escaped here. TOML has no null: `toml_value` raises `ValueError` on None (a caller
