@@ -85,11 +85,16 @@ def read_logs(arguments: list[str]) -> Logs:
     claude = ClaudeCodeReader(logs.skipped)
     requests = RequestLogReader(logs.skipped)
     for path in log_files(arguments):
+        first_skipped = len(logs.skipped.lines)
         lines = json_lines(path, logs.skipped)
         kind = file_format(lines)
         logs.files.append(str(path))
         logs.formats[str(path)] = kind
         reader = requests if kind == "request-log" else claude
         logs.sessions.extend(reader.read(path, lines))
+        # In line order: lines that are not JSON were found before the reader's problems.
+        logs.skipped.lines[first_skipped:] = sorted(
+            logs.skipped.lines[first_skipped:], key=lambda skipped: skipped.line
+        )
     logs.other_lines = dict(sorted(claude.other_lines.items()))
     return logs

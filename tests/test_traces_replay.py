@@ -1,0 +1,81 @@
+"""`sim traces replay`: a logged session as an explicit script, its logged tool runs scripted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+from sim.scenario.loader import load_scenario
+from sim.traces.replay import CHAIN_CUT_TEXT, replay_scenario, replay_session, run_policy
+from sim.traces.sources import read_logs
+
+FIXTURES = Path(__file__).parent / "fixtures" / "traces"
+CLAUDE = FIXTURES / "claude-code"
+
+
+@pytest.mark.parametrize("policy", ["serial", "streaming"])
+def test_replay_reproduces_the_logged_tool_sequence_and_durations(policy: str) -> None:
+    for session in read_logs([str(CLAUDE)]).sessions:
+        scenario = replay_scenario(session, None, 1)
+        outcome = run_policy(scenario, policy)
+        logged = [(call.name, call.duration_ms) for call in session.tool_calls]
+        assert outcome.tool_sequence == logged
+        # The real inputs are what the model calls the tools with.
+        scripted = [
+            block.input
+            for response in scenario.model.script.responses  # type: ignore[union-attr]
+            for block in response.blocks
+            if block.type == "tool_use"
+        ]
+        assert scripted == [call.input for call in session.tool_calls]
+        assert outcome.outcomes == {"completed": len(session.steps)}
+
+
+def test_a_chain_the_log_ends_on_a_call_gets_a_closing_answer(tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    lines = [
+        {"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "go"}},
+        {"type": "assistant", "sessionId": "s", "timestamp": "2026-01-01T00:00:01Z",
+         "message": {"id": "m1", "role": "assistant", "stop_reason": "tool_use",
+                     "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                  "input": {"command": "make"}}]}},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (session,) = read_logs([str(path)]).sessions
+    scenario = replay_scenario(session, None, 1)
+    last = scenario.model.script.responses[-1].blocks  # type: ignore[union-attr]
+    assert [b.type for b in last] == ["text"]
+    assert last[0].text == CHAIN_CUT_TEXT  # type: ignore[union-attr]
+    # The call never got a result: it runs for 0 ms in the replay.
+    assert run_policy(scenario, "serial").tool_sequence == [("Bash", 0.0)]
+
+
+def test_replay_with_a_scenario_takes_its_faults_and_load(tmp_path: Path) -> None:
+    base = tmp_path / "base.toml"
+    base.write_text(
+        'name = "b"\nseed = 3\n[load]\nmode = "closed"\nsessions = 1\nconcurrency = 4\n'
+        "[model.faults]\ncut_after_tool_use_stop = 1.0\n"
+    )
+    sessions = read_logs([str(CLAUDE)]).sessions
+    (session,) = [s for s in sessions if s.session_id.startswith("7a")]
+    report = replay_session(session, load_scenario(base), 1)
+    streaming = report["policies"]["streaming"]
+    # Four copies at once, each first stream cut after its first tool_use: the default loop
+    # ends that prompt with a stream error, in every copy.
+    assert streaming["turns"] == 4
+    assert streaming["turn_outcomes"] == {"stream_error": 4}
+    assert set(report["early_start_saved_ms"]) == {"at_message_stop", "serial"}
+
+
+def test_replay_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["traces", "replay", str(CLAUDE), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["sessions"]) == 2
+    for session in report["sessions"]:
+        assert set(session["policies"]) == {"streaming", "at_message_stop", "serial"}
+    assert main(["traces", "replay", str(CLAUDE)]) == 0
+    assert "early start saved" in capsys.readouterr().out
