@@ -110,7 +110,8 @@ def test_sidechains_are_sessions_of_their_own_and_api_errors_are_counted(tmp_pat
         _assistant("m9", {"type": "text", "text": "sub answer"}, "2026-01-01T00:00:01Z",
                    isSidechain=True, agentId="a1"),
         {"type": "system", "subtype": "api_error", "sessionId": "s",
-         "error": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}},
+         "error": {"type": "error",
+                   "error": {"type": "overloaded_error", "message": "Overloaded"}}},
         _assistant("m2", {"type": "text", "text": "API Error: 529"}, "2026-01-01T00:00:09Z",
                    isApiErrorMessage=True),
     ])
@@ -173,3 +174,33 @@ def test_an_argument_naming_no_log_is_a_user_error(tmp_path: Path, argument: str
     target = str(tmp_path) if argument == "EMPTY_DIR" else argument
     with pytest.raises(UserError):
         read_logs([target])
+
+
+def test_real_sub_agent_logs_are_sidechain_sessions() -> None:
+    # Claude Code wrote each sub-agent's conversation to <session>/subagents/agent-<id>.jsonl
+    # (the scripted model made every sub-agent delegate again, five levels deep).
+    logs = read_logs([str(FIXTURES / "claude-code-subagents")])
+    assert len(logs.skipped) == 0 and len(logs.files) == 6
+    main = [s for s in logs.sessions if not s.sidechain]
+    subs = [s for s in logs.sessions if s.sidechain]
+    assert len(main) == 1 and len(subs) == 5
+    assert all(s.session_id.startswith(main[0].session_id + "/a") for s in subs)
+    (agent,) = main[0].tool_calls
+    assert agent.name == "Agent" and agent.duration_ms is not None
+    # The parent's Agent call lasts at least as long as any of its sub-agents' conversations.
+    for sub in subs:
+        first, last = sub.prompts_ms[0], sub.steps[-1].last_block_ms
+        assert first is not None and last is not None and last - first <= agent.duration_ms
+
+
+def test_real_log_of_retried_requests_and_results_out_of_call_order() -> None:
+    # sim serve answered three 529s before the first response; Claude Code retried them without
+    # a line in the log, so only the first block's delay shows them. It wrote Read's result before
+    # Grep's: the history keeps that order, which the API accepts.
+    logs = read_logs([str(FIXTURES / "claude-code-retries")])
+    (session,) = logs.sessions
+    first, second = session.steps
+    assert first.first_block_delay_ms == pytest.approx(6094.0)
+    results = [b["tool_use_id"] for b in second.messages[-1]["content"]]
+    assert results == [first.tool_calls[1].tool_use_id, first.tool_calls[0].tool_use_id]
+    assert check_pairing(second.messages) == []
