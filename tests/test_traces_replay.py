@@ -79,3 +79,27 @@ def test_replay_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert set(session["policies"]) == {"streaming", "at_message_stop", "serial"}
     assert main(["traces", "replay", str(CLAUDE)]) == 0
     assert "early start saved" in capsys.readouterr().out
+
+
+def test_the_model_remembers_only_scripted_runs_and_forgets_them_with_the_session() -> None:
+    from sim.model.config import ModelConfig
+    from sim.model.model import MockModel
+    from sim.model.response import StreamResponse, Turn
+
+    script = {"kind": "explicit", "responses": [{"blocks": [
+        {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}, "duration_ms": 610,
+         "result": "a.py"},
+        {"type": "tool_use", "name": "Read", "input": {"file_path": "a.py"}},
+    ]}]}
+    model = MockModel(ModelConfig.model_validate({"script": script}), 1)
+    body = {"model": model.name, "max_tokens": 1000,
+            "messages": [{"role": "user", "content": "go"}]}
+    response = model.respond(body, Turn(3, 0, 0))
+    assert isinstance(response, StreamResponse)
+    starts = [e["content_block"] for e in response.events if e["type"] == "content_block_start"]
+    bash, read = (block["id"] for block in starts)
+    scripted = model.scripted_call(3, bash)
+    assert scripted is not None and scripted.duration_ms == 610 and scripted.result == "a.py"
+    assert model.scripted_call(3, read) is None  # not scripted: the tool's draws decide
+    model.forget_session(3)
+    assert model.scripted_call(3, bash) is None

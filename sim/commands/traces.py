@@ -189,6 +189,15 @@ def stats_table(f: dict[str, Any]) -> str:
             f"{name:<24}{calls:>7}{errors:>8}{_num(durations['p50']):>11}{_num(durations['p90']):>11}"
             f"{_num(durations['max']):>11}"
         )
+    if len(f["by_file"]) > 1:
+        lines.append("")
+        lines.append(f"{'file':<60}{'sessions':>9}{'requests':>9}{'calls':>7}{'skipped':>8}")
+        for row in f["by_file"]:
+            name = row["file"] if len(row["file"]) <= 58 else "..." + row["file"][-55:]
+            lines.append(
+                f"{name:<60}{row['sessions']:>9}{row['requests']:>9}{row['tool_calls']:>7}"
+                f"{row['skipped_lines']:>8}"
+            )
     lines.append("")
     lines.append(
         f"boundary repair: {f['pairing_violations']} pairing violations in {f['requests']} requests"

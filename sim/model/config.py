@@ -32,6 +32,11 @@ Explicit scripts list the responses block by block instead:
     [[model.script.responses]]
     blocks = [{ type = "text", text = "Reading." },
               { type = "tool_use", name = "read_file", input = { path = "a.py" } }]
+
+A scripted call may script its run as well (what `sim traces replay` writes for a logged call):
+`{ type = "tool_use", name = "Bash", input = { command = "ls" }, duration_ms = 610,
+result = "a.py", is_error = false }` runs 610 ms and returns "a.py", whatever the tool's own
+duration and failures would draw.
 """
 
 from __future__ import annotations
