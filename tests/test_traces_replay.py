@@ -103,3 +103,47 @@ def test_the_model_remembers_only_scripted_runs_and_forgets_them_with_the_sessio
     assert model.scripted_call(3, read) is None  # not scripted: the tool's draws decide
     model.forget_session(3)
     assert model.scripted_call(3, bash) is None
+
+
+def test_odd_logged_calls_neither_crash_calibrate_nor_replay(tmp_path: Path) -> None:
+    from sim.limits import MAX_JSON_DEPTH
+    from sim.traces.calibrate import calibrated_scenario
+    from sim.traces.sources import read_logs as read
+
+    deep: dict[str, object] = {}
+    for _ in range(MAX_JSON_DEPTH + 2):
+        deep = {"a": deep}
+
+    def call(mid: str, tid: str, name: str, given: dict[str, object]) -> dict[str, object]:
+        return {"type": "assistant", "sessionId": "s", "timestamp": "2026-01-01T00:00:01Z",
+                "message": {"id": mid, "role": "assistant", "stop_reason": "tool_use",
+                            "content": [{"type": "tool_use", "id": tid, "name": name,
+                                         "input": given}]}}
+
+    def result(tid: str) -> dict[str, object]:
+        return {"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:02Z",
+                "message": {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": tid, "content": "ok"}]}}
+
+    lines = [
+        {"type": "user", "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z",
+         "message": {"role": "user", "content": "go"}},
+        call("m1", "t1", "Bash", {"command": "ls", "timeout": None}),  # TOML has no null
+        result("t1"),
+        call("m2", "t2", "my.tool", {"x": 1}),  # not a name the API takes
+        result("t2"),
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    logs = read([str(path)])
+    text = calibrated_scenario(logs, "odd", 1)
+    assert '# "my.tool" left out: not a valid API tool name' in text
+    assert "examples" not in text  # the only Bash input holds a null
+    (session,) = logs.sessions
+    sequence = run_policy(replay_scenario(session, None, 1), "serial").tool_sequence
+    # my.tool is answered as an unknown tool: never started, so no duration.
+    assert sequence == [("Bash", 1000.0), ("my.tool", None)]
+    # An input nested past what a scenario holds: the session is reported, not replayed.
+    session.steps[0].tool_calls[0].input = deep
+    report = replay_session(session, None, 1)
+    assert report["error"].startswith("cannot be replayed:") and "policies" not in report

@@ -138,6 +138,9 @@ def replay_table(reports: list[dict[str, Any]]) -> str:
     lines = []
     for report in reports:
         lines.append(f"{report['session']} ({report['logged_tool_calls']} logged tool calls)")
+        if "error" in report:
+            lines.append(f"  {report['error']}")
+            continue
         lines.append(
             f"  {'policy':<18}{'turns':>6}{'TTFTS p50 ms':>14}{'turn p50 ms':>13}"
             f"{'span ms':>12}{'synthetic':>11}{'repairs':>9}"

@@ -37,13 +37,15 @@ import numpy as np
 from sim.errors import UserError
 from sim.limits import MAX_COUNT, MAX_DURATION_MS
 from sim.scenario.schema import Scenario
-from sim.tools.spec import TOOL_NAME_PATTERN
+from sim.tools.spec import TOOL_NAME_PATTERN, ToolSpec
 from sim.traces.logged import LoggedSession, Step
 from sim.traces.sources import Logs
 from sim.traces.stats import durations_by_tool
 from sim.traces.toml_values import toml_string, toml_value
 
 MAX_VALUES = 1000
+# A model name worth writing into a scenario (Claude Code's failed requests say "<synthetic>").
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}")
 MAX_EXAMPLES = 5
 CHARS_PER_TOKEN = 4
 # Claude Code's tools that only read, which it runs beside each other.
@@ -119,7 +121,7 @@ def _session_part(out: _Writer, main: list[LoggedSession]) -> None:
 
 def _model_part(out: _Writer, steps: list[Step]) -> None:
     out.table("[model]")
-    models = Counter(s.model for s in steps if s.model and not s.model.startswith("<"))
+    models = Counter(s.model for s in steps if s.model and MODEL_NAME.fullmatch(s.model))
     if models:
         name, count = models.most_common(1)[0]
         profile = next((p for p in ("haiku", "opus", "sonnet") if p in name), "sonnet")
@@ -213,15 +215,20 @@ def _tool_part(out: _Writer, name: str, sessions: list[LoggedSession]) -> None:
 
 
 def _examples(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Up to `MAX_EXAMPLES` distinct logged inputs that TOML can hold (no nulls)."""
+    """Up to `MAX_EXAMPLES` distinct logged inputs that TOML can hold (no nulls, no lone
+    surrogates) and a tool's examples may be."""
     chosen: list[dict[str, Any]] = []
     seen: set[str] = set()
     for given in inputs:
         try:
             text = toml_value(given)
-            tomllib.loads(f"x = {text}")
+            text.encode("utf-8")
+            ToolSpec.model_validate(
+                {"name": "x", "duration": {"kind": "fixed", "ms": 0},
+                 "examples": [tomllib.loads(f"x = {text}")["x"]]}
+            )
         except (ValueError, tomllib.TOMLDecodeError, UnicodeEncodeError):
-            continue
+            continue  # pydantic's ValidationError is a ValueError
         if text not in seen:
             seen.add(text)
             chosen.append(given)

@@ -25,6 +25,7 @@ latency per policy, the session's simulated span, and what early start saved (sp
 
 from __future__ import annotations
 
+import re
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,8 @@ import numpy as np
 
 from sim.engine.simulation import simulate
 from sim.scenario.schema import Scenario
-from sim.traces.calibrate import READ_ONLY_TOOLS
+from sim.tools.spec import TOOL_NAME_PATTERN
+from sim.traces.calibrate import MODEL_NAME, READ_ONLY_TOOLS
 from sim.traces.logged import LoggedSession, Step
 
 CHAIN_CUT_TEXT = "[replay: the logged chain of this prompt ended here]"
@@ -79,15 +81,19 @@ def scripted_responses(session: LoggedSession) -> list[dict[str, Any]]:
 
 
 def replay_scenario(session: LoggedSession, base: Scenario | None, seed: int) -> Scenario:
+    """The scenario replaying `session`; `ValueError` (pydantic's) when the log holds what a
+    scenario cannot (an input that is not JSON a script may hold, say)."""
     responses = scripted_responses(session)
-    names = sorted({b["name"] for r in responses for b in r["blocks"] if b["type"] == "tool_use"})
+    called = {b["name"] for r in responses for b in r["blocks"] if b["type"] == "tool_use"}
+    # A name the API would refuse is left undefined: the loop answers its calls as unknown.
+    names = sorted(name for name in called if re.fullmatch(TOOL_NAME_PATTERN, name))
     think = session.think_times_ms()
     prompts = len({s.prompt_index for s in session.steps if s.api_error is None})
     data: dict[str, Any] = base.model_dump(mode="python", exclude_none=True) if base else {}
     model = data.get("model", {})
     if base is None:
         logged = next((s.model for s in session.steps if s.model), None)
-        if logged and not logged.startswith("<"):
+        if logged and MODEL_NAME.fullmatch(logged):
             model["name"] = logged
             model["profile"] = next((p for p in ("haiku", "opus") if p in logged), "sonnet")
     model["script"] = {"kind": "explicit", "responses": responses}
@@ -171,14 +177,18 @@ def run_policy(scenario: Scenario, policy: str) -> PolicyOutcome:
 def replay_session(
     session: LoggedSession, base: Scenario | None, seed: int
 ) -> dict[str, Any]:
-    scenario = replay_scenario(session, base, seed)
-    outcomes = {p: run_policy(scenario, p) for p in scenario.runtime.policies}
     report: dict[str, Any] = {
         "session": session.session_id,
         "source": session.source,
         "logged_tool_calls": len(session.tool_calls),
-        "policies": {p: _outcome_json(o) for p, o in outcomes.items()},
     }
+    try:
+        scenario = replay_scenario(session, base, seed)
+    except ValueError as error:
+        report["error"] = f"cannot be replayed: {str(error).splitlines()[0]}"
+        return report
+    outcomes = {p: run_policy(scenario, p) for p in scenario.runtime.policies}
+    report["policies"] = {p: _outcome_json(o) for p, o in outcomes.items()}
     if "streaming" in outcomes:
         streaming = outcomes["streaming"].session_span_ms
         report["early_start_saved_ms"] = {
