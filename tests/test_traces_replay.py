@@ -77,8 +77,23 @@ def test_replay_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(report["sessions"]) == 2
     for session in report["sessions"]:
         assert set(session["policies"]) == {"streaming", "at_message_stop", "serial"}
+    # Deterministic: the same logs and seed give the same report.
+    assert main(["traces", "replay", str(CLAUDE), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == report
     assert main(["traces", "replay", str(CLAUDE)]) == 0
     assert "early start saved" in capsys.readouterr().out
+
+
+def test_replay_table_shows_the_fault_paths(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "base.toml"
+    base.write_text(
+        'name = "b"\nseed = 3\n[load]\nmode = "closed"\nsessions = 1\nconcurrency = 1\n'
+        "[model.faults]\ncut_after_tool_use_stop = 1.0\n"
+    )
+    assert main(["traces", "replay", str(CLAUDE), "--scenario", str(base)]) == 0
+    assert "streaming: turn outcomes stream_error 1" in capsys.readouterr().out
 
 
 def test_the_model_remembers_only_scripted_runs_and_forgets_them_with_the_session() -> None:

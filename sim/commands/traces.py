@@ -151,6 +151,10 @@ def replay_table(reports: list[dict[str, Any]]) -> str:
                 f"{_num(o['turn_latency_ms_p50']):>13}{_num(o['session_span_ms']):>12}"
                 f"{o['synthetic_results']:>11}{o['repairs']:>9}"
             )
+        for policy, o in report["policies"].items():
+            if set(o["turn_outcomes"]) - {"completed"}:
+                shown = ", ".join(f"{k} {n}" for k, n in o["turn_outcomes"].items())
+                lines.append(f"  {policy}: turn outcomes {shown}")
         for baseline, saved in report.get("early_start_saved_ms", {}).items():
             lines.append(f"  early start saved {_num(saved)} ms against {baseline}")
     return "\n".join(lines)
