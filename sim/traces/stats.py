@@ -130,19 +130,22 @@ def trace_stats(logs: Logs) -> dict[str, Any]:
         "lines": [str(line) for line in logs.skipped.lines],
     }
     figures["other_lines_by_type"] = logs.other_lines
-    by_file = []
-    for file in logs.files:
-        sessions = [s for s in logs.sessions if s.source == file]
-        own = _session_figures(sessions)
-        by_file.append(
-            {
-                "file": file,
-                "format": logs.formats[file],
-                "sessions": own["sessions"],
-                "requests": own["requests"],
-                "tool_calls": own["tool_calls"],
-                "skipped_lines": sum(1 for line in logs.skipped.lines if line.file == file),
-            }
-        )
-    figures["by_file"] = by_file
+    figures["by_file"] = _by_file(logs)
     return figures
+
+
+def _by_file(logs: Logs) -> list[dict[str, Any]]:
+    """Counts per file, in one pass (a folder may hold thousands of session files)."""
+    rows = {
+        file: {"file": file, "format": logs.formats[file], "sessions": 0, "requests": 0,
+               "tool_calls": 0, "skipped_lines": 0}
+        for file in logs.files
+    }
+    for session in logs.sessions:
+        row = rows[session.source]
+        row["sessions"] += 1
+        row["requests"] += len(session.steps)
+        row["tool_calls"] += sum(len(step.tool_calls) for step in session.steps)
+    for line in logs.skipped.lines:
+        rows[line.file]["skipped_lines"] += 1
+    return list(rows.values())
