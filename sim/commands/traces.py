@@ -177,7 +177,9 @@ def _dist(d: dict[str, Any], digits: int = 1) -> str:
 def stats_table(f: dict[str, Any]) -> str:
     lines = [
         f"files {f['files']}  sessions {f['sessions']} ({f['sidechain_sessions']} sub-agent)  "
-        f"prompts {f['prompts']}  requests {f['requests']}  tool calls {f['tool_calls']}  "
+        f"prompts {f['prompts']}  requests {f['requests']} "
+        f"({f['requests_without_response']} without a logged response)  "
+        f"tool calls {f['tool_calls']}  "
         f"API errors {f['api_errors']}  skipped lines {f['skipped_lines']['count']}",
         "",
         f"{'tool calls per step':<28}{_dist(f['tool_calls_per_step'], 2)}",

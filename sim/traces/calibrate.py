@@ -240,7 +240,7 @@ def _examples(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def calibrated_scenario(logs: Logs, name: str, seed: int) -> str:
     """The scenario TOML text calibrated on `logs`; it validates (checked before it is returned)."""
     main = [s for s in logs.sessions if not s.sidechain]
-    steps = [st for s in main for st in s.steps if st.api_error is None]
+    steps = [st for s in main for st in s.steps if st.has_response]
     if not steps:
         raise UserError("the logs hold no model response to calibrate from")
     tools = sorted({c.name for st in steps for c in st.tool_calls})

@@ -68,6 +68,12 @@ class Step:
     api_error: str | None = None
 
     @property
+    def has_response(self) -> bool:
+        """Whether the log holds this request's response (a request log's last request may have
+        none; a failed request has none)."""
+        return self.api_error is None and (bool(self.blocks) or self.stop_reason is not None)
+
+    @property
     def text_chars(self) -> int:
         return sum(len(b.get("text", "")) for b in self.blocks if b.get("type") == "text")
 

@@ -69,7 +69,7 @@ def _scripted_blocks(step: Step) -> list[dict[str, Any]]:
 def scripted_responses(session: LoggedSession) -> list[dict[str, Any]]:
     """The session's responses in turn order, each prompt's chain ending without tool calls."""
     responses: list[dict[str, Any]] = []
-    steps = [step for step in session.steps if step.api_error is None]
+    steps = [step for step in session.steps if step.has_response]
     prompts = sorted({step.prompt_index for step in steps})
     for prompt in prompts:
         chain = [step for step in steps if step.prompt_index == prompt]
@@ -88,7 +88,7 @@ def replay_scenario(session: LoggedSession, base: Scenario | None, seed: int) ->
     # A name the API would refuse is left undefined: the loop answers its calls as unknown.
     names = sorted(name for name in called if re.fullmatch(TOOL_NAME_PATTERN, name))
     think = session.think_times_ms()
-    prompts = len({s.prompt_index for s in session.steps if s.api_error is None})
+    prompts = len({s.prompt_index for s in session.steps if s.has_response})
     data: dict[str, Any] = base.model_dump(mode="python", exclude_none=True) if base else {}
     model = data.get("model", {})
     if base is None:

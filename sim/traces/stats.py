@@ -2,8 +2,9 @@
 
 Definitions (the tests check them by hand on a small fixture):
 
-- `requests`: model steps, failed ones included (`api_errors` counts those); `model_steps` the
-  ones that got a response. `tool_calls_per_step` is over model steps, those without calls
+- `requests`: model steps, failed ones included (`api_errors` counts those) and ones whose
+  response the log does not hold (`requests_without_response`); `model_steps` the ones whose
+  response it holds. `tool_calls_per_step` is over model steps, those without calls
   included; `parallel_share` is the share of steps with calls that made two or more.
 - Percentiles are numpy's default (linear interpolation between order statistics).
 - `tool_duration_ms_by_tool`: tool_use timestamp to tool_result timestamp, per tool, over calls
@@ -56,7 +57,7 @@ def durations_by_tool(sessions: list[LoggedSession]) -> dict[str, list[float]]:
 
 def _session_figures(sessions: list[LoggedSession]) -> dict[str, Any]:
     steps = [step for s in sessions for step in s.steps]
-    answered = [step for step in steps if step.api_error is None]
+    answered = [step for step in steps if step.has_response]
     calls = [call for step in answered for call in step.tool_calls]
     per_step = [len(step.tool_calls) for step in answered]
     with_calls = [n for n in per_step if n > 0]
@@ -85,7 +86,10 @@ def _session_figures(sessions: list[LoggedSession]) -> dict[str, Any]:
         "first_block_delay_ms": distribution(
             [d for s in answered if (d := s.first_block_delay_ms) is not None]
         ),
-        "api_errors": len(steps) - len(answered),
+        "requests_without_response": sum(
+            1 for s in steps if s.api_error is None and not s.has_response
+        ),
+        "api_errors": sum(1 for s in steps if s.api_error is not None),
         "api_errors_by_kind": dict(
             sorted(Counter(str(s.api_error).split(":", 1)[0] for s in steps if s.api_error).items())
         ),
@@ -136,7 +140,7 @@ def trace_stats(logs: Logs) -> dict[str, Any]:
 
 def _by_file(logs: Logs) -> list[dict[str, Any]]:
     """Counts per file, in one pass (a folder may hold thousands of session files)."""
-    rows = {
+    rows: dict[str, dict[str, Any]] = {
         file: {"file": file, "format": logs.formats[file], "sessions": 0, "requests": 0,
                "tool_calls": 0, "skipped_lines": 0}
         for file in logs.files
