@@ -162,3 +162,26 @@ def test_odd_logged_calls_neither_crash_calibrate_nor_replay(tmp_path: Path) -> 
     session.steps[0].tool_calls[0].input = deep
     report = replay_session(session, None, 1)
     assert report["error"].startswith("cannot be replayed:") and "policies" not in report
+
+
+def test_the_model_remembers_scripted_runs_of_a_bounded_number_of_sessions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sim.model.model as model_module
+    from sim.model.config import ModelConfig
+    from sim.model.model import MockModel
+    from sim.model.response import StreamResponse, Turn
+
+    monkeypatch.setattr(model_module, "SCRIPTED_RUN_SESSIONS", 2)
+    script = {"kind": "explicit", "responses": [{"blocks": [
+        {"type": "tool_use", "name": "Bash", "input": {}, "duration_ms": 5}]}]}
+    model = MockModel(ModelConfig.model_validate({"script": script}), 1)
+    body = {"model": model.name, "max_tokens": 100, "messages": [{"role": "user", "content": "x"}]}
+    ids = {}
+    for session in (1, 2, 3):  # as sim serve sees unnamed requests: never forgotten
+        response = model.respond(body, Turn(session, 0, 0))
+        assert isinstance(response, StreamResponse)
+        ids[session] = next(e["content_block"]["id"] for e in response.events
+                            if e["type"] == "content_block_start")
+    assert model.scripted_call(1, ids[1]) is None
+    assert model.scripted_call(2, ids[2]) is not None and model.scripted_call(3, ids[3]) is not None

@@ -63,6 +63,9 @@ from sim.runtime.pairing import TranscriptShapeError, check_pairing
 
 REQUIRED_FIELDS = ("model", "max_tokens", "messages")
 UNKNOWN_TOOL_NAME = "undefined_tool"
+# Sessions whose scripted calls are remembered at once: the simulator forgets a session when it
+# ends, `sim serve` never does (each unnamed request is a session), so the oldest go past this.
+SCRIPTED_RUN_SESSIONS = 100_000
 
 
 def _last_tool_use_id(messages: Any) -> str | None:
@@ -319,6 +322,8 @@ class MockModel:
         """Keep the scripted call behind each tool_use id, when the script scripts runs."""
         if isinstance(self._planner, ExplicitPlanner) and self._planner.scripts_runs:
             runs = self._scripted_runs.setdefault(turn.session_id, {})
+            if len(self._scripted_runs) > SCRIPTED_RUN_SESSIONS:
+                del self._scripted_runs[next(iter(self._scripted_runs))]
             scripted = self._planner.scripted_calls(turn.turn_index)
             for index, block in zip(calls, scripted, strict=True):
                 if block.duration_ms is not None:
