@@ -33,6 +33,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import simpy
 
+from sim.distributions import ms_to_ns
 from sim.engine.context import SimulationContext
 from sim.engine.draws import AttachmentArrivals, InterruptDraw, SessionDraws
 from sim.engine.feed_points import feed_points
@@ -56,7 +57,7 @@ from sim.runtime.loop import Phase
 from sim.runtime.outcomes import ToolOutcome
 from sim.runtime.pairing import PairingMonitor
 from sim.runtime.repair import PairingError
-from sim.tools.execution import CallPlan
+from sim.tools.execution import CallPlan, scripted_plan
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -386,7 +387,15 @@ class Session:
 
     def _plan(self, tool_use_id: str, name: str) -> CallPlan:
         plan = self._plans.pop(tool_use_id, None)
-        return plan if plan is not None else self.draws.tool_plan(name, tool_use_id)
+        return plan if plan is not None else self._new_plan(name, tool_use_id)
+
+    def _new_plan(self, name: str, tool_use_id: str) -> CallPlan:
+        """The call's plan: scripted by the model's script when it scripts the run (a replay),
+        else drawn."""
+        scripted = self.context.model.scripted_call(self.session_id, tool_use_id)
+        if scripted is not None and scripted.duration_ms is not None:
+            return scripted_plan(ms_to_ns(scripted.duration_ms), scripted.result, scripted.is_error)
+        return self.draws.tool_plan(name, tool_use_id)
 
     def _start_tool(self, command: StartTool) -> None:
         turn = self.loop.turn
@@ -408,7 +417,7 @@ class Session:
         self._dispatch(self.loop.tool_finished(tool_use_id, outcome, text, self.env.now))
 
     def _ask(self, command: AskPermission) -> None:
-        plan = self.draws.tool_plan(command.name, command.tool_use_id)
+        plan = self._new_plan(command.name, command.tool_use_id)
         self._plans[command.tool_use_id] = plan
         decided_ns = self.env.now + plan.permission_delay_ns
         self.env.call_at(decided_ns, self._decided, command.tool_use_id, plan.permitted)

@@ -32,6 +32,11 @@ Explicit scripts list the responses block by block instead:
     [[model.script.responses]]
     blocks = [{ type = "text", text = "Reading." },
               { type = "tool_use", name = "read_file", input = { path = "a.py" } }]
+
+A scripted call may script its run as well (what `sim traces replay` writes for a logged call):
+`{ type = "tool_use", name = "Bash", input = { command = "ls" }, duration_ms = 610,
+result = "a.py", is_error = false }` runs 610 ms and returns "a.py", whatever the tool's own
+duration and failures would draw.
 """
 
 from __future__ import annotations
@@ -108,9 +113,19 @@ class ThinkingBlock(_Config):
 
 
 class ToolUseBlock(_Config):
+    """A scripted call. With `duration_ms` the call's run is scripted too (a replayed session's
+    logged call): it runs that long and returns `result` (an is_error result with `is_error`),
+    whatever the tool's own duration and failure draws would say."""
+
     type: Literal["tool_use"]
     name: str = Field(min_length=1, description="The tool called, by name.")
     input: JsonObject = Field(default_factory=dict, description="The call's input object.")
+    duration_ms: float | None = Field(
+        default=None, ge=0, le=MAX_DURATION_MS,
+        description="Script the call's run: it takes this long; none: the tool's draws decide.",
+    )
+    result: str = Field(default="", description="With duration_ms: the result's text.")
+    is_error: bool = Field(default=False, description="With duration_ms: an is_error result.")
 
 
 ScriptedBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]

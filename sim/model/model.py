@@ -42,7 +42,13 @@ from sim.model.chunking import (
     generated_chunks,
     tool_json,
 )
-from sim.model.config import ExplicitScript, LatencyConfig, ModelConfig, ProfileName
+from sim.model.config import (
+    ExplicitScript,
+    LatencyConfig,
+    ModelConfig,
+    ProfileName,
+    ToolUseBlock,
+)
 from sim.model.disruption import disrupt, with_keepalive_pings
 from sim.model.endpoint import Endpoint
 from sim.model.faults import HTTP_FAULTS, TOOL_CALL_FAULTS, FaultDice, fault_probabilities
@@ -57,6 +63,9 @@ from sim.runtime.pairing import TranscriptShapeError, check_pairing
 
 REQUIRED_FIELDS = ("model", "max_tokens", "messages")
 UNKNOWN_TOOL_NAME = "undefined_tool"
+# Sessions whose scripted calls are remembered at once: the simulator forgets a session when it
+# ends, `sim serve` never does (each unnamed request is a session), so the oldest go past this.
+SCRIPTED_RUN_SESSIONS = 100_000
 
 
 def _last_tool_use_id(messages: Any) -> str | None:
@@ -108,6 +117,8 @@ class MockModel:
             else GeneratedPlanner(script, self.tools)
         )
         self._input_tokens = InputTokenCounter()
+        # Session id -> tool_use id -> its scripted call, for explicit scripts that script runs.
+        self._scripted_runs: dict[int, dict[str, ToolUseBlock]] = {}
         self._fault_probabilities = fault_probabilities(config.faults)
         self._unknown_tool = UNKNOWN_TOOL_NAME
         while self._unknown_tool in self.tools:
@@ -117,6 +128,12 @@ class MockModel:
         """Session `session_id` sends no more requests: drop what the model remembers of it (its
         transcript, kept to count the next request's input tokens quickly)."""
         self._input_tokens.forget(session_id)
+        self._scripted_runs.pop(session_id, None)
+
+    def scripted_call(self, session_id: int, tool_use_id: str) -> ToolUseBlock | None:
+        """The scripted call behind a tool_use id this model sent session `session_id`, when the
+        script scripts its run (`ToolUseBlock.duration_ms`); None otherwise."""
+        return self._scripted_runs.get(session_id, {}).get(tool_use_id)
 
     def request_id(self, turn: Turn) -> str:
         return api_id("req", self.root_seed, turn.session_id, turn.turn_index, turn.attempt)
@@ -225,6 +242,7 @@ class MockModel:
         if dice is not None:
             malformed, duplicated = self._tool_call_faults(planned, calls, dice, faults)
         ids = self._tool_ids(planned, calls, duplicated, turn, body, faults)
+        self._remember_scripted_runs(turn, calls, ids)
         blocks = [
             self._chunked(block, index, ids, index in malformed, turn, rng)
             for index, block in enumerate(planned)
@@ -299,6 +317,17 @@ class MockModel:
         return StreamResponse(
             sent_times, sent, end_ns, ending, message_id, model, tuple(faults), tool_stops
         )
+
+    def _remember_scripted_runs(self, turn: Turn, calls: list[int], ids: dict[int, str]) -> None:
+        """Keep the scripted call behind each tool_use id, when the script scripts runs."""
+        if isinstance(self._planner, ExplicitPlanner) and self._planner.scripts_runs:
+            runs = self._scripted_runs.setdefault(turn.session_id, {})
+            if len(self._scripted_runs) > SCRIPTED_RUN_SESSIONS:
+                del self._scripted_runs[next(iter(self._scripted_runs))]
+            scripted = self._planner.scripted_calls(turn.turn_index)
+            for index, block in zip(calls, scripted, strict=True):
+                if block.duration_ms is not None:
+                    runs.setdefault(ids[index], block)
 
     def _tool_call_faults(
         self, planned: list[PlannedBlock], calls: list[int], dice: FaultDice, faults: list[str]

@@ -52,6 +52,13 @@ class ExplicitPlanner:
     """Turn `i` answers with response `i` of the script (the last once they run out)."""
 
     def __init__(self, script: ExplicitScript) -> None:
+        self._script = script
+        # Whether any call's run is scripted (a replay): only then are calls remembered.
+        self.scripts_runs = any(
+            isinstance(block, ToolUseBlock) and block.duration_ms is not None
+            for response in script.responses
+            for block in response.blocks
+        )
         # Tokenised once: the same response is replayed by every session.
         self._responses = [self._template(response) for response in script.responses]
 
@@ -70,6 +77,11 @@ class ExplicitPlanner:
             elif isinstance(block, ToolUseBlock):
                 blocks.append(PlannedBlock("tool_use", name=block.name, input=block.input))
         return blocks
+
+    def scripted_calls(self, turn_index: int) -> list[ToolUseBlock]:
+        """The tool_use blocks turn `turn_index` answers with, in order (the planned calls')."""
+        response = self._script.responses[min(turn_index, len(self._script.responses) - 1)]
+        return [block for block in response.blocks if isinstance(block, ToolUseBlock)]
 
     def plan(self, turn_index: int, rng: np.random.Generator) -> list[PlannedBlock]:
         template = self._responses[min(turn_index, len(self._responses) - 1)]

@@ -100,6 +100,12 @@ def sample_call(spec: ToolSpec, rng: np.random.Generator) -> CallPlan:
     return CallPlan(permitted, asked, delay_ns, outcome, duration_ns, progress, text)
 
 
+def scripted_plan(duration_ns: int, text: str, is_error: bool) -> CallPlan:
+    """The plan of a call whose run is given, not drawn (a replayed call: its logged duration and
+    result): permitted at once, no progress, an error result or a success."""
+    return CallPlan(True, False, 0, "error" if is_error else "success", duration_ns, (), text)
+
+
 def timeout_text(name: str, timeout_ns: int = TOOL_TIMEOUT_NS) -> str:
     """The is_error result of a call that the driver's tool timeout ended."""
     return f"Error: tool {name!r} timed out after {timeout_ns / 1_000_000_000:g} s."

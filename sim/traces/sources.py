@@ -1,0 +1,100 @@
+"""LOGS arguments to logged sessions: find the files, tell their format, read them.
+
+Each argument is a file or a folder; a folder is searched recursively for `*.jsonl` files (so
+`~/.claude/projects` or one project's folder both work), in sorted order. A file's format is told
+from its first readable line: a line with `messages` or `request` is a request log
+(`sim.traces.request_log`), anything else a Claude Code session log (`sim.traces.claude_code`).
+(`sim serve --record` folders are not read yet: that recording format is not on main.)
+
+Lines that are not JSON objects are reported and skipped here, for every format; a file that
+cannot be read at all (missing, not UTF-8, too large) is a `UserError`, as is an argument that
+names no log file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sim.errors import UserError
+from sim.input_files import read_input, utf8_text
+from sim.runtime.strict_json import parse_json
+from sim.traces.claude_code import ClaudeCodeReader
+from sim.traces.logged import LoggedSession
+from sim.traces.request_log import RequestLogReader
+from sim.traces.skipped import Skipped
+
+
+@dataclass(slots=True)
+class Logs:
+    """Everything read from the LOGS arguments."""
+
+    files: list[str] = field(default_factory=list)
+    sessions: list[LoggedSession] = field(default_factory=list)
+    skipped: Skipped = field(default_factory=Skipped)
+    # Claude Code lines that are no part of a conversation (summary, attachment, ...), by type.
+    other_lines: dict[str, int] = field(default_factory=dict)
+    formats: dict[str, str] = field(default_factory=dict)
+
+
+def log_files(arguments: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
+            if not found:
+                raise UserError(f"{argument}: no *.jsonl log files in this folder")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise UserError(f"{argument}: no such file or folder")
+    return files
+
+
+def json_lines(path: Path, skipped: Skipped) -> list[tuple[int, dict[str, Any]]]:
+    text = utf8_text(read_input(str(path), str(path)), str(path))
+    lines = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = parse_json(raw)
+        except (ValueError, RecursionError) as error:
+            skipped.add(str(path), number, f"not JSON: {error}")
+            continue
+        if not isinstance(value, dict):
+            skipped.add(str(path), number, f"not a JSON object: a {type(value).__name__}")
+            continue
+        lines.append((number, value))
+    return lines
+
+
+def file_format(lines: list[tuple[int, dict[str, Any]]]) -> str:
+    for _number, line in lines:
+        if "messages" in line or "request" in line:
+            return "request-log"
+        return "claude-code"
+    return "claude-code"
+
+
+def read_logs(arguments: list[str]) -> Logs:
+    logs = Logs()
+    claude = ClaudeCodeReader(logs.skipped)
+    requests = RequestLogReader(logs.skipped)
+    for path in log_files(arguments):
+        first_skipped = len(logs.skipped.lines)
+        lines = json_lines(path, logs.skipped)
+        kind = file_format(lines)
+        logs.files.append(str(path))
+        logs.formats[str(path)] = kind
+        reader = requests if kind == "request-log" else claude
+        logs.sessions.extend(reader.read(path, lines))
+        # In line order: lines that are not JSON were found before the reader's problems.
+        logs.skipped.lines[first_skipped:] = sorted(
+            logs.skipped.lines[first_skipped:], key=lambda skipped: skipped.line
+        )
+    logs.other_lines = dict(sorted(claude.other_lines.items()))
+    return logs
