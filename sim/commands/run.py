@@ -11,9 +11,11 @@ digits, `.`, `_` and `-` kept (others become `_`) and at most 64 characters. An 
 is an error unless `--force`, and `--force` replaces only a run folder (a folder with run.json).
 The output location is checked before simulating. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
-done, 1 strict mode stopped the run (the message names seed and session), 2 bad input, 130
-interrupted (Ctrl-C or SIGTERM; nothing is left half written, and an interrupt while drawing the
-report says that the run's tables were written and how to draw it).
+done, 1 strict mode stopped the run (the message names seed and session), 2 bad input or a
+folder that could not be written (a full disk: while drawing the report, the message says the
+tables were written and how to draw the report), 130 interrupted (Ctrl-C or SIGTERM; nothing
+is left half written, and an interrupt while drawing the report says that the run's tables were
+written and how to draw it).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from sim.commands.report import draw_report
 from sim.engine.runner import RunResult, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError
@@ -161,10 +164,12 @@ def _run(args: argparse.Namespace) -> int:
             print(f"pairing violations in requests sent: {result.pairing_violations}")
         print(f"wrote {out_dir}")
         if args.report:
-            # Imported here: matplotlib takes a while to load and only this branch needs it.
-            from sim.report.writer import write_report
-
-            print(f"wrote {write_report(read_run(out_dir))}")
+            page = draw_report(
+                read_run(out_dir),
+                note=f"; the run's tables were written to {out_dir} "
+                f"(draw the report with: sim report {out_dir})",
+            )
+            print(f"wrote {page}")
     except KeyboardInterrupt:
         if not args.report:
             raise
