@@ -31,7 +31,7 @@ EXIT_STATUSES = """\
 exit status:
   0    done
   1    a check failed: a strict repair found violations, sim compare a regression,
-       a strict-mode run met a repair (the message names seed and session)
+       a strict-mode run met a pairing violation (the message names seed and session)
   2    bad input (a file, a flag, a scenario), or a result that could not be written
   130  interrupted (Ctrl-C, or SIGTERM to sim run); nothing is left half written
   141  the reader of the output went away (sim ... | head -1)
@@ -101,7 +101,10 @@ def console() -> NoReturn:
     """
     noted: list[int] = []
     try:
-        status = main()
+        try:
+            status = main()
+        except SystemExit as request:  # argparse's: --help, --version, a usage error
+            status = request.code if isinstance(request.code, int) else int(bool(request.code))
         signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
     except KeyboardInterrupt:  # after the command, before the handler
         signal.signal(signal.SIGINT, signal.SIG_IGN)

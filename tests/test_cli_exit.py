@@ -94,3 +94,11 @@ def test_help_lists_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> Non
     epilog = capsys.readouterr().out.split("exit status:\n", 1)[1]
     for status in ("0", "1", "2", "130", "141"):
         assert f"\n  {status} " in f"\n{epilog}"
+
+
+def test_a_usage_error_ends_the_same_way_with_status_2() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "sim", "run"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.endswith("error: the following arguments are required: SCENARIO\n")
