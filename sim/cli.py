@@ -1,15 +1,23 @@
-"""The `sim` console script: discovers the subcommands in `sim.commands` and runs one."""
+"""The `sim` console script: discovers the subcommands in `sim.commands` and runs one.
+
+`main` runs one command and returns its exit status (tests call it in-process); `console` is
+the console script and `python -m sim`: `main`, then the end of the process (see `console`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import os
 import pkgutil
+import signal
 import sys
+import threading
+from typing import NoReturn
 
 from sim import __version__, commands
-from sim.errors import UserError
+from sim.errors import UserError, print_error, printable
 
 # Exit statuses: 0 success, 1 a check failed (strict repair, a regression), 2 bad input,
 # 130 interrupted (128 + SIGINT, as a shell reports a command a Ctrl-C killed), 141 the reader of
@@ -19,11 +27,32 @@ EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 
+EXIT_STATUSES = """\
+exit status:
+  0    done
+  1    a check failed: a strict repair found violations, sim compare a regression,
+       a strict-mode run met a pairing violation (the message names seed and session)
+  2    bad input (a file, a flag, a scenario), or a result that could not be written
+  130  interrupted (Ctrl-C, or SIGTERM to sim run); nothing is left half written
+  141  the reader of the output went away (sim ... | head -1)
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with its usage errors printable (sim/errors.py, rule 2): it echoes
+    unknown arguments as they were typed. The subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="sim",
         description="Simulate and benchmark the streaming tool turn of LLM agents.",
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -47,18 +76,61 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()
         return status
     except UserError as error:
-        print(f"sim {args.command}: error: {error}", file=sys.stderr)
+        print_error(error, f"sim {args.command}: error: ")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as interrupt:
         # A command may say what it left behind in the interrupt's message.
-        note = f": {interrupt}" if str(interrupt) else ""
+        note = f": {printable(str(interrupt))}" if str(interrupt) else ""
         print(f"sim {args.command}: interrupted{note}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # Python's recipe: point stdout at devnull, so that flushing it at exit cannot fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
         return EXIT_BROKEN_PIPE
 
 
+def console() -> NoReturn:
+    """The console script: `main`, then an end of the process that a Ctrl-C cannot cut silently.
+
+    After the command Python would tear itself down, and it gives SIGINT back its default action
+    before it unloads its modules (numpy, pyarrow, matplotlib: a fraction of a second), so a
+    Ctrl-C then killed the process by the signal without a word. Instead, from the command's end
+    a SIGINT is only noted; the threads are joined and the exit functions run as Python would,
+    and the process ends at once, without that teardown: an interrupt noted meanwhile is
+    reported as any other (status 130). (Noted, not blocked: a mask would hold in this thread
+    only, and native threads of numpy or pyarrow would still take the signal.)
+    """
+    noted: list[int] = []
+    try:
+        try:
+            status = main()
+        except SystemExit as request:  # argparse's: --help, --version, a usage error
+            status = request.code if isinstance(request.code, int) else int(bool(request.code))
+        signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    except KeyboardInterrupt:  # after the command, before the handler
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        noted.append(signal.SIGINT)
+        status = 0
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    if noted and status != EXIT_INTERRUPTED:
+        status = EXIT_INTERRUPTED
+        print("sim: interrupted", file=sys.stderr)
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        status = status or EXIT_BROKEN_PIPE
+    sys.stderr.flush()
+    # The rest of the teardown frees memory that the end of the process frees anyway.
+    os._exit(status)
+
+
+def _quiet_stdout() -> None:
+    # Python's recipe: point stdout at devnull, so that flushing it at exit cannot fail again.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

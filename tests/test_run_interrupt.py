@@ -1,10 +1,13 @@
 """`sim run --jobs 2` stopped by Ctrl-C (SIGINT to the process group, as a terminal sends it) or
 by SIGTERM to the main process: it ends within seconds with status 130, no traceback from any
-process, no worker left running and nothing written."""
+process, no worker left running and nothing written. Killed by SIGKILL, its workers exit on
+their own, at once and without a word."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -71,3 +74,58 @@ def test_an_interrupted_parallel_run_ends_promptly_and_cleanly(tmp_path: Path, s
     assert err == "sim run: interrupted\n"
     assert not any(running(worker) for worker in workers)
     assert list(tmp_path.iterdir()) == []
+
+
+def started_run(tmp_path: Path, stderr: object) -> tuple[subprocess.Popen[str], set[int]]:
+    """`sim run --jobs 2` of a long run, once both of its workers exist."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sim.cli", "run", str(SCENARIO), "--sessions", "2000",
+         "--jobs", "2", "--out", str(tmp_path / "run")],
+        stdout=subprocess.DEVNULL, stderr=stderr, text=True, cwd=ROOT, start_new_session=True,
+    )
+    deadline = time.monotonic() + 30
+    while len(workers := workers_of(process.pid)) < 2:
+        if process.poll() is not None or time.monotonic() > deadline:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise AssertionError(f"no workers started (status {process.wait()})")
+        time.sleep(0.05)
+    return process, workers
+
+
+def test_every_worker_starts_with_sigint_blocked(tmp_path: Path) -> None:
+    # The first worker's start also starts multiprocessing's resource tracker, which unblocked
+    # SIGINT on the way: that worker then took a Ctrl-C as a KeyboardInterrupt traceback.
+    process, workers = started_run(tmp_path, subprocess.DEVNULL)
+    try:
+        blocked = {}
+        for worker in workers:
+            status = Path(f"/proc/{worker}/status").read_text()
+            (mask,) = [line.split()[1] for line in status.splitlines() if line.startswith("SigBlk")]
+            blocked[worker] = bool(int(mask, 16) & (1 << (signal.SIGINT - 1)))
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    assert all(blocked.values()), blocked
+
+
+def test_workers_of_a_killed_run_exit_promptly_and_quietly(tmp_path: Path) -> None:
+    # SIGKILL reaches the parent alone and no handler of its sees it: the workers are orphans.
+    # Each must notice and exit without a word (they printed BrokenPipeError tracebacks).
+    log = tmp_path / "stderr"
+    with log.open("w") as stderr:
+        process, workers = started_run(tmp_path, stderr)
+        try:
+            time.sleep(0.5)  # into the workers' start-up or their simulation: either must be clean
+            process.kill()
+            process.wait()
+            deadline = time.monotonic() + 15
+            while any(running(worker) for worker in workers) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            left = [worker for worker in workers if running(worker)]
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # the group may be gone already
+                os.killpg(process.pid, signal.SIGKILL)
+    assert left == []
+    # The parent may have logged its progress before it was killed; nothing else may be there.
+    lines = log.read_text().splitlines()
+    assert all(re.fullmatch(r"sim run: [\d,]+/[\d,]+ sessions .*", line) for line in lines), lines

@@ -31,7 +31,7 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("base", metavar="BASE", type=Path, help="the reference run folder")
     parser.add_argument("new", metavar="NEW", type=Path, help="the run folder to check")
     parser.add_argument(
-        "--tolerance",
+        "-t", "--tolerance",
         metavar="METRIC=REL",
         action="append",
         default=[],

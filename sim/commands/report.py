@@ -1,4 +1,8 @@
-"""`sim report RUN_DIR`: figures and an HTML page for a run folder, in RUN_DIR/report/."""
+"""`sim report RUN_DIR`: figures and an HTML page for a run folder, in RUN_DIR/report/.
+
+Exit status 0 done, 2 bad input (not a run folder) or a report that could not be written (a
+full disk: the run folder's tables are left as they were, and no half report).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from sim.metrics.reader import read_run
+from sim.errors import UserError
+from sim.metrics.reader import RunFolder, read_run
 from sim.metrics.summary_table import print_summary
 
 
@@ -23,11 +28,23 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here: matplotlib takes a second to load, which no other command should pay.
-    from sim.report.writer import write_report
-
     folder = read_run(args.run_dir)
-    page = write_report(folder)
+    page = draw_report(folder)
     print_summary(folder.summary, title=f"Summary of {folder.path}")
     print(f"wrote {page}")
     return 0
+
+
+def draw_report(folder: RunFolder, *, note: str = "") -> Path:
+    """Writes the run's report folder; returns the page's path. A failed write (a full disk, a
+    folder made read-only meanwhile) is a `UserError` naming the folder and the reason, then
+    `note`; the writer leaves no half report behind."""
+    # Imported here: matplotlib takes a second to load, which no other command should pay.
+    from sim.report.writer import REPORT_FOLDER, write_report
+
+    try:
+        return write_report(folder)
+    except OSError as error:
+        destination = folder.path / REPORT_FOLDER
+        reason = error.strerror or str(error)
+        raise UserError(f"{destination}: cannot write the report ({reason}){note}") from None

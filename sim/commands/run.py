@@ -1,19 +1,24 @@
 """`sim run SCENARIO`: simulate every executor policy of a scenario and write a run folder.
 
-    sim run scenarios/default.toml [--seed N] [--sessions N] [--policy P ...] [--jobs N]
-                                   [--out DIR] [--force] [--trace]
+    sim run scenarios/default.toml [-s/--seed N] [-n/--sessions N] [-p/--policy P ...]
+                                   [-j/--jobs N] [-o/--out DIR] [-f/--force] [-q/--quiet]
+                                   [--trace] [--no-report]
 
-Shows a progress bar per policy and load level (on a terminal), then the summary table with the
-policies side by side, then the folder written: `results/run-<scenario>-seed<seed>-<UTC time>`
-unless `--out` names another, with its figures and report.html in `report/` (unless
-`--no-report`). The scenario's name appears in the default folder's name with only letters,
-digits, `.`, `_` and `-` kept (others become `_`) and at most 64 characters. An existing folder
+Shows its progress on stderr (sim/progress.py: bars with rate and time left on a terminal, a
+plain line every 10 s elsewhere), then the summary table with the policies side by side, then
+the folder written (with `--quiet`, no progress and no table: only the folders written):
+`results/run-<scenario>-seed<seed>-<UTC time>` unless `--out` names another, with its figures
+and report.html in `report/` (unless `--no-report`). The scenario's name appears in the
+default folder's name with only letters, digits, `.`, `_` and `-` kept (others become `_`) and
+at most 64 characters. An existing folder
 is an error unless `--force`, and `--force` replaces only a run folder (a folder with run.json).
 The output location is checked before simulating. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
-done, 1 strict mode stopped the run (the message names seed and session), 2 bad input, 130
-interrupted (Ctrl-C or SIGTERM; nothing is left half written, and an interrupt while drawing the
-report says that the run's tables were written and how to draw it).
+done, 1 strict mode stopped the run (the message names seed and session), 2 bad input or a
+folder that could not be written (a full disk: while drawing the report, the message says the
+tables were written and how to draw the report), 130 interrupted (Ctrl-C or SIGTERM; nothing
+is left half written, and an interrupt while drawing the report says that the run's tables were
+written and how to draw it).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import signal
 import sys
 from collections.abc import Iterator
@@ -30,16 +36,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+from sim.commands.report import draw_report
 from sim.engine.runner import RunResult, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
-from sim.errors import UserError
+from sim.errors import UserError, printable
 from sim.metrics.atomic import check_destination
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary
 from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
+from sim.progress import progress_display
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.schema import ALL_POLICIES, Scenario
 
@@ -60,19 +65,25 @@ def add_parser(subparsers: Any) -> None:
         "random draws; print the summary side by side and write Parquet tables to a folder.",
     )
     parser.add_argument("scenario", metavar="SCENARIO", type=Path, help="scenario TOML file")
-    parser.add_argument("--seed", type=int, help="root seed (default: the scenario's)")
+    parser.add_argument("-s", "--seed", type=int, help="root seed (default: the scenario's)")
     parser.add_argument(
-        "--sessions", type=int, help="sessions per load level (default: the scenario's)"
+        "-n", "--sessions", type=int, help="sessions per load level (default: the scenario's)"
     )
     parser.add_argument(
-        "--policy", dest="policies", action="extend", nargs="+", choices=ALL_POLICIES,
+        "-p", "--policy", dest="policies", action="extend", nargs="+", choices=ALL_POLICIES,
         metavar="POLICY", help="executor policies to run (default: the scenario's); repeatable",
     )
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    parser.add_argument("--out", type=Path, help="run folder to write (default: under results/)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument(
-        "--force", action="store_true",
+        "-o", "--out", type=Path, help="run folder to write (default: under results/)"
+    )
+    parser.add_argument(
+        "-f", "--force", action="store_true",
         help="replace an existing run folder (a folder with run.json; anything else is an error)",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true",
+        help="no progress and no summary table: print only the folders written (and errors)",
     )
     parser.add_argument(
         "--trace", action="store_true",
@@ -128,12 +139,14 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"{out_dir}: already exists (use --force to replace it)")
     check_destination(out_dir, replace=args.force, kind="run folder", marker=RUN_FILE)
     try:
-        result = _run_with_progress(scenario, args.jobs, trace=args.trace)
+        result = _run_with_progress(scenario, args.jobs, trace=args.trace, quiet=args.quiet)
     except StrictModeStop as stop:
-        print(f"sim run: {stop}", file=sys.stderr)
+        print(printable(f"sim run: {stop}"), file=sys.stderr)
         print(
-            f"sim run: reproduce with: sim run {args.scenario} --seed {stop.seed} "
-            f"--policy {stop.policy}",
+            printable(
+                f"sim run: reproduce with: sim run {shlex.quote(str(args.scenario))} "
+                f"--seed {stop.seed} --policy {stop.policy}"
+            ),
             file=sys.stderr,
         )
         return EXIT_STRICT_STOP
@@ -156,15 +169,18 @@ def _run(args: argparse.Namespace) -> int:
         # Checked before simulating, but the place can change (or the disk fill) meanwhile.
         raise UserError(f"{out_dir}: cannot write the run folder ({error})") from None
     try:
-        print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
+        if not args.quiet:
+            print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
         if result.pairing_violations:
             print(f"pairing violations in requests sent: {result.pairing_violations}")
         print(f"wrote {out_dir}")
         if args.report:
-            # Imported here: matplotlib takes a while to load and only this branch needs it.
-            from sim.report.writer import write_report
-
-            print(f"wrote {write_report(read_run(out_dir))}")
+            page = draw_report(
+                read_run(out_dir),
+                note=f"; the run's tables were written to {out_dir} "
+                f"(draw the report with: sim report {out_dir})",
+            )
+            print(f"wrote {page}")
     except KeyboardInterrupt:
         if not args.report:
             raise
@@ -192,19 +208,9 @@ def run_extra(scenario: Scenario, args: argparse.Namespace, result: RunResult) -
     }
 
 
-def _run_with_progress(scenario: Scenario, jobs: int, *, trace: bool = False) -> RunResult:
-    console = Console(stderr=True)
-    units = units_of(scenario)
-    columns = (
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
-    )
-    if not console.is_terminal:
-        # No bar to draw: skip the progress reports (and, with --jobs, their queue process).
-        return run_scenario(scenario, jobs=jobs, trace=trace)
-    with Progress(*columns, console=console, transient=True) as bar:
-        tasks = [bar.add_task(unit.label, total=scenario.load.sessions) for unit in units]
-
-        def advance(index: int, finished: int) -> None:
-            bar.update(tasks[index], completed=finished)
-
-        return run_scenario(scenario, jobs=jobs, progress=advance, trace=trace)
+def _run_with_progress(
+    scenario: Scenario, jobs: int, *, trace: bool = False, quiet: bool = False
+) -> RunResult:
+    labels = [unit.label for unit in units_of(scenario)]
+    with progress_display(labels, scenario.load.sessions, quiet=quiet) as progress:
+        return run_scenario(scenario, jobs=jobs, progress=progress, trace=trace)

@@ -35,11 +35,11 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on "
                         f"(default {DEFAULT_HOST})")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+    parser.add_argument("-p", "--port", type=int, default=DEFAULT_PORT,
                         help=f"port to listen on; 0 picks a free one (default {DEFAULT_PORT})")
     parser.add_argument("--speed", type=float, default=1.0,
                         help="divide every delay by this: 10 is ten times faster (default 1)")
-    parser.add_argument("--seed", type=int, default=None,
+    parser.add_argument("-s", "--seed", type=int, default=None,
                         help="root seed of the model's draws (default: the scenario's)")
     parser.set_defaults(func=run)
 

@@ -7,10 +7,9 @@ one (every file is checked), and exits 2 if any file was bad.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from sim.errors import UserError
+from sim.errors import UserError, print_error, printable
 from sim.scenario.loader import load_scenario
 from sim.scenario.schema import Scenario
 
@@ -44,8 +43,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             scenario = load_scenario(file)
         except UserError as error:
-            print(error, file=sys.stderr)
+            print_error(error)
             status = EXIT_BAD_INPUT
         else:
-            print(f"{file}: ok ({summary(scenario)})")
+            # The file's name and the scenario's come from the user: printable, as errors are.
+            print(printable(f"{file}: ok ({summary(scenario)})"))
     return status

@@ -13,7 +13,9 @@ A Ctrl-C reaches the whole process group, but only the parent acts on it: worker
 SIGINT blocked and never see it. When the parent is interrupted (or a unit fails) it terminates
 its workers before the exception goes on, so the run ends promptly, without workers' tracebacks
 or workers left behind. The parent alone reads the pipes, in its main thread (no pool thread a
-half-sent result could leave waiting forever, as with `concurrent.futures`).
+half-sent result could leave waiting forever, as with `concurrent.futures`). A worker whose
+parent is gone (killed by SIGKILL, which no handler sees) exits at once and quietly: it watches
+its parent's sentinel, and a message it can no longer send ends it rather than raising.
 
     result = run_scenario(load_scenario("scenarios/default.toml"), jobs=2)
     tables = result.collector("run-1").tables()
@@ -22,11 +24,14 @@ half-sent result could leave waiting forever, as with `concurrent.futures`).
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
@@ -144,6 +149,10 @@ def _run_parallel(
     todo = list(enumerate(units))
     results: dict[int, SimulationResult] = {}
     workers: dict[Connection, BaseProcess] = {}
+    # Started now, not by the first worker's start: starting it unblocks SIGINT (bpo-33613's
+    # mask, lifted after the tracker is spawned), and the first worker started in that call
+    # would see a Ctrl-C (a KeyboardInterrupt traceback from its imports).
+    resource_tracker.ensure_running()
     try:
         for _ in range(min(jobs, len(units))):
             ours, theirs = context.Pipe()
@@ -219,23 +228,54 @@ class WorkerTraceback(Exception):
     exception raised again in the parent)."""
 
 
+class _ParentGone(BaseException):
+    """The parent process is gone: the worker ends quietly. A BaseException, so that no
+    `except Exception` in the simulation takes it for a failure of the unit."""
+
+
 def _work(connection: Connection, data: dict[str, Any], report: bool, trace: bool) -> None:
     """A worker: runs the units it is sent until its pipe closes (module level, so spawned
     processes can import it)."""
+    _exit_when_orphaned()
     scenario = Scenario.model_validate(data)
-    while True:
-        try:
-            index, unit = connection.recv()
-        except EOFError:
-            return
-        reporter = _reporter(connection, index) if report else None
-        try:
-            result = simulate(scenario, unit.policy, unit.load, progress=reporter, trace=trace)
-        except Exception as error:
-            connection.send(("error", index, (error, traceback.format_exc())))
-            return
-        connection.send(("result", index, result))
+    try:
+        while True:
+            try:
+                index, unit = connection.recv()
+            except EOFError:
+                return
+            reporter = _reporter(connection, index) if report else None
+            try:
+                result = simulate(scenario, unit.policy, unit.load, progress=reporter, trace=trace)
+            except Exception as error:
+                _send(connection, ("error", index, (error, traceback.format_exc())))
+                return
+            _send(connection, ("result", index, result))
+    except _ParentGone:
+        return
+
+
+def _exit_when_orphaned() -> None:
+    """Ends this process the moment its parent's sentinel says the parent is gone (a worker in
+    the middle of a unit may not send anything for a long time)."""
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        wait([sentinel])
+        os._exit(0)  # nothing of a worker's needs cleaning up: its results die with the parent
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _send(connection: Connection, message: tuple[str, int, Any]) -> None:
+    try:
+        connection.send(message)
+    except (BrokenPipeError, ConnectionResetError):
+        raise _ParentGone from None
 
 
 def _reporter(connection: Connection, index: int) -> Callable[[int], None]:
-    return lambda finished: connection.send(("progress", index, finished))
+    return lambda finished: _send(connection, ("progress", index, finished))

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from sim.errors import UserError
+from sim.errors import UserError, quoted
 from sim.scenario.schema import Scenario
 from sim.tools.spec import ToolSpec
 
@@ -57,7 +57,7 @@ def load_scenario(path: str | Path) -> Scenario:
     try:
         return Scenario.from_file_bytes(data, file_bytes)
     except ValidationError as error:
-        raise UserError(format_validation_error(path, error, data)) from None
+        raise validation_error(path, error, data) from None
 
 
 def with_overrides(
@@ -83,16 +83,14 @@ def with_overrides(
     try:
         overridden = Scenario.model_validate(data)
     except ValidationError as error:
-        raise UserError(
-            format_validation_error(f"{scenario.name} (overridden)", error, data)
-        ) from None
+        raise validation_error(f"{scenario.name} (overridden)", error, data) from None
     overridden._content_hash = scenario.content_hash
     return overridden
 
 
-def format_validation_error(
+def validation_error(
     path: str | Path, error: ValidationError, data: Mapping[str, Any]
-) -> str:
+) -> UserError:
     """The errors of validating `data` (parsed from `path`) as the message described above."""
     lines = sorted(
         {
@@ -101,8 +99,8 @@ def format_validation_error(
         }
     )
     if len(lines) == 1:
-        return f"{path}: {lines[0]}"
-    return "\n  ".join([f"{path}: {len(lines)} errors", *lines])
+        return UserError(f"{path}: {lines[0]}")
+    return UserError(f"{path}: {len(lines)} errors", details=lines)
 
 
 def _toml_path(loc: Sequence[str | int], data: Any) -> str:
@@ -129,7 +127,7 @@ def _toml_path(loc: Sequence[str | int], data: Any) -> str:
         if isinstance(element, int):
             parts.append(f"[{element}]")
         else:
-            key = element if _BARE_KEY.fullmatch(element) else f'"{element}"'
+            key = element if _BARE_KEY.fullmatch(element) else quoted(element)
             parts.append(("." if parts else "") + key)
     return "".join(parts) or "(top level)"
 
