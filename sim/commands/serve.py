@@ -5,7 +5,10 @@
     speed 10)
 
 Point a client at it (`base_url="http://127.0.0.1:8765"`, any API key, `max_retries=0` to see
-every fault). One line per request goes to stderr. Ctrl-C stops it (exit status 0).
+every fault). Any model name plays the scenario's model unless `--strict-models`. A connection
+idle, slow to send its request or not reading its answer beyond the timeouts is closed (408 for
+a request begun); beyond `--max-connections` a new one is closed at once. One line per request
+goes to stderr. Ctrl-C stops it (exit status 0).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from sim.errors import UserError
 from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
 from sim.scenario.loader import load_scenario, with_overrides
-from sim.wire.server import DEFAULT_HOST, DEFAULT_PORT, MockServer
+from sim.wire.connection import Timeouts
+from sim.wire.server import DEFAULT_HOST, DEFAULT_PORT, MAX_CONNECTIONS, MockServer
 
 EXIT_OK = 0
 
@@ -41,7 +45,33 @@ def add_parser(subparsers: Any) -> None:
                         help="divide every delay by this: 10 is ten times faster (default 1)")
     parser.add_argument("--seed", type=int, default=None,
                         help="root seed of the model's draws (default: the scenario's)")
+    parser.add_argument("--strict-models", action="store_true",
+                        help="answer 404 to a model name the scenario does not name (default: "
+                        "every name plays the scenario's model)")
+    defaults = Timeouts()
+    for flag, field, what in (
+        ("--idle-timeout", "idle_s", "close a connection idle this long between requests"),
+        ("--header-timeout", "header_s", "408 a request whose headers take longer"),
+        ("--body-timeout", "body_s", "408 a request whose body takes longer after its headers"),
+        ("--write-timeout", "write_s", "cut a client that reads nothing of its answer this long"),
+    ):
+        default = getattr(defaults, field)
+        parser.add_argument(flag, type=float, default=default, dest=field, metavar="SECONDS",
+                            help=f"{what} (default {default:g})")
+    parser.add_argument("--max-connections", type=int, default=MAX_CONNECTIONS,
+                        help=f"connections open at once; one more is closed at once "
+                        f"(default {MAX_CONNECTIONS})")
     parser.set_defaults(func=run)
+
+
+def timeouts(args: argparse.Namespace) -> Timeouts:
+    """The timeouts the flags give; a bad one is a UserError naming its flag."""
+    for field in ("idle_s", "header_s", "body_s", "write_s"):
+        value = getattr(args, field)
+        if not (math.isfinite(value) and value > 0):
+            flag = "--" + field[:-2] + "-timeout"
+            raise UserError(f"{flag}: must be a positive number of seconds (got {value:g})")
+    return Timeouts(args.idle_s, args.header_s, args.body_s, args.write_s)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,11 +79,15 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--speed: must be a positive number (got {args.speed:g})")
     if not 0 <= args.port <= 65535:
         raise UserError(f"--port: must be 0-65535 (got {args.port})")
+    if args.max_connections < 1:
+        raise UserError(f"--max-connections: must be at least 1 (got {args.max_connections})")
+    limits = timeouts(args)
     scenario = load_scenario(args.scenario)
     if args.seed is not None:
         scenario = with_overrides(scenario, seed=args.seed)
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
-    server = MockServer(model, speed=args.speed)
+    server = MockServer(model, speed=args.speed, timeouts=limits,
+                        max_connections=args.max_connections, strict_models=args.strict_models)
     try:
         asyncio.run(_serve(server, args.host, args.port, scenario.seed))
     except KeyboardInterrupt:
