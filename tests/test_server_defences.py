@@ -318,3 +318,18 @@ def test_timeouts_and_limits_must_be_positive() -> None:
         Timeouts(idle_s=0)
     with pytest.raises(ValueError, match="max_connections must be at least 1"):
         MockServer(mock_model(), max_connections=0)
+
+
+def test_a_head_request_gets_headers_only_and_the_connection_goes_on() -> None:
+    # Claude Code's runtime (Bun) sends HEAD / first: our 404 body broke h11's framing and the
+    # connection dropped with a traceback in the log.
+    async def client(server: MockServer) -> bytes:
+        return await _send_then_read(server, b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n"
+                                     b"HEAD /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
+                                     b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close"
+                                     b"\r\n\r\n")
+
+    answer, lines = asyncio.run(_with_server(client))
+    assert answer.startswith(b"HTTP/1.1 404 ") and answer.count(b"HTTP/1.1 200 ") == 2
+    assert answer.count(b'"data"') == 1  # only the GET has a body
+    assert lines == ["HEAD / 404 HEAD /: not found", "HEAD /v1/models 200", "GET /v1/models 200"]

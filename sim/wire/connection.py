@@ -89,6 +89,8 @@ class HttpConnection:
         # None: waiting for a request's first byte (rule 1).
         self._deadline: float | None = None
         self._late = ""
+        # The request being answered is a HEAD: its answer has headers only.
+        self._head = False
 
     async def next_request(self) -> HttpRequest | None:
         """The next whole request, or None when the client has closed the connection (or a
@@ -101,6 +103,7 @@ class HttpConnection:
         head = await self._next_event()
         if not isinstance(head, h11.Request):
             return None
+        self._head = head.method == b"HEAD"
         self._deadline = time.monotonic() + self._timeouts.body_s
         self._late = f"request body not received within {self._timeouts.body_s:g} s"
         if self._h11.they_are_waiting_for_100_continue:  # curl asks before sending a large body
@@ -128,9 +131,10 @@ class HttpConnection:
         return self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
 
     async def send(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        """A whole response with a Content-Length."""
+        """A whole response with a Content-Length (without its body, to a HEAD)."""
         await self.start(status, [*headers, ("content-length", str(len(body)))])
-        await self.send_data(body)
+        if not self._head:
+            await self.send_data(body)
         await self.end()
 
     async def start(self, status: int, headers: list[tuple[str, str]]) -> None:

@@ -225,9 +225,12 @@ class MockServer:
         where = f"{request.method} {path}"
         method = "GET" if path == MODELS_PATH or path.startswith(MODELS_PATH + "/") else "POST"
         if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) and method != "GET":
+            # HEAD / as well: the API answers 404 there.
             await self._reject(http, where, 404, "not_found_error", f"{where}: not found")
             return True
-        if request.method != method:
+        # A HEAD (Bun's connection check before Claude Code's first request) is a GET without
+        # its body.
+        if request.method not in (method, "HEAD" if method == "GET" else method):
             await self._reject(http, where, 405, INVALID_REQUEST, f"{where}: use {method}")
             return True
         if method == "GET":
