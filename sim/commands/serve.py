@@ -5,10 +5,11 @@
     speed 10)
 
 Point a client at it (`base_url="http://127.0.0.1:8765"`, any API key, `max_retries=0` to see
-every fault). Any model name plays the scenario's model unless `--strict-models`. A connection
-idle, slow to send its request or not reading its answer beyond the timeouts is closed (408 for
-a request begun); beyond `--max-connections` a new one is closed at once. One line per request
-goes to stderr. Ctrl-C stops it (exit status 0).
+every fault). The model calls the tools the client declares, with built-in read-only inputs
+(`--schema-inputs` for others). Any model name plays the scenario's model unless
+`--strict-models`. A connection idle, slow to send its request or not reading its answer beyond
+the timeouts is closed (408 for a request begun); beyond `--max-connections` a new one is
+closed at once. One line per request goes to stderr. Ctrl-C stops it (exit status 0).
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import argparse
 import asyncio
 import math
 import sys
+from pathlib import Path
 from typing import Any
 
 from sim.errors import UserError
 from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
 from sim.scenario.loader import load_scenario, with_overrides
+from sim.wire.client_tools import ClientTools
 from sim.wire.connection import Timeouts
 from sim.wire.server import DEFAULT_HOST, DEFAULT_PORT, MAX_CONNECTIONS, MockServer
 
@@ -45,6 +48,13 @@ def add_parser(subparsers: Any) -> None:
                         help="divide every delay by this: 10 is ten times faster (default 1)")
     parser.add_argument("--seed", type=int, default=None,
                         help="root seed of the model's draws (default: the scenario's)")
+    parser.add_argument("--client-dir", metavar="DIR", default=None,
+                        help="the client's working directory: Read calls read files under it "
+                        "(without it, Read is not called)")
+    parser.add_argument("--schema-inputs", action="store_true",
+                        help="also call declared tools without built-in safe inputs, with inputs "
+                        "from the scenario or the client's schema (they may write or run "
+                        "anything: for sandboxed agents only)")
     parser.add_argument("--strict-models", action="store_true",
                         help="answer 404 to a model name the scenario does not name (default: "
                         "every name plays the scenario's model)")
@@ -86,8 +96,12 @@ def run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         scenario = with_overrides(scenario, seed=args.seed)
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
+    client_dir = None if args.client_dir is None else str(Path(args.client_dir).resolve())
+    tools = ClientTools({spec.name: spec for spec in scenario.tool_specs},
+                        schema_inputs=args.schema_inputs, client_dir=client_dir)
     server = MockServer(model, speed=args.speed, timeouts=limits,
-                        max_connections=args.max_connections, strict_models=args.strict_models)
+                        max_connections=args.max_connections, strict_models=args.strict_models,
+                        client_tools=tools)
     try:
         asyncio.run(_serve(server, args.host, args.port, scenario.seed))
     except KeyboardInterrupt:

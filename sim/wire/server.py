@@ -33,7 +33,9 @@ Behaviour, request by request:
    delay is at most `MAX_DELAY_NS` (a year) whatever the speed.
 8. A failure of the server's own (a bug) answers 500 `api_error`, as the API answers its own, or
    cuts a response already begun; the log line names the exception.
-9. No client holds the server forever: idle, header, body and write timeouts
+9. With `client_tools`, the model calls the tools the request declares, with safe inputs
+   (`sim.wire.client_tools`); without, the scenario's own tools, as the simulator does.
+10. No client holds the server forever: idle, header, body and write timeouts
    (`sim.wire.connection.Timeouts`; 408 for a request begun but late), and at most
    `max_connections` open at once: one more is closed as soon as it is accepted.
 
@@ -59,6 +61,7 @@ from sim.model.response import HttpError, Response, StreamResponse, Turn
 from sim.runtime.accumulator import StreamAccumulator
 from sim.runtime.strict_json import parse_json
 from sim.wire.admission import AsyncEndpoint
+from sim.wire.client_tools import ClientToolModels, ClientTools
 from sim.wire.connection import BadRequest, HttpConnection, HttpRequest, Timeouts
 from sim.wire.identity import TurnIdentities
 from sim.wire.request_shape import count_tokens_problem, request_problem
@@ -125,6 +128,7 @@ class MockServer:
         timeouts: Timeouts | None = None,
         max_connections: int = MAX_CONNECTIONS,
         strict_models: bool = False,
+        client_tools: ClientTools | None = None,
     ) -> None:
         if not (math.isfinite(speed) and speed > 0):
             raise ValueError(f"speed must be a positive number, got {speed}")
@@ -135,6 +139,11 @@ class MockServer:
         self.timeouts = timeouts or Timeouts()
         self.max_connections = max_connections
         self.strict_models = strict_models
+        # None: the model calls the scenario's own tools, as in the simulator (its twin).
+        self._client_models = (
+            None if client_tools is None
+            else ClientToolModels(model.config, model.root_seed, client_tools)
+        )
         self._log = log
         self._endpoint = AsyncEndpoint(model.endpoint)
         self._identities = TurnIdentities()
@@ -311,7 +320,9 @@ class MockServer:
         """The model's answer; a request refused for capacity gets the endpoint's refusal."""
         if not holds_slot:
             return self.model.refuse(turn, self._endpoint.utilisation())
-        return self.model.respond(body, turn, self._endpoint.utilisation_of_others())
+        model = self.model if self._client_models is None else (
+            self._client_models.for_request(body))
+        return model.respond(body, turn, self._endpoint.utilisation_of_others())
 
     async def _reject(
         self,
