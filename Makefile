@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate clean
+.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate soak clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,13 @@ bench-icount: $(STAMP)
 # grew by more than 2% (they repeat within half a percent). Twice as long as bench-icount.
 bench-icount-gate: $(STAMP)
 	$(BIN)/python bench/icount.py --base $(BASE)
+
+# The server soak: sim serve on loopback under valid, invalid, slow, disconnecting and idle
+# clients for SOAK_SECONDS; fails on a hang, an unexpected answer, growing memory or leaked
+# descriptors (bench/soak_server.py). Not part of `make test`.
+SOAK_SECONDS ?= 120
+soak: $(STAMP)
+	$(BIN)/python bench/soak_server.py --seconds $(SOAK_SECONDS)
 
 clean:
 	rm -rf $(VENV) results/run-*
