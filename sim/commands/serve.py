@@ -17,16 +17,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from sim.errors import UserError
+from sim.metrics.provenance import file_sha256, git_commit, package_versions
 from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.wire.client_tools import ClientTools
 from sim.wire.connection import Timeouts
+from sim.wire.record_files import flush, flush_every, open_recording
+from sim.wire.recorder import Recorder
 from sim.wire.server import DEFAULT_HOST, DEFAULT_PORT, MAX_CONNECTIONS, MockServer
 
 EXIT_OK = 0
@@ -55,6 +59,12 @@ def add_parser(subparsers: Any) -> None:
                         help="also call declared tools without built-in safe inputs, with inputs "
                         "from the scenario or the client's schema (they may write or run "
                         "anything: for sandboxed agents only)")
+    parser.add_argument("--record", metavar="DIR", default=None,
+                        help="record what clients did in DIR (Parquet: requests, tool_calls, "
+                        "recoveries), flushed every few seconds and at shutdown")
+    parser.add_argument("--give-up", type=float, default=60.0, metavar="SECONDS",
+                        help="a fault with no further request of its session within this long "
+                        "is recorded as given up (default 60)")
     parser.add_argument("--strict-models", action="store_true",
                         help="answer 404 to a model name the scenario does not name (default: "
                         "every name plays the scenario's model)")
@@ -99,17 +109,30 @@ def run(args: argparse.Namespace) -> int:
     client_dir = None if args.client_dir is None else str(Path(args.client_dir).resolve())
     tools = ClientTools({spec.name: spec for spec in scenario.tool_specs},
                         schema_inputs=args.schema_inputs, client_dir=client_dir)
+    if not (math.isfinite(args.give_up) and args.give_up > 0):
+        raise UserError(f"--give-up: must be a positive number of seconds (got {args.give_up:g})")
+    folder = None if args.record is None else open_recording(Path(args.record))
+    recorder = None if folder is None else Recorder(round(args.give_up * 1e9))
     server = MockServer(model, speed=args.speed, timeouts=limits,
                         max_connections=args.max_connections, strict_models=args.strict_models,
-                        client_tools=tools)
+                        client_tools=tools, recorder=recorder)
+    metadata = {
+        "scenario": scenario.name, "scenario_file": str(args.scenario),
+        "scenario_sha256": file_sha256(Path(args.scenario)), "seed": scenario.seed,
+        "speed": args.speed, "client_dir": client_dir, "schema_inputs": args.schema_inputs,
+        "give_up_s": args.give_up, "versions": package_versions(), "git_commit": git_commit(),
+    }
     try:
-        asyncio.run(_serve(server, args.host, args.port, scenario.seed))
+        asyncio.run(_serve(server, args.host, args.port, scenario.seed, folder, metadata))
     except KeyboardInterrupt:
-        print("sim serve: stopped", file=sys.stderr, flush=True)
+        pass
+    print("sim serve: stopped" + (f"; recorded in {folder}" if folder else ""),
+          file=sys.stderr, flush=True)
     return EXIT_OK
 
 
-async def _serve(server: MockServer, host: str, port: int, seed: int) -> None:
+async def _serve(server: MockServer, host: str, port: int, seed: int, folder: Path | None,
+                 metadata: dict[str, Any]) -> None:
     try:
         await server.start(host, port)
     except OSError as error:
@@ -120,7 +143,21 @@ async def _serve(server: MockServer, host: str, port: int, seed: int) -> None:
         file=sys.stderr,
         flush=True,
     )
+    task = asyncio.current_task()
+    assert task is not None
+    # SIGTERM stops the server as Ctrl-C does: what was answered is flushed, nothing is lost.
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+    flusher = None
+    if folder is not None and server.recorder is not None:
+        flusher = asyncio.create_task(
+            flush_every(server.recorder, folder, metadata, server.clock_ns))
     try:
         await server.serve_forever()
+    except asyncio.CancelledError:
+        pass  # SIGTERM or Ctrl-C: stop serving, then flush below
     finally:
+        if flusher is not None:
+            flusher.cancel()
         await server.close()
+        if folder is not None and server.recorder is not None:
+            flush(server.recorder, folder, metadata, None)

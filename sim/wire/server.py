@@ -59,11 +59,14 @@ from sim.model.api_errors import INVALID_REQUEST, STATUS_ERRORS, error_body
 from sim.model.model import MockModel
 from sim.model.response import HttpError, Response, StreamResponse, Turn
 from sim.runtime.accumulator import StreamAccumulator
+from sim.runtime.pairing import TranscriptShapeError, check_pairing
 from sim.runtime.strict_json import parse_json
 from sim.wire.admission import AsyncEndpoint
 from sim.wire.client_tools import ClientToolModels, ClientTools
 from sim.wire.connection import BadRequest, HttpConnection, HttpRequest, Timeouts
 from sim.wire.identity import TurnIdentities
+from sim.wire.recorder import Recorder
+from sim.wire.recording import SentCall, sent_parts
 from sim.wire.request_shape import count_tokens_problem, request_problem
 from sim.wire.side_endpoints import (
     COUNT_TOKENS_PATH,
@@ -129,6 +132,7 @@ class MockServer:
         max_connections: int = MAX_CONNECTIONS,
         strict_models: bool = False,
         client_tools: ClientTools | None = None,
+        recorder: Recorder | None = None,
     ) -> None:
         if not (math.isfinite(speed) and speed > 0):
             raise ValueError(f"speed must be a positive number, got {speed}")
@@ -139,6 +143,8 @@ class MockServer:
         self.timeouts = timeouts or Timeouts()
         self.max_connections = max_connections
         self.strict_models = strict_models
+        self.recorder = recorder
+        self._origin_ns = time.monotonic_ns()
         # None: the model calls the scenario's own tools, as in the simulator (its twin).
         self._client_models = (
             None if client_tools is None
@@ -247,6 +253,8 @@ class MockServer:
             return True
         body, problem = _decoded(request.body, counting=path == COUNT_TOKENS_PATH)
         if problem is not None:
+            if self.recorder is not None and path == MESSAGES_PATH:
+                self.recorder.refused(arrived_ns - self._origin_ns, 400, problem)
             await self._reject(http, where, 400, INVALID_REQUEST, problem)
             return True
         if path == COUNT_TOKENS_PATH:
@@ -275,6 +283,15 @@ class MockServer:
         arrived_ns: int,
     ) -> bool:
         turn = self._identities.turn_for(request.headers, body)
+        seen = model_body(body, self.model, self.strict_models)
+        try:
+            violations = check_pairing(seen["messages"])
+        except TranscriptShapeError as error:
+            violations = [str(error)]
+        index = None if self.recorder is None else self.recorder.arrived(
+            arrived_ns - self._origin_ns, turn, seen["model"], body["messages"], request.body,
+            violations)
+        response: Response | None = None
         holds_slot = await self._endpoint.acquire()
         # The model's times count from admission: time spent in the queue comes on top.
         admitted_ns = time.monotonic_ns()
@@ -282,8 +299,7 @@ class MockServer:
         # A refusal is the endpoint's doing, not one of the model's faults: named here.
         faults: tuple[str, ...] = () if holds_slot else ("endpoint_refused",)
         try:
-            response = self._respond(model_body(body, self.model, self.strict_models), turn,
-                                     holds_slot)
+            response = self._respond(seen, turn, holds_slot, violations)
             if holds_slot:
                 faults = response.faults
             if isinstance(response, HttpError):
@@ -315,14 +331,46 @@ class MockServer:
             elapsed_ms = (time.monotonic_ns() - arrived_ns) // NS_PER_MS
             who = f"session={turn.session_id} turn={turn.turn_index} attempt={turn.attempt}"
             self._log(f"{where} {outcome} {who} faults={','.join(faults) or '-'} {elapsed_ms}ms")
+            if index is not None:
+                self._record(index, response, outcome, faults, admitted_ns,
+                             streamed=bool(body.get("stream", False)))
 
-    def _respond(self, body: Mapping[str, Any], turn: Turn, holds_slot: bool) -> Response:
+    def _record(self, index: int, response: Response | None, outcome: str,
+                faults: tuple[str, ...], admitted_ns: int, *, streamed: bool) -> None:
+        """Tell the recorder how request `index` was answered (`outcome` as logged)."""
+        assert self.recorder is not None
+        first = outcome.split(" ", 1)[0]
+        ending = ("aborted" if response is None or outcome == "aborted"
+                  else "server_error" if " api_error (" in outcome
+                  else "http_error" if isinstance(response, HttpError) else response.ending)
+        blocks: list[dict[str, Any]] = []
+        calls: list[SentCall] = []
+        stop: int | None = None
+        end_ns = self.clock_ns()
+        if isinstance(response, StreamResponse) and ending not in ("aborted", "server_error"):
+            start = admitted_ns - self._origin_ns
+            if streamed:
+                times = [start + self._scaled(t_ns) for t_ns in response.times]
+                blocks, calls, stop = sent_parts(response.events, times)
+            elif response.ending == "complete":  # a whole Message: every block at its end
+                blocks, calls, stop = sent_parts(response.events, [end_ns] * len(response.events))
+        self.recorder.answered(index, status=int(first) if first.isdigit() else None,
+                               ending=ending, faults=faults, end_ns=end_ns, blocks=blocks,
+                               calls=calls, message_stop_ns=stop)
+
+    def clock_ns(self) -> int:
+        """The recording's clock: monotonic nanoseconds since the server was made."""
+        return time.monotonic_ns() - self._origin_ns
+
+    def _respond(self, body: Mapping[str, Any], turn: Turn, holds_slot: bool,
+                 pairing: list[str]) -> Response:
         """The model's answer; a request refused for capacity gets the endpoint's refusal."""
         if not holds_slot:
             return self.model.refuse(turn, self._endpoint.utilisation())
         model = self.model if self._client_models is None else (
             self._client_models.for_request(body))
-        return model.respond(body, turn, self._endpoint.utilisation_of_others())
+        return model.respond(body, turn, self._endpoint.utilisation_of_others(),
+                             pairing=pairing)
 
     async def _reject(
         self,
