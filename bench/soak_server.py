@@ -31,6 +31,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -150,7 +151,7 @@ async def sample(pid: int, until: float, samples: list[tuple[float, float, int]]
         await asyncio.sleep(1.0)
 
 
-def start_server() -> tuple[subprocess.Popen[str], int]:
+def start_server() -> tuple[subprocess.Popen[str], int, list[str]]:
     command = [
         sys.executable, "-m", "sim.cli", "serve", str(SCENARIO), "--port", "0", "--speed", "50",
         "--idle-timeout", str(SERVER_TIMEOUT_S), "--header-timeout", str(SERVER_TIMEOUT_S),
@@ -164,7 +165,10 @@ def start_server() -> tuple[subprocess.Popen[str], int]:
     if found is None:
         process.kill()
         raise SystemExit(f"soak: the server did not start: {banner.strip()}")
-    return process, int(found.group(1))
+    # Its log read all along: a full pipe would block the server's event loop on a log line.
+    log: list[str] = []
+    threading.Thread(target=lambda: log.extend(process.stderr or ()), daemon=True).start()
+    return process, int(found.group(1)), log
 
 
 async def soak(port: int, pid: int, seconds: float, clients: int) -> tuple[
@@ -184,17 +188,19 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--clients", type=int, default=24)
     args = parser.parse_args()
-    process, port = start_server()
+    process, port, log_lines = start_server()
     try:
         outcomes, samples, fds_before, fds_after = asyncio.run(
             soak(port, process.pid, args.seconds, args.clients))
     finally:
         process.send_signal(signal.SIGINT)
         try:
-            _, log = process.communicate(timeout=20)
+            process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
-            _, log = process.communicate()
+            process.wait()
+    time.sleep(0.5)  # the reader thread takes the last lines
+    log = "".join(log_lines)
     failures = report(outcomes, samples, fds_before, fds_after)
     tracebacks = log.count("Traceback")
     if tracebacks:

@@ -17,8 +17,9 @@ A real agent executes every tool_use we send, so what we call must be safe by de
    final answers only (text, no tool calls).
 3. Invalid inputs (the `invalid_tool_input` fault) break the client's own schema: a required
    field dropped, a value of the wrong type. They fail validation in the client, harmlessly.
-4. An explicit script's calls are sent as scripted (its author chose names and inputs); only
-   the invalid-input fault draws from the client's tools as above.
+4. An explicit script's calls are sent as scripted (its author chose names and inputs), with
+   `{dir}` in an input replaced by the client's working directory when it is known; only the
+   invalid-input fault draws from the client's tools as above.
 5. One model per distinct tool list, kept for the `MODELS_KEPT` lists seen most recently: the
    model's draws depend on the scenario, the seed, the turn and the callable tools only.
 """
@@ -35,7 +36,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim.distributions import fixed_ms
-from sim.model.config import GeneratedScript, ModelConfig
+from sim.model.config import ExplicitScript, GeneratedScript, ModelConfig
 from sim.model.model import MockModel
 from sim.model.tool_inputs import SpecInputs
 from sim.tools.spec import ToolSpec
@@ -119,6 +120,13 @@ def callable_tools(declared: Any, settings: ClientTools) -> dict[str, SpecInputs
     return tools
 
 
+def _in_dir(script: ExplicitScript, client_dir: str) -> ExplicitScript:
+    """The script with `{dir}` in its tool inputs replaced by `client_dir` (rule 4)."""
+    escaped = json.dumps(client_dir)[1:-1]
+    text = script.model_dump_json().replace(DIR, escaped)
+    return ExplicitScript.model_validate_json(text)
+
+
 def _weights(mix: Mapping[str, float], names: list[str]) -> dict[str, float]:
     mean = sum(mix.values()) / len(mix) if mix else 1.0
     return {name: float(mix.get(name, mean)) for name in names}
@@ -158,4 +166,7 @@ class ClientToolModels:
                 update = {"tool_mix": {}, "end_probability": 1.0}
                 tools = {}
             config = config.model_copy(update={"script": script.model_copy(update=update)})
+        elif self._settings.client_dir is not None:
+            in_dir = _in_dir(script, self._settings.client_dir)
+            config = config.model_copy(update={"script": in_dir})
         return MockModel(config, self._seed, tools)

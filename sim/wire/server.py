@@ -133,6 +133,7 @@ class MockServer:
         strict_models: bool = False,
         client_tools: ClientTools | None = None,
         recorder: Recorder | None = None,
+        rewrite: Callable[[Turn, Response], Response] | None = None,
     ) -> None:
         if not (math.isfinite(speed) and speed > 0):
             raise ValueError(f"speed must be a positive number, got {speed}")
@@ -144,6 +145,8 @@ class MockServer:
         self.max_connections = max_connections
         self.strict_models = strict_models
         self.recorder = recorder
+        # A probe's fault plan: the model's answer to a turn, changed before it is sent.
+        self._rewrite = rewrite
         self._origin_ns = time.monotonic_ns()
         # None: the model calls the scenario's own tools, as in the simulator (its twin).
         self._client_models = (
@@ -369,8 +372,11 @@ class MockServer:
             return self.model.refuse(turn, self._endpoint.utilisation())
         model = self.model if self._client_models is None else (
             self._client_models.for_request(body))
-        return model.respond(body, turn, self._endpoint.utilisation_of_others(),
-                             pairing=pairing)
+        response = model.respond(body, turn, self._endpoint.utilisation_of_others(),
+                                 pairing=pairing)
+        if self._rewrite is None or (isinstance(response, HttpError) and response.status == 400):
+            return response  # a broken transcript is refused whatever the plan
+        return self._rewrite(turn, response)
 
     async def _reject(
         self,
