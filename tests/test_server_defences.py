@@ -333,3 +333,20 @@ def test_a_head_request_gets_headers_only_and_the_connection_goes_on() -> None:
     assert answer.startswith(b"HTTP/1.1 404 ") and answer.count(b"HTTP/1.1 200 ") == 2
     assert answer.count(b'"data"') == 1  # only the GET has a body
     assert lines == ["HEAD / 404 HEAD /: not found", "HEAD /v1/models 200", "GET /v1/models 200"]
+
+
+def test_closing_the_server_ends_kept_alive_connections_at_once() -> None:
+    # close() only cancelled the connection tasks; 3.11's wait_for can swallow a cancellation
+    # that comes as a read completes, and close() then waited out the idle timeout (60 s).
+    async def scenario() -> int:
+        server = MockServer(mock_model(), speed=100.0, log=lambda _: None)
+        await server.start("127.0.0.1", 0)
+        held = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(20)]
+        await asyncio.sleep(0.05)
+        open_before = len(server._connections)
+        await asyncio.wait_for(server.close(), timeout=10)
+        for _, writer in held:
+            writer.close()
+        return open_before - len(server._connections)
+
+    assert asyncio.run(scenario()) == 20

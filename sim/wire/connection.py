@@ -166,10 +166,9 @@ class HttpConnection:
         try:
             if self._writer.can_write_eof():
                 self._writer.write_eof()
-            deadline = time.monotonic() + LINGER_S
-            while (wait := deadline - time.monotonic()) > 0:
-                if not await asyncio.wait_for(self._reader.read(_READ_BYTES), wait):
-                    break
+            async with asyncio.timeout_at(asyncio.get_running_loop().time() + LINGER_S):
+                while await self._reader.read(_READ_BYTES):
+                    pass
         except (ConnectionError, TimeoutError, OSError):
             pass  # gone or still talking: closed either way
         self.close()
@@ -195,7 +194,11 @@ class HttpConnection:
         else:
             wait = self._deadline - time.monotonic()
         try:
-            return await asyncio.wait_for(self._reader.read(_READ_BYTES), max(wait, 0.0))
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation that
+            # comes as the read completes, and the server's close() then waited a whole idle
+            # timeout for the connection.
+            async with asyncio.timeout(max(wait, 0.0)):
+                return await self._reader.read(_READ_BYTES)
         except ConnectionError:
             return b""
         except TimeoutError:
@@ -208,7 +211,8 @@ class HttpConnection:
         if data:
             self._writer.write(data)
             try:
-                await asyncio.wait_for(self._writer.drain(), self._timeouts.write_s)
+                async with asyncio.timeout(self._timeouts.write_s):
+                    await self._writer.drain()
             except TimeoutError:
                 self.cut()
                 raise ConnectionResetError(

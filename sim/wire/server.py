@@ -157,7 +157,7 @@ class MockServer:
         self._endpoint = AsyncEndpoint(model.endpoint)
         self._identities = TurnIdentities()
         self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[asyncio.Task[None], HttpConnection] = {}
         self._rejected = 0
 
     async def start(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
@@ -195,10 +195,11 @@ class MockServer:
         if self._server is None:
             return
         self._server.close()
-        connections = list(self._connections)
-        for task in connections:
+        connections = list(self._connections.items())
+        for task, http in connections:
+            http.cut()  # a reader then sees the end at once, whatever it awaits
             task.cancel()
-        await asyncio.gather(*connections, return_exceptions=True)
+        await asyncio.gather(*(task for task, _ in connections), return_exceptions=True)
         await self._server.wait_closed()
 
     # ----- one connection -----
@@ -212,8 +213,8 @@ class MockServer:
             writer.transport.abort()  # refused before a byte is read: the client sees a reset
             self._log(f"- connection refused: {self.max_connections} connections open")
             return
-        self._connections.add(task)
         http = HttpConnection(reader, writer, self.timeouts)
+        self._connections[task] = http
         try:
             while True:
                 try:
@@ -233,7 +234,7 @@ class MockServer:
             # server asks a cancelled handler task for its exception and logs a traceback.
             pass
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
             http.close()
 
     async def _answer(self, http: HttpConnection, request: HttpRequest) -> bool:
