@@ -157,8 +157,10 @@ def start_server() -> tuple[subprocess.Popen[str], int, list[str]]:
         "--idle-timeout", str(SERVER_TIMEOUT_S), "--header-timeout", str(SERVER_TIMEOUT_S),
         "--body-timeout", str(SERVER_TIMEOUT_S), "--write-timeout", "5",
     ]
+    # faulthandler: a server that will not stop is sent SIGABRT, which prints where it is stuck.
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                               stdout=subprocess.DEVNULL)
+                               stdout=subprocess.DEVNULL,
+                               env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     assert process.stderr is not None
     banner = process.stderr.readline()
     found = re.search(r"http://127\.0\.0\.1:(\d+)", banner)
@@ -197,14 +199,19 @@ def main() -> int:
         try:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            process.send_signal(signal.SIGABRT)
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
     time.sleep(0.5)  # the reader thread takes the last lines
     log = "".join(log_lines)
     failures = report(outcomes, samples, fds_before, fds_after)
-    tracebacks = log.count("Traceback")
+    tracebacks = log.count("Traceback") + log.count("Fatal Python error")
     if tracebacks:
         failures.append(f"{tracebacks} tracebacks in the server's log")
+        print(log[log.find("Traceback") if "Traceback" in log else log.find("Fatal"):][:6000])
     if process.returncode != 0:
         failures.append(f"the server exited with status {process.returncode}")
     for failure in failures:
