@@ -177,3 +177,20 @@ def test_sim_probe_runs_a_case_and_writes_its_scorecard(
         ("cut_after_tool_use", 0, "identical_retry")]
     assert (out / "cut_after_tool_use" / "recoveries.parquet").is_file()
     assert "| cut_after_tool_use " in capsys.readouterr().out
+
+
+def test_sim_report_draws_a_page_for_a_recording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = open_recording(tmp_path / "rec")
+    recorder = Recorder()
+    exchange(recorder, 0, Turn(1, 0, 1), [USER], faults=("cut_after_block",))
+    exchange(recorder, 100, Turn(1, 0, 2), [USER])
+    write_recording(folder, recorder.tables(), {"scenario": "probe <x>"})
+    assert main(["report", str(folder)]) == 0
+    page = (folder / "report" / "report.html").read_text()
+    assert "recording of probe &lt;x&gt;" in page
+    assert "<td>identical_retry</td><td>1</td>" in page
+    assert "lost (block completed, no result): 2" in page  # no request brought results back
+    assert main(["report", str(folder)]) == 0  # an older page is replaced
+    assert "wrote " in capsys.readouterr().out
