@@ -8,12 +8,18 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import pytest
 
+from sim.live.session import SessionResult, run_session
+from sim.live.tools import LiveCall, ToolError
 from sim.probe import sdk_agent
 from sim.probe.runner import WORKDIR_FILES, CaseRun
 from sim.probe.scorecard import score
 from sim.probe.suite import DEFAULT_SUITE, ProbeCase, case_model, load_suite
+from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.retry import RetrySettings
+from sim.runtime.tooldef import ToolDefinition
 from sim.wire.background import serve_in_thread
 from sim.wire.client_tools import ClientTools
 from sim.wire.recorder import Recorder
@@ -108,3 +114,75 @@ def test_the_tables_have_their_schemas_and_the_classes_are_known(
     lost = [c for c in rows["tool_calls"] if c["request_index"] == 0]
     assert len(lost) == 1 and lost[0]["block_stop_ns"] is not None
     assert lost[0]["message_stop_ns"] is None and lost[0]["result_request_index"] is None
+
+
+# ----- the project's own loop (sim.live) as the client -----
+
+async def _read(call: LiveCall) -> str:
+    path = Path(str(call.input.get("file_path", "")))
+    if not path.is_file():
+        raise ToolError(f"no such file: {path}")
+    return path.read_text()
+
+
+async def _bash(call: LiveCall) -> str:
+    return f"(not run) {call.input.get('command')}"
+
+
+def run_live(case: ProbeCase, workdir: Path) -> tuple[SessionResult, dict[str, list[Any]]]:
+    for name, text in WORKDIR_FILES.items():
+        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / name).write_text(text)
+    definitions = [ToolDefinition(tool["name"], tool["input_schema"], concurrency_safe=True)
+                   for tool in sdk_agent.TOOLS]
+    # The loop's retries, with backoffs short enough for a test (retry-after wins anyway).
+    retry = RetrySettings(max_retries=3, initial_delay_ns=5_000_000)
+    loop = ToolTurnLoop(definitions, model="claude-sonnet-4-6", retry=retry, max_turns=6)
+    recorder = Recorder()
+    with serve_in_thread(case_model(case.scenario), speed=SPEED, log=lambda _: None,
+                         client_tools=ClientTools({}, client_dir=str(workdir)),
+                         recorder=recorder, rewrite=case.fault) as server:
+        async def session() -> SessionResult:
+            client = anthropic.AsyncAnthropic(base_url=server.base_url, api_key="x",
+                                              max_retries=0, timeout=20)
+            try:
+                return await run_session(client, loop, sdk_agent.PROMPT,
+                                         {"Read": _read, "Bash": _bash})
+            finally:
+                await client.close()
+        result = asyncio.run(session())
+    recorder.give_up(None)
+    return result, {name: table.to_pylist() for name, table in recorder.tables().items()}
+
+
+# The loop's own recovery (its default profile), as measured: a cut stream ends the session
+# (`stream_error`, no retry); an error event is retried as it was sent; bad calls get error
+# results and the turn goes on; a tool_use cut open by max_tokens ends the session.
+GAVE_UP, KEPT_ONCE, RETRIED_ONCE = ("gave_up",), (KEPT,), (RETRIED,)
+LIVE_EXPECTED: dict[str, tuple[tuple[str, ...], str]] = {
+    "two_calls_clean": ((), "end_turn"), "out_of_order_reads": ((), "end_turn"),
+    "cut_in_tool_json": (GAVE_UP, "stream_error"), "cut_after_tool_use": (GAVE_UP, "stream_error"),
+    "cut_before_first_block": (GAVE_UP, "stream_error"),
+    "error_after_tool_use": (RETRIED_ONCE, "end_turn"),
+    "error_before_blocks": (RETRIED_ONCE, "end_turn"),
+    "overloaded_storm": ((RETRIED,) * 3, "end_turn"),
+    "stall_after_message_start": (KEPT_ONCE, "end_turn"),
+    "stall_after_text": (KEPT_ONCE, "end_turn"), "malformed_tool_json": (KEPT_ONCE, "end_turn"),
+    "unknown_tool": (KEPT_ONCE, "end_turn"), "invalid_tool_input": (KEPT_ONCE, "end_turn"),
+    "duplicate_tool_ids": (KEPT_ONCE, "end_turn"),
+    "max_tokens_open_tool_use": (GAVE_UP, "max_tokens"),
+    "max_tokens_closed_tool_use": (KEPT_ONCE, "end_turn"),
+    "end_turn_with_tool_use": (KEPT_ONCE, "end_turn"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_projects_live_loop_against_every_probe_case(name: str, tmp_path: Path) -> None:
+    result, rows = run_live(CASES[name], tmp_path)
+    classes = tuple(r["recovery"] for r in rows["recoveries"])
+    assert (classes, result.reason) == LIVE_EXPECTED[name]
+    assert all(r["pairing_violations"] == 0 for r in rows["requests"])  # never a broken request
+    assert result.requests == len(rows["requests"])
+    answered = [c for c in rows["tool_calls"] if c["result_request_index"] is not None]
+    if KEPT in classes or not classes:
+        assert answered and all(c["round_trip_ns"] > 0 for c in answered)
