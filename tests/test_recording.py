@@ -134,6 +134,8 @@ def test_sim_serve_record_flushes_what_was_answered_on_sigterm(tmp_path: Path) -
     assert process.returncode == 0 and f"recorded in {folder}" in rest
     requests = pq.read_table(folder / "requests.parquet").to_pylist()
     assert len(requests) == 1 and requests[0]["status"] == 200
+    # The request declared no tools: the default scenario's Edit and Write are never called.
+    assert pq.read_table(folder / "tool_calls.parquet").num_rows == 0
 
 
 @pytest.mark.parametrize(("words", "wording"), [
@@ -194,3 +196,29 @@ def test_sim_report_draws_a_page_for_a_recording(
     assert "lost (block completed, no result): 2" in page  # no request brought results back
     assert main(["report", str(folder)]) == 0  # an older page is replaced
     assert "wrote " in capsys.readouterr().out
+
+
+def test_a_flush_that_fails_is_logged_and_tried_again(tmp_path: Path) -> None:
+    import asyncio
+
+    from sim.wire.record_files import flush_every
+
+    folder = open_recording(tmp_path / "rec")
+    recorder = Recorder()
+    exchange(recorder, 0, Turn(1, 0, 1), [USER])
+    folder.rmdir()  # gone: every write fails (a full disk fails the same way)
+    lines: list[str] = []
+
+    async def scenario() -> None:
+        task = asyncio.create_task(
+            flush_every(recorder, folder, {}, lambda: 0, lines.append, interval_s=0.01))
+        await asyncio.sleep(0.1)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(scenario())
+    assert len(lines) >= 2 and lines[0].startswith("sim serve: cannot write the recording in")
+    assert recorder.changed  # still to be written
+    folder.mkdir()
+    write_recording(folder, recorder.tables(), {})
+    assert pq.read_table(folder / "requests.parquet").num_rows == 1

@@ -31,7 +31,13 @@ from sim.wire.client_tools import ClientTools
 from sim.wire.connection import Timeouts
 from sim.wire.record_files import flush, flush_every, open_recording
 from sim.wire.recorder import Recorder
-from sim.wire.server import DEFAULT_HOST, DEFAULT_PORT, MAX_CONNECTIONS, MockServer
+from sim.wire.server import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    MAX_CONNECTIONS,
+    MockServer,
+    log_to_stderr,
+)
 
 EXIT_OK = 0
 
@@ -150,7 +156,7 @@ async def _serve(server: MockServer, host: str, port: int, seed: int, folder: Pa
     flusher = None
     if folder is not None and server.recorder is not None:
         flusher = asyncio.create_task(
-            flush_every(server.recorder, folder, metadata, server.clock_ns))
+            flush_every(server.recorder, folder, metadata, server.clock_ns, log_to_stderr))
     try:
         await server.serve_forever()
     except asyncio.CancelledError:
@@ -160,4 +166,8 @@ async def _serve(server: MockServer, host: str, port: int, seed: int, folder: Pa
             flusher.cancel()
         await server.close()
         if folder is not None and server.recorder is not None:
-            flush(server.recorder, folder, metadata, None)
+            try:
+                flush(server.recorder, folder, metadata, None)
+            except OSError as error:
+                raise UserError(f"--record {folder}: cannot write the recording "
+                                f"({error.strerror or error})") from None

@@ -71,11 +71,18 @@ def flush(recorder: Recorder, folder: Path, metadata: Mapping[str, Any],
 
 
 async def flush_every(recorder: Recorder, folder: Path, metadata: Mapping[str, Any],
-                      clock_ns: Callable[[], int], interval_s: float = FLUSH_S) -> None:
-    """Flush every `interval_s` until cancelled; the caller flushes a last time after."""
+                      clock_ns: Callable[[], int], log: Callable[[str], None],
+                      interval_s: float = FLUSH_S) -> None:
+    """Flush every `interval_s` until cancelled; the caller flushes a last time after. A flush
+    that fails (a full disk) is logged and tried again at the next interval: the rows stay in
+    memory, and the files keep the last flush that succeeded."""
     while True:
         await asyncio.sleep(interval_s)
-        flush(recorder, folder, metadata, clock_ns())
+        try:
+            flush(recorder, folder, metadata, clock_ns())
+        except OSError as error:
+            recorder.changed = True
+            log(f"sim serve: cannot write the recording in {folder}: {error.strerror or error}")
 
 
 def _replace(path: Path, write: Any) -> None:

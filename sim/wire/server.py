@@ -87,7 +87,7 @@ NS_PER_MS = 1_000_000
 # The longest delay served: no client waits longer. A speed near zero (1e-300) made delays
 # infinite, which `round` cannot turn into nanoseconds.
 MAX_DELAY_NS = 365 * 24 * 3600 * NS_PER_S
-# Open connections at most; one more is closed at once (rule 9). nginx's worker default, more
+# Open connections at most; one more is closed at once (rule 10). nginx's worker default, more
 # than any load test of ours opens, and far below the descriptors a process may hold.
 MAX_CONNECTIONS = 1024
 
