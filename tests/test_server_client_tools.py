@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import anthropic
 import numpy as np
+import pytest
 
 from sim.model.config import ModelConfig
 from sim.model.model import MockModel
@@ -96,3 +98,21 @@ def test_the_invalid_input_fault_breaks_the_clients_schema() -> None:
     schema = callable_tools([BASH], ClientTools({}))["Bash"].spec
     assert calls and all(schema.input_problem(tool_input) is not None for _, tool_input in calls)
     assert "invalid_tool_input" in log.lines[0]
+
+
+def test_a_scenario_maps_name_patterns_to_presets_and_may_be_strict() -> None:
+    config = {"profile": "sonnet", "name": "mock-sonnet", "script": {
+        "kind": "explicit", "responses": [{"blocks": [{"type": "text", "text": "hello"}]}]},
+        "latency": {"ttft": {"kind": "fixed", "ms": 1}},
+        "serve": {"model_names": {"claude-haiku-*": "haiku", "claude-sonnet-*": "sonnet"},
+                  "strict_model_names": True}}
+    model = MockModel(ModelConfig.model_validate(config), SEED, TOOLS)
+    with serving(model) as (server, client, _log):
+        assert server.strict_models
+        def ask(name: str) -> Any:
+            return client.messages.create(model=name, max_tokens=100, messages=USER)
+        assert ask("claude-haiku-4-9").model == "claude-haiku-4-5"  # the haiku preset plays it
+        assert ask("claude-sonnet-9").model == model.name  # the scenario's own profile: itself
+        assert ask(model.name).model == model.name
+        with pytest.raises(anthropic.NotFoundError, match="model: gpt-5"):
+            ask("gpt-5")

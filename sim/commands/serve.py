@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
     client_dir = None if args.client_dir is None else str(Path(args.client_dir).resolve())
     tools = ClientTools({spec.name: spec for spec in scenario.tool_specs},
-                        schema_inputs=args.schema_inputs, client_dir=client_dir)
+                        schema_inputs=args.schema_inputs or scenario.model.serve.schema_inputs,
+                        client_dir=client_dir)
     if not (math.isfinite(args.give_up) and args.give_up > 0):
         raise UserError(f"--give-up: must be a positive number of seconds (got {args.give_up:g})")
     folder = None if args.record is None else open_recording(Path(args.record))

@@ -36,7 +36,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sim.distributions import fixed_ms
-from sim.model.config import ExplicitScript, GeneratedScript, ModelConfig
+from sim.model.config import ExplicitScript, GeneratedScript, LatencyConfig, ProfileName
 from sim.model.model import MockModel
 from sim.model.tool_inputs import SpecInputs
 from sim.tools.spec import ToolSpec
@@ -133,31 +133,40 @@ def _weights(mix: Mapping[str, float], names: list[str]) -> dict[str, float]:
 
 
 class ClientToolModels:
-    """The mock model for each request's declared tools (rules 2, 5)."""
+    """The mock model for each request: for its declared tools (rules 2, 5; with no settings,
+    the scenario's own tools, as in the simulator) and for the latency preset its model name
+    maps to (`sim.wire.side_endpoints`; None: the scenario's own)."""
 
-    def __init__(self, config: ModelConfig, root_seed: int, settings: ClientTools) -> None:
-        self._config = config
-        self._seed = root_seed
+    def __init__(self, model: MockModel, settings: ClientTools | None) -> None:
+        self._base = model
         self._settings = settings
-        self._models: OrderedDict[str, MockModel] = OrderedDict()
+        self._models: OrderedDict[tuple[str, str | None], MockModel] = OrderedDict()
 
-    def for_request(self, body: Mapping[str, Any]) -> MockModel:
-        declared = body.get("tools")
-        key = hashlib.blake2b(
+    def for_request(self, body: Mapping[str, Any], profile: ProfileName | None = None
+                    ) -> MockModel:
+        if self._settings is None and profile is None:
+            return self._base
+        declared = body.get("tools") if self._settings is not None else None
+        key = (hashlib.blake2b(
             json.dumps(declared, sort_keys=True, default=str).encode("utf-8", "surrogatepass"),
             digest_size=16,
-        ).hexdigest()
+        ).hexdigest(), profile)
         model = self._models.pop(key, None)
         if model is None:
-            model = self._build(declared)
+            model = self._build(declared, profile)
         self._models[key] = model
         if len(self._models) > MODELS_KEPT:
             self._models.popitem(last=False)
         return model
 
-    def _build(self, declared: Any) -> MockModel:
+    def _build(self, declared: Any, profile: ProfileName | None) -> MockModel:
+        config = self._base.config
+        if profile is not None:  # the preset's latencies: the scenario's overrides are its own
+            config = config.model_copy(update={"profile": profile, "latency": LatencyConfig(),
+                                               "name": None})
+        if self._settings is None:
+            return MockModel(config, self._base.root_seed, self._base.tools)
         tools = callable_tools(declared, self._settings)
-        config = self._config
         script = config.script
         if isinstance(script, GeneratedScript):
             weights = _weights(script.tool_mix, sorted(tools))
@@ -169,4 +178,4 @@ class ClientToolModels:
         elif self._settings.client_dir is not None:
             in_dir = _in_dir(script, self._settings.client_dir)
             config = config.model_copy(update={"script": in_dir})
-        return MockModel(config, self._seed, tools)
+        return MockModel(config, self._base.root_seed, tools)

@@ -73,6 +73,7 @@ from sim.wire.side_endpoints import (
     MESSAGES_PATH,
     MODELS_PATH,
     count_tokens,
+    mapped_profile,
     model_body,
     model_info,
     model_list,
@@ -143,16 +144,13 @@ class MockServer:
         self.speed = speed
         self.timeouts = timeouts or Timeouts()
         self.max_connections = max_connections
-        self.strict_models = strict_models
         self.recorder = recorder
         # A probe's fault plan: the model's answer to a turn, changed before it is sent.
         self._rewrite = rewrite
         self._origin_ns = time.monotonic_ns()
         # None: the model calls the scenario's own tools, as in the simulator (its twin).
-        self._client_models = (
-            None if client_tools is None
-            else ClientToolModels(model.config, model.root_seed, client_tools)
-        )
+        self.strict_models = strict_models or model.config.serve.strict_model_names
+        self._models = ClientToolModels(model, client_tools)
         self._log = log
         self._endpoint = AsyncEndpoint(model.endpoint)
         self._identities = TurnIdentities()
@@ -287,7 +285,9 @@ class MockServer:
         arrived_ns: int,
     ) -> bool:
         turn = self._identities.turn_for(request.headers, body)
-        seen = model_body(body, self.model, self.strict_models)
+        matched, profile = mapped_profile(body["model"], self.model)
+        model = self._models.for_request(body, profile)
+        seen = model_body(body, model, self.strict_models, matched=matched)
         try:
             violations = check_pairing(seen["messages"])
         except TranscriptShapeError as error:
@@ -303,7 +303,7 @@ class MockServer:
         # A refusal is the endpoint's doing, not one of the model's faults: named here.
         faults: tuple[str, ...] = () if holds_slot else ("endpoint_refused",)
         try:
-            response = self._respond(seen, turn, holds_slot, violations)
+            response = self._respond(model, seen, turn, holds_slot, violations)
             if holds_slot:
                 faults = response.faults
             if isinstance(response, HttpError):
@@ -366,13 +366,11 @@ class MockServer:
         """The recording's clock: monotonic nanoseconds since the server was made."""
         return time.monotonic_ns() - self._origin_ns
 
-    def _respond(self, body: Mapping[str, Any], turn: Turn, holds_slot: bool,
+    def _respond(self, model: MockModel, body: Mapping[str, Any], turn: Turn, holds_slot: bool,
                  pairing: list[str]) -> Response:
         """The model's answer; a request refused for capacity gets the endpoint's refusal."""
         if not holds_slot:
             return self.model.refuse(turn, self._endpoint.utilisation())
-        model = self.model if self._client_models is None else (
-            self._client_models.for_request(body))
         response = model.respond(body, turn, self._endpoint.utilisation_of_others(),
                                  pairing=pairing)
         if self._rewrite is None or (isinstance(response, HttpError) and response.status == 400):

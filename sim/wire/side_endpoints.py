@@ -7,9 +7,11 @@ and transcript are seen by the mock model.
 2. `GET /v1/models` lists the names served, as the API lists models (`data`, `has_more`,
    `first_id`, `last_id`); `GET /v1/models/NAME` describes one. Unless names are strict, any
    NAME is served (rule 3), so any NAME is described.
-3. Model names: unless the server is strict, a name the scenario does not know plays the
-   scenario's model (its primary: latency, faults, script), so any client works whatever model
-   it asks for. Strict, such a name is the API's 404.
+3. Model names: a name matching one of the scenario's `[model.serve] model_names` patterns
+   (fnmatch, first match in file order) is served with that latency preset (the scenario's
+   script and faults); unless the server is strict, any other name the scenario does not know
+   plays the scenario's own model, so any client works whatever model it asks for. Strict,
+   such a name is the API's 404.
 4. Messages of role `system` inside `messages` (Claude Code sends its context so) are taken out
    before the model sees the transcript: they are not turns, and the pairing check's role
    alternation is about user and assistant.
@@ -17,9 +19,11 @@ and transcript are seen by the mock model.
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
+from sim.model.config import ProfileName
 from sim.model.input_tokens import InputTokenCounter
 from sim.model.model import MockModel
 
@@ -35,10 +39,23 @@ def served_names(model: MockModel) -> list[str]:
     return [model.name, *([model.fallback_name] if model.fallback_name else [])]
 
 
-def model_body(body: Mapping[str, Any], model: MockModel, strict: bool) -> Mapping[str, Any]:
-    """`body` as the mock model is to see it (rules 3 and 4); `body` itself if unchanged."""
+def mapped_profile(name: str, model: MockModel) -> tuple[bool, ProfileName | None]:
+    """Whether a pattern matches `name` (rule 3), and the latency preset it maps to (None: the
+    scenario's own model serves it)."""
+    if name in served_names(model):
+        return False, None
+    for pattern, profile in model.config.serve.model_names.items():
+        if fnmatch.fnmatchcase(name, pattern):
+            return True, None if profile == model.config.profile else profile
+    return False, None
+
+
+def model_body(body: Mapping[str, Any], model: MockModel, strict: bool, *,
+               matched: bool = False) -> Mapping[str, Any]:
+    """`body` as `model` is to see it (rules 3 and 4); `body` itself if unchanged. `matched`:
+    the name matched a pattern, so it is served even when strict."""
     changes: dict[str, Any] = {}
-    if not strict and body["model"] not in served_names(model):
+    if (matched or not strict) and body["model"] not in served_names(model):
         changes["model"] = model.name
     messages = body["messages"]
     if any(isinstance(m, dict) and m.get("role") == "system" for m in messages):
