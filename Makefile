@@ -5,7 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate clean
+.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate soak \
+	probe-sdk probe-claude clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -65,5 +66,38 @@ bench-icount: $(STAMP)
 bench-icount-gate: $(STAMP)
 	$(BIN)/python bench/icount.py --base $(BASE)
 
+# The server soak: sim serve on loopback under valid, invalid, slow, disconnecting and idle
+# clients for SOAK_SECONDS; fails on a hang, an unexpected answer, growing memory or leaked
+# descriptors (bench/soak_server.py). Not part of `make test`.
+SOAK_SECONDS ?= 120
+soak: $(STAMP)
+	$(BIN)/python bench/soak_server.py --seconds $(SOAK_SECONDS)
+
+# The probe suite (scenarios/probes) against the official SDK's plain agent, all four ways it
+# can stream; scorecards and recordings under results/probe-sdk-MODE.
+probe-sdk: $(STAMP)
+	for mode in sync-stream sync-create async-stream async-create; do \
+		$(BIN)/sim probe --out results/probe-sdk-$$mode -- \
+			$(BIN)/python -m sim.probe.sdk_agent --mode $$mode || exit 1; \
+	done
+
+# The probe suite against the real Claude Code CLI, installed from the npm registry into
+# .probe-claude/ (ignored by git; needs node and npm). Not part of `make test`: it takes a few
+# minutes. CLAUDE_CODE_VERSION picks another release; the scorecard goes to results/probe-claude.
+CLAUDE_CODE_VERSION ?= 2.1.197
+CLAUDE_DIR := .probe-claude
+CLAUDE := $(CLAUDE_DIR)/node_modules/.bin/claude
+PROBE_PROMPT ?= Look at this project with your tools, then say what it is.
+
+$(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION):
+	npm install --prefix $(CLAUDE_DIR) --no-save --no-audit --no-fund \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	touch $@
+
+probe-claude: $(STAMP) $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION)
+	$(CLAUDE) --version
+	$(BIN)/sim probe --out results/probe-claude -- \
+		$(CLAUDE) -p "$(PROBE_PROMPT)" --output-format json
+
 clean:
-	rm -rf $(VENV) results/run-*
+	rm -rf $(VENV) results/run-* $(CLAUDE_DIR)

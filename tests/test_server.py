@@ -59,10 +59,10 @@ class LogLines:
 
 @contextmanager
 def serving(
-    model: MockModel, speed: float = FAST
+    model: MockModel, speed: float = FAST, **options: Any
 ) -> Iterator[tuple[MockServer, anthropic.Anthropic, LogLines]]:
     log = LogLines()
-    with serve_in_thread(model, speed=speed, log=log) as server:
+    with serve_in_thread(model, speed=speed, log=log, **options) as server:
         client = anthropic.Anthropic(base_url=server.base_url, api_key="x", max_retries=0,
                                      timeout=20)
         try:
@@ -81,7 +81,7 @@ def without_nulls(message: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_sdk_streams_what_the_model_says_and_accumulates_as_we_do() -> None:
     model = mock_model()
-    expected = model.respond(request(model), Turn(11, 0, 0))
+    expected = model.respond(request(model), Turn(11, 0, 1))
     with serving(model) as (_, client, _log):
         headers = {SESSION_HEADER: "11"}
         with client.messages.stream(**request(model), extra_headers=headers) as stream:
@@ -103,13 +103,13 @@ _RAW_TYPES = {"message_start", "content_block_start", "content_block_delta", "co
 
 def test_raw_sse_bytes_decode_with_our_decoder_to_the_models_events() -> None:
     model = mock_model(latency={"ttft": {"kind": "fixed", "ms": 300}, "ping_interval_ms": 100})
-    expected = model.respond(request(model), Turn(5, 0, 0))
+    expected = model.respond(request(model), Turn(5, 0, 1))
     with serving(model) as (server, _, _log):
         response = httpx2.post(f"{server.base_url}/v1/messages", json=request(model, stream=True),
                                headers={SESSION_HEADER: "5"}, timeout=20)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
-    assert response.headers["request-id"] == model.request_id(Turn(5, 0, 0))
+    assert response.headers["request-id"] == model.request_id(Turn(5, 0, 1))
     events, partial = decode_stream(response.content)
     assert partial is None
     assert events == expected.events
@@ -118,7 +118,7 @@ def test_raw_sse_bytes_decode_with_our_decoder_to_the_models_events() -> None:
 
 def test_without_stream_the_answer_is_the_accumulated_message() -> None:
     model = mock_model()
-    expected = model.respond(request(model), Turn(3, 0, 0))
+    expected = model.respond(request(model), Turn(3, 0, 1))
     with serving(model) as (_, client, _log):
         message = client.messages.create(**request(model), extra_headers={SESSION_HEADER: "3"})
     assert message.to_dict() == {**message.to_dict(), **final_message(expected.events)}
@@ -223,8 +223,8 @@ def test_sessions_and_attempts_key_the_draws() -> None:
 
         first, retry, other = message_id("4"), message_id("4"), message_id("agent-b")
         unnamed = [message_id(None), message_id(None)]
-    assert first == model.respond(request(model), Turn(4, 0, 0)).message_id
-    assert retry == model.respond(request(model), Turn(4, 0, 1)).message_id
+    assert first == model.respond(request(model), Turn(4, 0, 1)).message_id
+    assert retry == model.respond(request(model), Turn(4, 0, 2)).message_id
     assert len({first, retry, other, *unnamed}) == 5
 
 
@@ -256,11 +256,29 @@ def test_requests_the_model_never_sees_get_api_shaped_errors(
     assert log.lines == [f"{method} {path} {status} {body['error']['message']}"]
 
 
-def test_an_unknown_model_is_not_found() -> None:
+def test_with_strict_names_an_unknown_model_is_not_found() -> None:
     model = mock_model()
-    with serving(model) as (_, client, _log):
+    with serving(model, strict_models=True) as (_, client, _log):
         with pytest.raises(anthropic.NotFoundError, match="model: claude-nothing"):
             client.messages.create(model="claude-nothing", max_tokens=10, messages=USER)
+        with pytest.raises(anthropic.NotFoundError, match="model: claude-nothing"):
+            client.models.retrieve("claude-nothing")
+
+
+def test_any_model_name_plays_the_scenarios_model() -> None:
+    # The SDK's own default names got a 404; Claude Code asks for names we cannot foresee.
+    model = mock_model()
+    expected = model.respond(request(model), Turn(9, 0, 1))
+    with serving(model) as (_, client, _log):
+        for name in ("claude-opus-5-5", "claude-sonnet-4-6"):
+            message = client.messages.create(
+                **{**request(model), "model": name}, extra_headers={SESSION_HEADER: "9"})
+            assert message.model == model.name
+            assert [block.type for block in message.content] == ["thinking", "text", "tool_use"]
+        assert message.id != expected.message_id  # the second is the session's attempt 2
+        listed = client.models.list()
+        assert [m.id for m in listed.data] == [model.name]
+        assert client.models.retrieve("claude-opus-5-5").id == "claude-opus-5-5"
 
 
 def test_a_message_with_a_role_that_is_not_a_string_is_a_bad_request() -> None:
@@ -270,14 +288,14 @@ def test_a_message_with_a_role_that_is_not_a_string_is_a_bad_request() -> None:
         with pytest.raises(anthropic.BadRequestError) as caught:
             client.messages.create(model=model.name, max_tokens=10,
                                    messages=[{"role": [], "content": "hi"}])
-    assert caught.value.api_message == "messages[0].role: must be a string, not list"
-    assert " 400 invalid_request_error " in log.lines[0] and "faults=-" in log.lines[0]
+    assert caught.value.api_message == "messages.0.role: Input should be 'user' or 'assistant'"
+    assert log.lines[0].startswith("POST /v1/messages 400 messages.0.role: ")
 
 
 def test_a_lone_surrogate_echoed_in_an_error_goes_out_as_its_json_escape() -> None:
     # Encoding the error body raised UnicodeEncodeError: the connection dropped unanswered.
     model = mock_model()
-    with serving(model) as (server, _, _log):
+    with serving(model, strict_models=True) as (server, _, _log):
         response = httpx2.post(server.base_url + "/v1/messages", timeout=20, content=json.dumps(
             {"model": "claude-\ud800", "max_tokens": 10, "messages": USER}).encode())
     assert response.status_code == 404

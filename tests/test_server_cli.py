@@ -46,7 +46,7 @@ def test_serves_until_ctrl_c_then_stops_cleanly() -> None:
             process.kill()
             process.wait()
     assert process.returncode == 0
-    assert re.match(r"POST /v1/messages 200 stream \S+ session=1 turn=0 attempt=0 ", rest)
+    assert re.match(r"POST /v1/messages 200 stream \S+ session=1 turn=0 attempt=1 ", rest)
     assert rest.endswith("sim serve: stopped\n") and "Traceback" not in rest
 
 
@@ -54,6 +54,12 @@ def test_serves_until_ctrl_c_then_stops_cleanly() -> None:
     (["--speed", "0"], "--speed: must be a positive number (got 0)"),
     (["--speed", "nan"], "--speed: must be a positive number (got nan)"),
     (["--port", "70000"], "--port: must be 0-65535 (got 70000)"),
+    (["--idle-timeout", "0"], "--idle-timeout: must be a positive number of seconds (got 0)"),
+    (["--header-timeout", "inf"],
+     "--header-timeout: must be a positive number of seconds (got inf)"),
+    (["--body-timeout", "-1"], "--body-timeout: must be a positive number of seconds (got -1)"),
+    (["--write-timeout", "nan"], "--write-timeout: must be a positive number of seconds (got nan)"),
+    (["--max-connections", "0"], "--max-connections: must be at least 1 (got 0)"),
 ])
 def test_bad_flags_are_user_errors(
     flags: list[str], wording: str, capsys: pytest.CaptureFixture[str]

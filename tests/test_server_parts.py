@@ -15,8 +15,14 @@ from sim.model.endpoint import Endpoint
 from sim.model.response import Turn
 from sim.wire import connection
 from sim.wire.admission import AsyncEndpoint
-from sim.wire.identity import TurnIdentities, session_id_from_header
-from sim.wire.server import MockServer, request_problem
+from sim.wire.identity import (
+    CLIENT_SESSION_HEADER,
+    SESSION_HEADER,
+    TurnIdentities,
+    session_id_from_header,
+)
+from sim.wire.request_shape import request_problem
+from sim.wire.server import MockServer
 from tests.test_server import mock_model, request
 
 ASSISTANT = {"role": "assistant", "content": "ok"}
@@ -31,43 +37,78 @@ def test_a_numeric_header_is_the_session_id_and_text_hashes_stably() -> None:
     assert session_id_from_header("٣") >= 2**63  # a non-ASCII digit is text, not a number
 
 
-def test_turns_count_assistant_messages_and_attempts_count_repeats() -> None:
+def turn(identities: TurnIdentities, session: str | None, messages: list[Any]) -> Turn:
+    headers = {} if session is None else {SESSION_HEADER: session}
+    return identities.turn_for(headers, {"messages": messages})
+
+
+def test_turns_count_assistant_messages_and_attempts_count_repeats_from_one() -> None:
     identities = TurnIdentities()
     first = [USER]
     second = [USER, ASSISTANT, USER]
-    assert identities.turn_for("7", first) == Turn(7, 0, 0)
-    assert identities.turn_for("7", first) == Turn(7, 0, 1)
-    assert identities.turn_for("7", second) == Turn(7, 1, 0)
-    assert identities.turn_for("8", second) == Turn(8, 1, 0)
-    assert identities.turn_for(None, second) == Turn(1, 1, 0)
-    assert identities.turn_for(None, second) == Turn(2, 1, 0)
+    assert turn(identities, "7", first) == Turn(7, 0, 1)
+    assert turn(identities, "7", first) == Turn(7, 0, 2)
+    assert turn(identities, "7", second) == Turn(7, 1, 1)
+    assert turn(identities, "8", second) == Turn(8, 1, 1)
 
 
 def test_attempt_counts_are_kept_for_recent_sessions_and_latest_turns_only() -> None:
     identities = TurnIdentities(tracked_sessions=2)
     first, second = [USER], [USER, ASSISTANT, USER]
-    assert identities.turn_for("1", first) == Turn(1, 0, 0)
-    assert identities.turn_for("1", first) == Turn(1, 0, 1)
-    assert identities.turn_for("1", second) == Turn(1, 1, 0)
-    assert identities.turn_for("1", second) == Turn(1, 1, 1)
-    assert identities.turn_for("1", first) == Turn(1, 0, 0)  # an earlier turn starts again
-    assert identities.turn_for("1", first) == Turn(1, 0, 1)
-    assert identities.turn_for("2", first) == Turn(2, 0, 0)
-    assert identities.turn_for("1", first) == Turn(1, 0, 2)  # still tracked: 2 sessions fit
-    assert identities.turn_for("3", first) == Turn(3, 0, 0)  # forgets session 2, the oldest
-    assert identities.turn_for("2", first) == Turn(2, 0, 0)
-    assert identities.turn_for("3", first) == Turn(3, 0, 1)
+    assert turn(identities, "1", first) == Turn(1, 0, 1)
+    assert turn(identities, "1", first) == Turn(1, 0, 2)
+    assert turn(identities, "1", second) == Turn(1, 1, 1)
+    assert turn(identities, "1", second) == Turn(1, 1, 2)
+    assert turn(identities, "1", first) == Turn(1, 0, 1)  # an earlier turn starts again
+    assert turn(identities, "1", first) == Turn(1, 0, 2)
+    assert turn(identities, "2", first) == Turn(2, 0, 1)
+    assert turn(identities, "1", first) == Turn(1, 0, 3)  # still tracked: 2 sessions fit
+    assert turn(identities, "3", first) == Turn(3, 0, 1)  # forgets session 2, the oldest
+    assert turn(identities, "2", first) == Turn(2, 0, 1)
+    assert turn(identities, "3", first) == Turn(3, 0, 2)
     assert len(identities._attempts) == 2
 
 
+def test_a_header_number_too_long_for_int_is_hashed_not_a_crash() -> None:
+    # Python refuses int() of more than 4,300 digits: the server dropped the connection.
+    long_number = "9" * 5000
+    hashed = session_id_from_header(long_number)
+    assert hashed == session_id_from_header(long_number) >= 2**63
+    assert session_id_from_header(str(2**63 - 1)) == 2**63 - 1
+    assert session_id_from_header(str(2**63)) >= 2**63  # hashed, not a plain id
+    assert session_id_from_header("0" * 30) >= 2**63
+
+
+def test_without_our_header_the_conversation_names_the_session() -> None:
+    identities = TurnIdentities()
+    client = {CLIENT_SESSION_HEADER: "c0ffee"}
+    marked = {"role": "user", "content": [
+        {"type": "text", "text": "go on", "cache_control": {"type": "ephemeral"}}]}
+    plain = {"role": "user", "content": [{"type": "text", "text": "go on"}]}
+    first = identities.turn_for(client, {"messages": [marked]})
+    # The same conversation one turn on: the cache marker has moved off the first message.
+    later = identities.turn_for(client, {"messages": [plain, ASSISTANT, USER]})
+    assert first.session_id == later.session_id >= 2**63
+    assert (first.turn_index, first.attempt, later.turn_index, later.attempt) == (0, 1, 1, 1)
+    # A sub-agent of the same client session starts with another message: a session of its own.
+    sub_agent = identities.turn_for(client, {"messages": [USER]})
+    assert sub_agent.session_id != first.session_id
+    other_client = identities.turn_for({CLIENT_SESSION_HEADER: "beef"}, {"messages": [marked]})
+    assert other_client.session_id != first.session_id
+    retry = identities.turn_for(client, {"messages": [marked]})
+    assert retry == Turn(first.session_id, 0, 1)  # turn 0 again after turn 1: counted anew
+    user = identities.turn_for({}, {"messages": [USER], "metadata": {"user_id": "u1"}})
+    assert user.session_id != identities.turn_for({}, {"messages": [USER]}).session_id
+
+
 def test_request_problems_are_worded_as_the_api_words_them() -> None:
-    good: dict[str, Any] = {"model": "m", "max_tokens": 5, "messages": []}
+    good: dict[str, Any] = {"model": "m", "max_tokens": 5, "messages": [USER]}
     assert request_problem(good) is None
     not_an_integer = "max_tokens: Input should be a valid integer"
     assert request_problem({**good, "max_tokens": True}) == not_an_integer
     assert request_problem({**good, "model": 3}) == "model: Input should be a valid string"
     assert request_problem({**good, "stream": "yes"}) == "stream: Input should be a valid boolean"
-    assert request_problem({"max_tokens": 5, "messages": []}) == "model: Field required"
+    assert request_problem({"max_tokens": 5, "messages": [USER]}) == "model: Field required"
 
 
 def endpoint(**config: Any) -> AsyncEndpoint:
@@ -213,5 +254,5 @@ def test_a_body_beyond_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> 
 def test_status_lines_carry_reason_phrases() -> None:
     assert connection.reason_phrase(200) == "OK" and connection.reason_phrase(529) == "Overloaded"
     assert connection.reason_phrase(599) == ""
-    answer, _ = exchange(b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer, _ = exchange(b"GET /v1/files HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert answer.startswith(b"HTTP/1.1 404 Not Found\r\n")

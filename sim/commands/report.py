@@ -23,11 +23,18 @@ def add_parser(subparsers: Any) -> None:
         "(replacing an older report there: a folder with report.html; anything else named "
         "report is an error), and print the run's summary.",
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", type=Path, help="a folder written by sim run")
+    parser.add_argument("run_dir", metavar="RUN_DIR", type=Path,
+                        help="a folder written by sim run (or a recording: sim serve --record)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: the recording page's module reads Parquet, which no other command should pay.
+    from sim.report.recording import is_recording, write_recording_report
+
+    if is_recording(args.run_dir):
+        print(f"wrote {write_recording_report(args.run_dir)}")
+        return 0
     folder = read_run(args.run_dir)
     page = draw_report(folder)
     print_summary(folder.summary, title=f"Summary of {folder.path}")

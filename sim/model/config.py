@@ -307,6 +307,26 @@ class FaultsConfig(_Config):
     )
 
 
+class ServeConfig(_Config):
+    """How `sim serve` treats what real clients send; the simulator never reads it."""
+
+    model_names: dict[str, ProfileName] = Field(
+        default_factory=dict,
+        description="Model name patterns (fnmatch: claude-haiku-*) to the latency preset a "
+        "request naming one is served with; the first match in file order wins.",
+    )
+    strict_model_names: bool = Field(
+        default=False,
+        description="404 for a name that is neither the model's nor matched; by default every "
+        "name plays the scenario's model.",
+    )
+    schema_inputs: bool = Field(
+        default=False,
+        description="Also call client tools without built-in read-only inputs, with inputs "
+        "from this scenario or the client's schema (they may write or run anything).",
+    )
+
+
 class ModelConfig(_Config):
     name: str | None = Field(
         default=None, description="Model name in responses; the profile's usual name if omitted."
@@ -329,4 +349,7 @@ class ModelConfig(_Config):
     )
     faults: FaultsConfig = Field(
         default_factory=FaultsConfig, description="Failure probabilities and the fallback model."
+    )
+    serve: ServeConfig = Field(
+        default_factory=ServeConfig, description="For sim serve: model names, tool inputs."
     )

@@ -15,6 +15,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from sim.model.model import MockModel
 from sim.wire.server import DEFAULT_HOST, MockServer, log_to_stderr
@@ -31,9 +32,11 @@ def serve_in_thread(
     host: str = DEFAULT_HOST,
     port: int = 0,
     log: Callable[[str], None] = log_to_stderr,
+    **options: Any,
 ) -> Iterator[MockServer]:
-    """Run a `MockServer` for `model` on a background event loop while the block runs."""
-    server = MockServer(model, speed=speed, log=log)
+    """Run a `MockServer` for `model` on a background event loop while the block runs;
+    `options` are the server's other keyword arguments (timeouts, strict_models, ...)."""
+    server = MockServer(model, speed=speed, log=log, **options)
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="sim-serve", daemon=True)
     thread.start()

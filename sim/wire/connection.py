@@ -4,11 +4,26 @@ h11 does the protocol (parsing, framing, keep-alive rules); this class does the 
 whole requests (body included), writes responses, and can cut a response off mid-body the way a
 dropped connection does (the client sees an incomplete chunked body). Bodies of unknown length
 are sent chunked, which is how a streaming response goes out.
+
+Nothing waits forever on a client (`Timeouts`), as a real server does not:
+
+1. Idle: between requests (and before the first), a connection that sends nothing for `idle_s`
+   is closed without a word, as a keep-alive timeout closes it.
+2. Header: once a request's first byte has come, the whole head must come within `header_s`;
+   then its body within `body_s`. A late request is answered 408 and the connection closed
+   (one byte a second, or a body shorter than its Content-Length, no longer holds it).
+3. Write: a client that stops reading for `write_s` (the socket's buffer full) is cut off.
+4. After an error answer to a request not read to its end (400, 408, 413), the connection is
+   closed as Apache and nginx close it, lingering: our side is shut, what the client still
+   sends is read and dropped for at most `LINGER_S`, then the socket closes. Closed at once,
+   the client's unread bytes make the kernel reset the connection, and a reset can destroy the
+   answer before the client reads it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from http import HTTPStatus
 
@@ -17,6 +32,7 @@ import h11
 # Large enough for any transcript a test or load run sends; beyond it the request is refused.
 MAX_BODY_BYTES = 32 * 1024 * 1024
 _READ_BYTES = 64 * 1024
+LINGER_S = 2.0
 SERVER_NAME = "sim-serve"
 # Reason phrases HTTPStatus does not know (Anthropic's own status).
 _EXTRA_REASONS = {529: "Overloaded"}
@@ -32,6 +48,22 @@ class HttpRequest:
     body: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds a connection may keep the server waiting (rules 1-3)."""
+
+    idle_s: float = 60.0
+    header_s: float = 30.0
+    body_s: float = 60.0
+    write_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name in ("idle_s", "header_s", "body_s", "write_s"):
+            value = getattr(self, name)
+            if not value > 0 or value == float("inf"):
+                raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+
+
 class BadRequest(Exception):
     """The client broke HTTP/1.1 or sent too large a body; `status` is the answer to give."""
 
@@ -43,10 +75,22 @@ class BadRequest(Exception):
 class HttpConnection:
     """Requests in, responses out, one at a time, on one client connection."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        timeouts: Timeouts | None = None,
+    ) -> None:
         self._reader = reader
         self._writer = writer
         self._h11 = h11.Connection(h11.SERVER)
+        self._timeouts = timeouts or Timeouts()
+        # When the request being read must be in (monotonic seconds), and what is late then;
+        # None: waiting for a request's first byte (rule 1).
+        self._deadline: float | None = None
+        self._late = ""
+        # The request being answered is a HEAD: its answer has headers only.
+        self._head = False
 
     async def next_request(self) -> HttpRequest | None:
         """The next whole request, or None when the client has closed the connection (or a
@@ -55,9 +99,13 @@ class HttpConnection:
             self._h11.start_next_cycle()
         elif self._h11.our_state is not h11.IDLE:
             return None
+        self._deadline = None
         head = await self._next_event()
         if not isinstance(head, h11.Request):
             return None
+        self._head = head.method == b"HEAD"
+        self._deadline = time.monotonic() + self._timeouts.body_s
+        self._late = f"request body not received within {self._timeouts.body_s:g} s"
         if self._h11.they_are_waiting_for_100_continue:  # curl asks before sending a large body
             await self._write(h11.InformationalResponse(status_code=100, headers=[]))
         body = bytearray()
@@ -83,9 +131,10 @@ class HttpConnection:
         return self._h11.our_state in (h11.IDLE, h11.SEND_RESPONSE)
 
     async def send(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        """A whole response with a Content-Length."""
+        """A whole response with a Content-Length (without its body, to a HEAD)."""
         await self.start(status, [*headers, ("content-length", str(len(body)))])
-        await self.send_data(body)
+        if not self._head:
+            await self.send_data(body)
         await self.end()
 
     async def start(self, status: int, headers: list[tuple[str, str]]) -> None:
@@ -112,6 +161,18 @@ class HttpConnection:
         being cancelled."""
         self._writer.close()
 
+    async def linger_and_close(self) -> None:
+        """Rule 4: shut our side, drain what the client still sends (bounded), close."""
+        try:
+            if self._writer.can_write_eof():
+                self._writer.write_eof()
+            async with asyncio.timeout_at(asyncio.get_running_loop().time() + LINGER_S):
+                while await self._reader.read(_READ_BYTES):
+                    pass
+        except (ConnectionError, TimeoutError, OSError):
+            pass  # gone or still talking: closed either way
+        self.close()
+
     async def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
         while True:
             try:
@@ -120,17 +181,43 @@ class HttpConnection:
                 raise BadRequest(error.error_status_hint, str(error)) from None
             if event is not h11.NEED_DATA:
                 return event
-            try:
-                data = await self._reader.read(_READ_BYTES)
-            except ConnectionError:
-                data = b""
+            data = await self._read()
+            if data and self._deadline is None:  # a request has begun: its head is due
+                self._deadline = time.monotonic() + self._timeouts.header_s
+                self._late = f"request headers not received within {self._timeouts.header_s:g} s"
             self._h11.receive_data(data)
+
+    async def _read(self) -> bytes:
+        """The next bytes from the client; b"" once it has closed, or stayed idle too long."""
+        if self._deadline is None:
+            wait = self._timeouts.idle_s
+        else:
+            wait = self._deadline - time.monotonic()
+        try:
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation that
+            # comes as the read completes, and the server's close() then waited a whole idle
+            # timeout for the connection.
+            async with asyncio.timeout(max(wait, 0.0)):
+                return await self._reader.read(_READ_BYTES)
+        except ConnectionError:
+            return b""
+        except TimeoutError:
+            if self._deadline is None:
+                return b""  # idle: closed as if the client had closed (rule 1)
+            raise BadRequest(408, self._late) from None
 
     async def _write(self, event: h11.Event) -> None:
         data = self._h11.send(event)
         if data:
             self._writer.write(data)
-            await self._writer.drain()
+            try:
+                async with asyncio.timeout(self._timeouts.write_s):
+                    await self._writer.drain()
+            except TimeoutError:
+                self.cut()
+                raise ConnectionResetError(
+                    f"client read nothing for {self._timeouts.write_s:g} s"
+                ) from None
 
 
 def reason_phrase(status: int) -> str:

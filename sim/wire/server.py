@@ -6,12 +6,15 @@
 
 Behaviour, request by request:
 
-1. The body must be a JSON object (strict JSON: no NaN, no Infinity, not nested too deep) with
-   `model` (a string), `max_tokens` (a positive integer) and `messages` (a list); otherwise 400
-   `invalid_request_error` worded as the API words it. Other paths answer 404, other methods 405,
-   in the API's JSON error shape.
-2. Identity (`sim.wire.identity`): session from the `x-sim-session` header or a counter, turn
-   index from the assistant messages, attempt from the session's earlier requests of that turn.
+1. The body must be a JSON object (strict JSON: no NaN, no Infinity, not nested too deep) of
+   the Messages API's shape (`sim.wire.request_shape`); otherwise 400 `invalid_request_error`
+   worded as the API words it. `POST /v1/messages/count_tokens` and `GET /v1/models` are
+   answered too (`sim.wire.side_endpoints`); other paths answer 404, other methods 405, in the
+   API's JSON error shape. A query string (`?beta=true`) is ignored.
+2. Identity (`sim.wire.identity`): session from the `x-sim-session` header or from the
+   conversation itself, turn index from the assistant messages, attempt (from 1) from the
+   session's earlier requests of that turn. The model sees the body with any model name mapped
+   to the scenario's (unless `strict_models`) and system-role messages taken out.
 3. Admission: the scenario's endpoint capacity counts requests in flight across every
    connection; beyond it a request waits in line or is refused (429/529 with retry-after), as
    `[model.endpoint]` says. A request holds its slot until its response is over; the model's
@@ -30,6 +33,11 @@ Behaviour, request by request:
    delay is at most `MAX_DELAY_NS` (a year) whatever the speed.
 8. A failure of the server's own (a bug) answers 500 `api_error`, as the API answers its own, or
    cuts a response already begun; the log line names the exception.
+9. With `client_tools`, the model calls the tools the request declares, with safe inputs
+   (`sim.wire.client_tools`); without, the scenario's own tools, as the simulator does.
+10. No client holds the server forever: idle, header, body and write timeouts
+   (`sim.wire.connection.Timeouts`; 408 for a request begun but late), and at most
+   `max_connections` open at once: one more is closed as soon as it is accepted.
 
 One line per request goes to the log (stderr by default): method, path, status, how the answer
 ended, the turn's identity, the faults that fired and the time taken. JSON goes out as UTF-8 with
@@ -51,20 +59,38 @@ from sim.model.api_errors import INVALID_REQUEST, STATUS_ERRORS, error_body
 from sim.model.model import MockModel
 from sim.model.response import HttpError, Response, StreamResponse, Turn
 from sim.runtime.accumulator import StreamAccumulator
+from sim.runtime.pairing import TranscriptShapeError, check_pairing
 from sim.runtime.strict_json import parse_json
 from sim.wire.admission import AsyncEndpoint
-from sim.wire.connection import BadRequest, HttpConnection, HttpRequest
-from sim.wire.identity import SESSION_HEADER, TurnIdentities
+from sim.wire.client_tools import ClientToolModels, ClientTools
+from sim.wire.connection import BadRequest, HttpConnection, HttpRequest, Timeouts
+from sim.wire.identity import TurnIdentities
+from sim.wire.recorder import Recorder
+from sim.wire.recording import SentCall, sent_parts
+from sim.wire.request_shape import count_tokens_problem, request_problem
+from sim.wire.side_endpoints import (
+    COUNT_TOKENS_PATH,
+    MESSAGES_PATH,
+    MODELS_PATH,
+    count_tokens,
+    mapped_profile,
+    model_body,
+    model_info,
+    model_list,
+    served_names,
+)
 from sim.wire.sse import encode_event
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-MESSAGES_PATH = "/v1/messages"
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
 # The longest delay served: no client waits longer. A speed near zero (1e-300) made delays
 # infinite, which `round` cannot turn into nanoseconds.
 MAX_DELAY_NS = 365 * 24 * 3600 * NS_PER_S
+# Open connections at most; one more is closed at once (rule 10). nginx's worker default, more
+# than any load test of ours opens, and far below the descriptors a process may hold.
+MAX_CONNECTIONS = 1024
 
 # The status an `error` event's type stands for when the answer is not streamed.
 _ERROR_STATUS = {error_type: status for status, (error_type, _) in STATUS_ERRORS.items()}
@@ -85,23 +111,13 @@ def final_message(events: list[dict[str, Any]]) -> dict[str, Any]:
     return accumulator.snapshot()
 
 
-def request_problem(body: Any) -> str | None:
-    """Why a decoded request body is not a Messages API request, in the API's words; None if it
-    is one as far as the mock model needs."""
-    if not isinstance(body, dict):
-        return "request body: Input should be a valid dictionary"
-    for field, kind, type_name in (
-        ("model", str, "string"), ("max_tokens", int, "integer"), ("messages", list, "list")
-    ):
-        if field not in body:
-            return f"{field}: Field required"
-        if not isinstance(body[field], kind) or isinstance(body[field], bool):
-            return f"{field}: Input should be a valid {type_name}"
-    if body["max_tokens"] < 1:
-        return "max_tokens: Input should be greater than or equal to 1"
-    if not isinstance(body.get("stream", False), bool):
-        return "stream: Input should be a valid boolean"
-    return None
+def _decoded(data: bytes, *, counting: bool) -> tuple[Any, str | None]:
+    """A request's body and why it is refused (None: it is not), as the API words it."""
+    try:
+        body = parse_json(data.decode("utf-8"))
+    except ValueError as error:  # UnicodeDecodeError included
+        return None, f"request body is not valid JSON: {error}"
+    return body, count_tokens_problem(body) if counting else request_problem(body)
 
 
 class MockServer:
@@ -113,16 +129,33 @@ class MockServer:
         *,
         speed: float = 1.0,
         log: Callable[[str], None] = log_to_stderr,
+        timeouts: Timeouts | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+        strict_models: bool = False,
+        client_tools: ClientTools | None = None,
+        recorder: Recorder | None = None,
+        rewrite: Callable[[Turn, Response], Response] | None = None,
     ) -> None:
         if not (math.isfinite(speed) and speed > 0):
             raise ValueError(f"speed must be a positive number, got {speed}")
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, got {max_connections}")
         self.model = model
         self.speed = speed
+        self.timeouts = timeouts or Timeouts()
+        self.max_connections = max_connections
+        self.recorder = recorder
+        # A probe's fault plan: the model's answer to a turn, changed before it is sent.
+        self._rewrite = rewrite
+        self._origin_ns = time.monotonic_ns()
+        # None: the model calls the scenario's own tools, as in the simulator (its twin).
+        self.strict_models = strict_models or model.config.serve.strict_model_names
+        self._models = ClientToolModels(model, client_tools)
         self._log = log
         self._endpoint = AsyncEndpoint(model.endpoint)
         self._identities = TurnIdentities()
         self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        self._connections: dict[asyncio.Task[None], HttpConnection] = {}
         self._rejected = 0
 
     async def start(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
@@ -160,10 +193,11 @@ class MockServer:
         if self._server is None:
             return
         self._server.close()
-        connections = list(self._connections)
-        for task in connections:
+        connections = list(self._connections.items())
+        for task, http in connections:
+            http.cut()  # a reader then sees the end at once, whatever it awaits
             task.cancel()
-        await asyncio.gather(*connections, return_exceptions=True)
+        await asyncio.gather(*(task for task, _ in connections), return_exceptions=True)
         await self._server.wait_closed()
 
     # ----- one connection -----
@@ -173,15 +207,21 @@ class MockServer:
     ) -> None:
         task = asyncio.current_task()
         assert task is not None
-        self._connections.add(task)
-        http = HttpConnection(reader, writer)
+        if len(self._connections) >= self.max_connections:
+            writer.transport.abort()  # refused before a byte is read: the client sees a reset
+            self._log(f"- connection refused: {self.max_connections} connections open")
+            return
+        http = HttpConnection(reader, writer, self.timeouts)
+        self._connections[task] = http
         try:
             while True:
                 try:
                     request = await http.next_request()
                 except BadRequest as error:
                     if http.can_respond:
-                        await self._reject(http, "-", error.status, INVALID_REQUEST, str(error))
+                        await self._reject(http, "-", error.status, INVALID_REQUEST, str(error),
+                                           [("connection", "close")])
+                        await http.linger_and_close()
                     break
                 if request is None or not await self._answer(http, request):
                     break
@@ -192,31 +232,70 @@ class MockServer:
             # server asks a cancelled handler task for its exception and logs a traceback.
             pass
         finally:
-            self._connections.discard(task)
+            self._connections.pop(task, None)
             http.close()
 
     async def _answer(self, http: HttpConnection, request: HttpRequest) -> bool:
         """Answer one request; False if the connection is not to be used again (a cut)."""
         arrived_ns = time.monotonic_ns()
-        path = request.target.partition("?")[0]
+        path = request.target.partition("?")[0]  # Claude Code posts to /v1/messages?beta=true
         where = f"{request.method} {path}"
-        if path != MESSAGES_PATH:
+        method = "GET" if path == MODELS_PATH or path.startswith(MODELS_PATH + "/") else "POST"
+        if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) and method != "GET":
+            # HEAD / as well: the API answers 404 there.
             await self._reject(http, where, 404, "not_found_error", f"{where}: not found")
             return True
-        if request.method != "POST":
-            await self._reject(http, where, 405, INVALID_REQUEST, f"{where}: use POST")
+        # A HEAD (Bun's connection check before Claude Code's first request) is a GET without
+        # its body.
+        if request.method not in (method, "HEAD" if method == "GET" else method):
+            await self._reject(http, where, 405, INVALID_REQUEST, f"{where}: use {method}")
             return True
-        try:
-            body = parse_json(request.body.decode("utf-8"))
-        except ValueError as error:  # UnicodeDecodeError included
-            problem: str | None = f"request body is not valid JSON: {error}"
-        else:
-            problem = request_problem(body)
+        if method == "GET":
+            await self._answer_models(http, where, path)
+            return True
+        body, problem = _decoded(request.body, counting=path == COUNT_TOKENS_PATH)
         if problem is not None:
+            if self.recorder is not None and path == MESSAGES_PATH:
+                self.recorder.refused(arrived_ns - self._origin_ns, 400, problem)
             await self._reject(http, where, 400, INVALID_REQUEST, problem)
             return True
+        if path == COUNT_TOKENS_PATH:
+            await self._send_json(http, 200, count_tokens(body))
+            self._log(f"{where} 200")
+            return True
+        return await self._answer_messages(http, request, body, where, arrived_ns)
 
-        turn = self._identities.turn_for(request.headers.get(SESSION_HEADER), body["messages"])
+    async def _answer_models(self, http: HttpConnection, where: str, path: str) -> None:
+        name = path[len(MODELS_PATH) + 1:]
+        if not name:
+            await self._send_json(http, 200, model_list(self.model))
+        elif self.strict_models and name not in served_names(self.model):
+            await self._reject(http, where, 404, "not_found_error", f"model: {name}")
+            return
+        else:
+            await self._send_json(http, 200, model_info(name))
+        self._log(f"{where} 200")
+
+    async def _answer_messages(
+        self,
+        http: HttpConnection,
+        request: HttpRequest,
+        body: dict[str, Any],
+        where: str,
+        arrived_ns: int,
+    ) -> bool:
+        turn = self._identities.turn_for(request.headers, body)
+        matched, profile = mapped_profile(body["model"], self.model)
+        model = self._models.for_request(body, profile)
+        seen = model_body(body, model, self.strict_models, matched=matched)
+        try:
+            violations = check_pairing(seen["messages"])
+        except TranscriptShapeError as error:
+            violations = [str(error)]
+        index = None if self.recorder is None else self.recorder.arrived(
+            arrived_ns - self._origin_ns, turn, seen["model"], body["messages"], request.body,
+            violations)
+        response: Response | None = None
         holds_slot = await self._endpoint.acquire()
         # The model's times count from admission: time spent in the queue comes on top.
         admitted_ns = time.monotonic_ns()
@@ -224,7 +303,7 @@ class MockServer:
         # A refusal is the endpoint's doing, not one of the model's faults: named here.
         faults: tuple[str, ...] = () if holds_slot else ("endpoint_refused",)
         try:
-            response = self._respond(body, turn, holds_slot)
+            response = self._respond(model, seen, turn, holds_slot, violations)
             if holds_slot:
                 faults = response.faults
             if isinstance(response, HttpError):
@@ -256,21 +335,62 @@ class MockServer:
             elapsed_ms = (time.monotonic_ns() - arrived_ns) // NS_PER_MS
             who = f"session={turn.session_id} turn={turn.turn_index} attempt={turn.attempt}"
             self._log(f"{where} {outcome} {who} faults={','.join(faults) or '-'} {elapsed_ms}ms")
+            if index is not None:
+                self._record(index, response, outcome, faults, admitted_ns,
+                             streamed=bool(body.get("stream", False)))
 
-    def _respond(self, body: dict[str, Any], turn: Turn, holds_slot: bool) -> Response:
+    def _record(self, index: int, response: Response | None, outcome: str,
+                faults: tuple[str, ...], admitted_ns: int, *, streamed: bool) -> None:
+        """Tell the recorder how request `index` was answered (`outcome` as logged)."""
+        assert self.recorder is not None
+        first = outcome.split(" ", 1)[0]
+        ending = ("aborted" if response is None or outcome == "aborted"
+                  else "server_error" if " api_error (" in outcome
+                  else "http_error" if isinstance(response, HttpError) else response.ending)
+        blocks: list[dict[str, Any]] = []
+        calls: list[SentCall] = []
+        stop: int | None = None
+        end_ns = self.clock_ns()
+        if isinstance(response, StreamResponse) and ending not in ("aborted", "server_error"):
+            start = admitted_ns - self._origin_ns
+            if streamed:
+                times = [start + self._scaled(t_ns) for t_ns in response.times]
+                blocks, calls, stop = sent_parts(response.events, times)
+            elif response.ending == "complete":  # a whole Message: every block at its end
+                blocks, calls, stop = sent_parts(response.events, [end_ns] * len(response.events))
+        self.recorder.answered(index, status=int(first) if first.isdigit() else None,
+                               ending=ending, faults=faults, end_ns=end_ns, blocks=blocks,
+                               calls=calls, message_stop_ns=stop)
+
+    def clock_ns(self) -> int:
+        """The recording's clock: monotonic nanoseconds since the server was made."""
+        return time.monotonic_ns() - self._origin_ns
+
+    def _respond(self, model: MockModel, body: Mapping[str, Any], turn: Turn, holds_slot: bool,
+                 pairing: list[str]) -> Response:
         """The model's answer; a request refused for capacity gets the endpoint's refusal."""
         if not holds_slot:
             return self.model.refuse(turn, self._endpoint.utilisation())
-        return self.model.respond(body, turn, self._endpoint.utilisation_of_others())
+        response = model.respond(body, turn, self._endpoint.utilisation_of_others(),
+                                 pairing=pairing)
+        if self._rewrite is None or (isinstance(response, HttpError) and response.status == 400):
+            return response  # a broken transcript is refused whatever the plan
+        return self._rewrite(turn, response)
 
     async def _reject(
-        self, http: HttpConnection, where: str, status: int, error_type: str, message: str
+        self,
+        http: HttpConnection,
+        where: str,
+        status: int,
+        error_type: str,
+        message: str,
+        headers: list[tuple[str, str]] | None = None,
     ) -> None:
         """Answer a request the mock model never sees, and log it."""
         self._rejected += 1
         request_id = f"req_serve_{self._rejected:08d}"
         await self._send_json(http, status, error_body(error_type, message, request_id),
-                              [("request-id", request_id)])
+                              [("request-id", request_id), *(headers or [])])
         self._log(f"{where} {status} {message}")
 
     # ----- answers -----
