@@ -81,7 +81,7 @@ def without_nulls(message: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_sdk_streams_what_the_model_says_and_accumulates_as_we_do() -> None:
     model = mock_model()
-    expected = model.respond(request(model), Turn(11, 0, 0))
+    expected = model.respond(request(model), Turn(11, 0, 1))
     with serving(model) as (_, client, _log):
         headers = {SESSION_HEADER: "11"}
         with client.messages.stream(**request(model), extra_headers=headers) as stream:
@@ -103,13 +103,13 @@ _RAW_TYPES = {"message_start", "content_block_start", "content_block_delta", "co
 
 def test_raw_sse_bytes_decode_with_our_decoder_to_the_models_events() -> None:
     model = mock_model(latency={"ttft": {"kind": "fixed", "ms": 300}, "ping_interval_ms": 100})
-    expected = model.respond(request(model), Turn(5, 0, 0))
+    expected = model.respond(request(model), Turn(5, 0, 1))
     with serving(model) as (server, _, _log):
         response = httpx2.post(f"{server.base_url}/v1/messages", json=request(model, stream=True),
                                headers={SESSION_HEADER: "5"}, timeout=20)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
-    assert response.headers["request-id"] == model.request_id(Turn(5, 0, 0))
+    assert response.headers["request-id"] == model.request_id(Turn(5, 0, 1))
     events, partial = decode_stream(response.content)
     assert partial is None
     assert events == expected.events
@@ -118,7 +118,7 @@ def test_raw_sse_bytes_decode_with_our_decoder_to_the_models_events() -> None:
 
 def test_without_stream_the_answer_is_the_accumulated_message() -> None:
     model = mock_model()
-    expected = model.respond(request(model), Turn(3, 0, 0))
+    expected = model.respond(request(model), Turn(3, 0, 1))
     with serving(model) as (_, client, _log):
         message = client.messages.create(**request(model), extra_headers={SESSION_HEADER: "3"})
     assert message.to_dict() == {**message.to_dict(), **final_message(expected.events)}
@@ -223,8 +223,8 @@ def test_sessions_and_attempts_key_the_draws() -> None:
 
         first, retry, other = message_id("4"), message_id("4"), message_id("agent-b")
         unnamed = [message_id(None), message_id(None)]
-    assert first == model.respond(request(model), Turn(4, 0, 0)).message_id
-    assert retry == model.respond(request(model), Turn(4, 0, 1)).message_id
+    assert first == model.respond(request(model), Turn(4, 0, 1)).message_id
+    assert retry == model.respond(request(model), Turn(4, 0, 2)).message_id
     assert len({first, retry, other, *unnamed}) == 5
 
 

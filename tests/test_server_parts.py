@@ -35,28 +35,37 @@ def test_turns_count_assistant_messages_and_attempts_count_repeats() -> None:
     identities = TurnIdentities()
     first = [USER]
     second = [USER, ASSISTANT, USER]
-    assert identities.turn_for("7", first) == Turn(7, 0, 0)
     assert identities.turn_for("7", first) == Turn(7, 0, 1)
-    assert identities.turn_for("7", second) == Turn(7, 1, 0)
-    assert identities.turn_for("8", second) == Turn(8, 1, 0)
-    assert identities.turn_for(None, second) == Turn(1, 1, 0)
-    assert identities.turn_for(None, second) == Turn(2, 1, 0)
+    assert identities.turn_for("7", first) == Turn(7, 0, 2)
+    assert identities.turn_for("7", second) == Turn(7, 1, 1)
+    assert identities.turn_for("8", second) == Turn(8, 1, 1)
+    assert identities.turn_for(None, second) == Turn(1, 1, 1)
+    assert identities.turn_for(None, second) == Turn(2, 1, 1)
+
+
+def test_a_turn_header_names_the_turn_instead_of_the_assistant_messages() -> None:
+    identities = TurnIdentities()
+    first = [USER]
+    assert identities.turn_for("7", first, "3") == Turn(7, 3, 1)
+    assert identities.turn_for("7", first, " 3 ") == Turn(7, 3, 2)
+    assert identities.turn_for("7", first, "4") == Turn(7, 4, 1)
+    assert identities.turn_for("7", first, "later") == Turn(7, 0, 1)  # not a number: counted
 
 
 def test_attempt_counts_are_kept_for_recent_sessions_and_latest_turns_only() -> None:
     identities = TurnIdentities(tracked_sessions=2)
     first, second = [USER], [USER, ASSISTANT, USER]
-    assert identities.turn_for("1", first) == Turn(1, 0, 0)
     assert identities.turn_for("1", first) == Turn(1, 0, 1)
-    assert identities.turn_for("1", second) == Turn(1, 1, 0)
+    assert identities.turn_for("1", first) == Turn(1, 0, 2)
     assert identities.turn_for("1", second) == Turn(1, 1, 1)
-    assert identities.turn_for("1", first) == Turn(1, 0, 0)  # an earlier turn starts again
-    assert identities.turn_for("1", first) == Turn(1, 0, 1)
-    assert identities.turn_for("2", first) == Turn(2, 0, 0)
-    assert identities.turn_for("1", first) == Turn(1, 0, 2)  # still tracked: 2 sessions fit
-    assert identities.turn_for("3", first) == Turn(3, 0, 0)  # forgets session 2, the oldest
-    assert identities.turn_for("2", first) == Turn(2, 0, 0)
-    assert identities.turn_for("3", first) == Turn(3, 0, 1)
+    assert identities.turn_for("1", second) == Turn(1, 1, 2)
+    assert identities.turn_for("1", first) == Turn(1, 0, 1)  # an earlier turn starts again
+    assert identities.turn_for("1", first) == Turn(1, 0, 2)
+    assert identities.turn_for("2", first) == Turn(2, 0, 1)
+    assert identities.turn_for("1", first) == Turn(1, 0, 3)  # still tracked: 2 sessions fit
+    assert identities.turn_for("3", first) == Turn(3, 0, 1)  # forgets session 2, the oldest
+    assert identities.turn_for("2", first) == Turn(2, 0, 1)
+    assert identities.turn_for("3", first) == Turn(3, 0, 2)
     assert len(identities._attempts) == 2
 
 

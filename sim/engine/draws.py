@@ -21,8 +21,8 @@ import numpy as np
 
 from sim.randomness import stream
 from sim.scenario.schema import Scenario
-from sim.tools.execution import CallPlan, sample_call
-from sim.tools.spec import ToolSpec
+from sim.tools.execution import CallPlan
+from sim.tools.plans import call_plan
 
 InterruptPhase = Literal["streaming", "tools"]
 # Turns whose interrupt draws, or first attachment draws, are made at once.
@@ -130,8 +130,7 @@ class SessionDraws:
 
     def tool_plan(self, name: str, tool_use_id: str) -> CallPlan:
         """The plan of one call, keyed by its tool_use id (ids are the same under every policy)."""
-        spec: ToolSpec = self._specs[name]
-        return sample_call(spec, stream(self._seed, "tool", self.session_id, tool_use_id))
+        return call_plan(self._specs[name], self._seed, self.session_id, tool_use_id)
 
     def retry_jitter(self, turn: int, retry: int) -> float:
         """The fraction of a retry's backoff taken off, in [0, jitter)."""

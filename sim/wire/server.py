@@ -11,7 +11,8 @@ Behaviour, request by request:
    `invalid_request_error` worded as the API words it. Other paths answer 404, other methods 405,
    in the API's JSON error shape.
 2. Identity (`sim.wire.identity`): session from the `x-sim-session` header or a counter, turn
-   index from the assistant messages, attempt from the session's earlier requests of that turn.
+   index from the `x-sim-turn` header or the assistant messages, attempt from the session's
+   earlier requests of that turn.
 3. Admission: the scenario's endpoint capacity counts requests in flight across every
    connection; beyond it a request waits in line or is refused (429/529 with retry-after), as
    `[model.endpoint]` says. A request holds its slot until its response is over; the model's
@@ -54,7 +55,7 @@ from sim.runtime.accumulator import StreamAccumulator
 from sim.runtime.strict_json import parse_json
 from sim.wire.admission import AsyncEndpoint
 from sim.wire.connection import BadRequest, HttpConnection, HttpRequest
-from sim.wire.identity import SESSION_HEADER, TurnIdentities
+from sim.wire.identity import SESSION_HEADER, TURN_HEADER, TurnIdentities
 from sim.wire.sse import encode_event
 
 DEFAULT_HOST = "127.0.0.1"
@@ -216,7 +217,10 @@ class MockServer:
             await self._reject(http, where, 400, INVALID_REQUEST, problem)
             return True
 
-        turn = self._identities.turn_for(request.headers.get(SESSION_HEADER), body["messages"])
+        headers = request.headers
+        turn = self._identities.turn_for(
+            headers.get(SESSION_HEADER), body["messages"], headers.get(TURN_HEADER)
+        )
         holds_slot = await self._endpoint.acquire()
         # The model's times count from admission: time spent in the queue comes on top.
         admitted_ns = time.monotonic_ns()
