@@ -54,6 +54,7 @@ import httpx2
 from sim.live.request_log import CANCELLED, CONNECTION_ERROR, LiveRequest
 from sim.live.sdk_errors import error_event, is_error_event, retry_after_ns
 from sim.live.tools import LiveCall, LiveTool, ToolError
+from sim.runtime.attachments import AttachmentKind
 from sim.runtime.commands import (
     AskPermission,
     CancelRequest,
@@ -65,7 +66,6 @@ from sim.runtime.commands import (
     TurnEnded,
     WaitUntil,
 )
-from sim.runtime.attachments import AttachmentKind
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import ToolOutcome
 from sim.runtime.results import ToolContent
