@@ -35,6 +35,7 @@ from sim.engine.draws import SessionDraws
 from sim.engine.loop_factory import LoopFactory
 from sim.engine.recorder import TABLE_NAMES, Rows, empty_rows, record_session
 from sim.engine.runner import Unit, units_of
+from sim.fidelity.overhead import LagSampler
 from sim.live.simulated_tools import simulated_tools
 from sim.live.user_session import LiveSession, run_user_session
 from sim.metrics.collector import RunCollector
@@ -61,6 +62,8 @@ class LiveSettings:
     api_key: str = "sim-live"
     # The SDK's timeout per request, in wall-clock seconds.
     timeout_s: float = 600.0
+    # Sample the event loop's lateness while the units run (`sim.fidelity.overhead`).
+    sample_lag: bool = False
 
 
 @dataclass(slots=True)
@@ -77,6 +80,8 @@ class LiveRunResult:
     scenario: Scenario
     units: list[Unit]
     results: list[LiveUnitResult] = field(default_factory=list)
+    # The event loop's lateness samples, when asked for.
+    sampler: LagSampler | None = None
 
     def collector(self, run_id: str) -> RunCollector:
         """Every unit's rows in one collector, in unit order (as `sim.engine.runner`'s)."""
@@ -114,9 +119,16 @@ async def run_live(
 ) -> LiveRunResult:
     """Run every unit of `scenario` live, one after another, in `sim run`'s unit order."""
     result = LiveRunResult(scenario, units_of(scenario))
-    for index, unit in enumerate(result.units):
-        report = None if progress is None else _bind(progress, index)
-        result.results.append(await run_unit(scenario, unit, settings, report))
+    if settings.sample_lag:
+        result.sampler = LagSampler()
+        result.sampler.start()
+    try:
+        for index, unit in enumerate(result.units):
+            report = None if progress is None else _bind(progress, index)
+            result.results.append(await run_unit(scenario, unit, settings, report))
+    finally:
+        if result.sampler is not None:
+            await result.sampler.stop()
     return result
 
 
