@@ -37,18 +37,7 @@ from sim.commands.live import (
 from sim.commands.run import default_out_dir
 from sim.engine.runner import run_scenario
 from sim.errors import UserError
-from sim.fidelity.live_run import LiveSettings
-from sim.fidelity.overhead import lag_hop, sdk_parsing_hop, table_hops
-from sim.fidelity.pairing import (
-    DEFAULT_ABSOLUTE_MS,
-    DEFAULT_MEDIAN,
-    DEFAULT_P95,
-    Tolerances,
-    metric_errors,
-    pair_tools,
-    pair_turns,
-)
-from sim.fidelity.report import FidelityResult, draw_fidelity, print_fidelity
+from sim.fidelity.settings import LiveSettings, Tolerances
 from sim.metrics.atomic import atomic_directory, check_destination
 from sim.metrics.writer import RunMetadata, write_run
 from sim.scenario.schema import Scenario
@@ -56,6 +45,7 @@ from sim.scenario.schema import Scenario
 EXIT_OK = 0
 EXIT_BEYOND_TOLERANCE = 1
 FIDELITY_FILE = "fidelity.json"
+DEFAULTS = Tolerances()
 
 
 def add_parser(subparsers: Any) -> None:
@@ -67,12 +57,12 @@ def add_parser(subparsers: Any) -> None:
         "beyond the tolerances.",
     )
     add_live_arguments(parser)
-    parser.add_argument("--tolerance-median", type=float, default=DEFAULT_MEDIAN,
+    parser.add_argument("--tolerance-median", type=float, default=DEFAULTS.median,
                         help="largest relative error of a median (default 0.05)")
-    parser.add_argument("--tolerance-p95", type=float, default=DEFAULT_P95,
+    parser.add_argument("--tolerance-p95", type=float, default=DEFAULTS.p95,
                         help="largest relative error of a p95 (default 0.10)")
     parser.add_argument(
-        "--tolerance-ms", type=float, default=DEFAULT_ABSOLUTE_MS,
+        "--tolerance-ms", type=float, default=DEFAULTS.absolute_ms,
         help="values at most this many ms apart (scenario time) pass whatever their relative "
         "error, e.g. a start lag of 0 (default 1)",
     )
@@ -102,6 +92,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from sim.fidelity.overhead import lag_hop, sdk_parsing_hop, table_hops
+    from sim.fidelity.pairing import metric_errors, pair_tools, pair_turns
+    from sim.fidelity.report import FidelityResult, draw_fidelity, print_fidelity
+
     scenario = live_scenario(args)
     settings = live_settings(args)
     settings = LiveSettings(settings.speed, settings.base_url, settings.api_key,

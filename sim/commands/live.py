@@ -9,7 +9,8 @@ loopback port (or `--base-url`: then a non-loopback URL needs `ANTHROPIC_API_KEY
 environment; a loopback one gets a dummy key). Units (policy, load level) run one after another;
 a progress bar per unit on a terminal. The folder has the same tables and schemas as `sim run`'s,
 times in the scenario's scale (wall clock times the speed), so `sim report` and `sim compare`
-read it; it is `results/live-<scenario>-seed<seed>-<UTC time>` unless `--out`. Exit status: 0
+read it; it is `results/live-<scenario>-seed<seed>-<UTC time>` unless `--out`. Without a
+terminal, a line on stderr says when it starts and when each unit is done. Exit status: 0
 done, 2 bad input, 130 interrupted (Ctrl-C or SIGTERM: nothing is written).
 """
 
@@ -21,12 +22,13 @@ import ipaddress
 import math
 import os
 import signal
-from collections.abc import Iterator
+import sys
+from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from rich.console import Console
@@ -35,7 +37,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim.commands.run import default_out_dir
 from sim.engine.runner import units_of
 from sim.errors import UserError
-from sim.fidelity.live_run import LiveRunResult, LiveSettings, run_live
+from sim.fidelity.settings import LiveSettings
 from sim.metrics.atomic import check_destination
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary
@@ -43,7 +45,11 @@ from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.schema import ALL_POLICIES, Scenario
 
+if TYPE_CHECKING:
+    from sim.fidelity.live_run import LiveRunResult
+
 EXIT_OK = 0
+T = TypeVar("T")
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
 # The key sent to a loopback endpoint (`sim serve` takes any key): never a real one.
 LOOPBACK_KEY = "sim-live"
@@ -201,19 +207,66 @@ def live_extra(
     }
 
 
+def run_interruptible(work: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(work)`, a SIGTERM handled as asyncio handles Ctrl-C: the main task is
+    cancelled (every session with it, in order), then KeyboardInterrupt is raised. (A Python
+    handler raising KeyboardInterrupt would raise it inside whichever task runs, which dies with
+    it unseen.) The handler in place before is back afterwards."""
+    interrupted = False
+    previous = signal.getsignal(signal.SIGTERM)
+
+    async def main() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            nonlocal interrupted
+            interrupted = True
+            task.cancel()
+
+        loop.add_signal_handler(signal.SIGTERM, stop)
+        try:
+            return await work
+        finally:
+            loop.remove_signal_handler(signal.SIGTERM)
+
+    try:
+        return asyncio.run(main())
+    except asyncio.CancelledError:
+        if interrupted:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_live_with_progress(scenario: Scenario, settings: LiveSettings) -> LiveRunResult:
-    """The live run, with a progress bar per unit on a terminal."""
+    """The live run, with a progress bar per unit on a terminal (else a line per unit)."""
+    # Imported here: the SDK takes seconds to load, and every other command would wait for it.
+    from sim.fidelity.live_run import run_live
+
     console = Console(stderr=True)
+    units = units_of(scenario)
+    where = settings.base_url or "an embedded sim serve"
+    print(f"sim live: {scenario.name}, {len(units)} units of {scenario.load.sessions} sessions "
+          f"at speed {settings.speed:g} against {where}", file=sys.stderr, flush=True)
     if not console.is_terminal:
-        return asyncio.run(run_live(scenario, settings))
+
+        def done(index: int, finished: int) -> None:
+            if finished == scenario.load.sessions:
+                print(f"sim live: {units[index].label}: {finished} sessions done",
+                      file=sys.stderr, flush=True)
+
+        return run_interruptible(run_live(scenario, settings, progress=done))
     columns = (
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()
     )
     with Progress(*columns, console=console, transient=True) as bar:
         tasks = [bar.add_task(f"live {unit.label}", total=scenario.load.sessions)
-                 for unit in units_of(scenario)]
+                 for unit in units]
 
         def advance(index: int, finished: int) -> None:
             bar.update(tasks[index], completed=finished)
 
-        return asyncio.run(run_live(scenario, settings, progress=advance))
+        return run_interruptible(run_live(scenario, settings, progress=advance))

@@ -36,6 +36,7 @@ from sim.engine.loop_factory import LoopFactory
 from sim.engine.recorder import TABLE_NAMES, Rows, empty_rows, record_session
 from sim.engine.runner import Unit, units_of
 from sim.fidelity.overhead import LagSampler
+from sim.fidelity.settings import LiveSettings
 from sim.live.simulated_tools import simulated_tools
 from sim.live.user_session import LiveSession, run_user_session
 from sim.metrics.collector import RunCollector
@@ -52,18 +53,6 @@ NS_PER_S = 1_000_000_000
 ENDPOINT_REFUSED = "endpoint_refused"
 # Called with (unit index, sessions finished in that unit).
 UnitProgress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True, slots=True)
-class LiveSettings:
-    speed: float = 1.0
-    # None: an embedded `sim serve` of the scenario on a free loopback port.
-    base_url: str | None = None
-    api_key: str = "sim-live"
-    # The SDK's timeout per request, in wall-clock seconds.
-    timeout_s: float = 600.0
-    # Sample the event loop's lateness while the units run (`sim.fidelity.overhead`).
-    sample_lag: bool = False
 
 
 @dataclass(slots=True)

@@ -28,24 +28,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sim.fidelity.settings import Tolerances
+
 NS_PER_MS = 1_000_000
 TURN_KEY = ["policy", "load", "session_id", "turn_index"]
 TOOL_KEY = [*TURN_KEY, "tool_use_id"]
 # The turn facts twins must share to be the same story.
 STORY = ["n_attempts", "n_tool_calls", "outcome"]
 METRICS = ("ttfts_ms", "start_lag_ms", "latency_ms", "first_event_ms", "requests_per_turn")
-
-
-DEFAULT_MEDIAN = 0.05
-DEFAULT_P95 = 0.10
-DEFAULT_ABSOLUTE_MS = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class Tolerances:
-    median: float = DEFAULT_MEDIAN
-    p95: float = DEFAULT_P95
-    absolute_ms: float = DEFAULT_ABSOLUTE_MS
 
 
 @dataclass(frozen=True, slots=True)
