@@ -13,9 +13,9 @@ from typing import Any
 import anthropic
 
 from sim.engine.draws import SessionDraws
+from sim.engine.loop_factory import LoopFactory
 from sim.engine.recorder import Rows, empty_rows, record_session
 from sim.engine.simulation import simulate
-from sim.engine.loop_factory import LoopFactory
 from sim.live.simulated_tools import simulated_tools
 from sim.live.user_session import LiveSession, run_user_session
 from sim.model.model import MockModel
