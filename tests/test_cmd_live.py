@@ -4,6 +4,7 @@ and key rules, and Ctrl-C. No test asserts a wall-clock figure."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import select
@@ -182,3 +183,26 @@ def test_an_interrupted_live_run_ends_with_130_and_writes_nothing(
     assert "interrupted" in err and "Traceback" not in err
     assert not out.exists()
     assert not any(tmp_path.iterdir())
+
+
+def test_an_open_load_starts_live_sessions_when_the_simulator_does(small: Path) -> None:
+    """Sessions due on the scenario's schedule (a trace of arrivals here), started at their due
+    times: the sessions table's arrivals are the simulated run's, exactly."""
+    from sim.engine.runner import run_scenario
+    from sim.fidelity.live_run import run_live
+    from sim.fidelity.settings import LiveSettings
+    from sim.scenario.loader import load_scenario
+
+    text = SMALL.replace('mode = "closed"\nsessions = 3\nconcurrency = 3',
+                         'mode = "open"\nsessions = 3\ntrace_ms = [0, 400, 900]')
+    path = small.with_name("open.toml")
+    path.write_text(text)
+    scenario = load_scenario(path)
+    live = asyncio.run(run_live(scenario, LiveSettings(speed=float(SPEED))))
+    simulated = run_scenario(scenario)
+    for ours, theirs in zip(live.results, simulated.results, strict=True):
+        arrivals = sorted((r["session_id"], r["arrival_ns"]) for r in ours.rows["sessions"])
+        assert arrivals == sorted((r["session_id"], r["arrival_ns"])
+                                  for r in theirs.rows["sessions"])
+        assert [a for _, a in arrivals] == [0, 400_000_000, 900_000_000]
+        assert ours.sessions_finished == 3
