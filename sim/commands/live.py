@@ -37,7 +37,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sim.commands.run import default_out_dir
 from sim.engine.runner import units_of
 from sim.errors import UserError
-from sim.fidelity.settings import LiveSettings
+from sim.fidelity.settings import LOOPBACK_KEY, LiveSettings
 from sim.metrics.atomic import check_destination
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary
@@ -51,8 +51,6 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 T = TypeVar("T")
 API_KEY_VARIABLE = "ANTHROPIC_API_KEY"
-# The key sent to a loopback endpoint (`sim serve` takes any key): never a real one.
-LOOPBACK_KEY = "sim-live"
 
 
 def add_parser(subparsers: Any) -> None:

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# The key sent to a loopback endpoint (`sim serve` takes any key): never a real one.
+LOOPBACK_KEY = "sim-live"
+
 
 @dataclass(frozen=True, slots=True)
 class LiveSettings:
     speed: float = 1.0
     # None: an embedded `sim serve` of the scenario on a free loopback port.
     base_url: str | None = None
-    api_key: str = "sim-live"
+    api_key: str = LOOPBACK_KEY
     # The SDK's timeout per request, in wall-clock seconds.
     timeout_s: float = 600.0
     # Sample the event loop's lateness while the units run (`sim.fidelity.overhead`).

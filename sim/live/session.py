@@ -142,16 +142,23 @@ async def run_session(
             "the tool-turn loop does its own retries"
         )
     origin = time.monotonic_ns() if origin_ns is None else origin_ns
+    twin = _Twin(speed, user, permission_answers, turn_header, [] if requests is None else requests)
     driver = _Driver(
-        client, loop, tools, dict(headers or {}), ask_permission, observer, origin, tool_timeout_ns
+        client, loop, tools, dict(headers or {}), ask_permission, observer, origin,
+        tool_timeout_ns, twin,
     )
-    driver.speed = speed
-    driver.user = user
-    driver.permission_answers = permission_answers
-    driver.turn_header = turn_header
-    if requests is not None:
-        driver.logs = requests
     return await driver.run(prompt)
+
+
+@dataclass(frozen=True, slots=True)
+class _Twin:
+    """What makes a live session the twin of a simulated one (see the module docstring)."""
+
+    speed: float
+    user: SimulatedUser | None
+    permission_answers: PermissionAnswers | None
+    turn_header: bool
+    logs: list[LiveRequest]
 
 
 class _Driver:
@@ -165,6 +172,7 @@ class _Driver:
         observer: Observer | None,
         origin_ns: int,
         tool_timeout_ns: int | None,
+        twin: _Twin,
     ) -> None:
         self._client = client
         self._loop = loop
@@ -181,11 +189,11 @@ class _Driver:
         self._turns: list[TurnEnded] = []
         self._failures: list[str] = []
         self._requests = 0
-        self.logs: list[LiveRequest] = []
-        self.speed = 1.0
-        self.user: SimulatedUser | None = None
-        self.permission_answers: PermissionAnswers | None = None
-        self.turn_header = False
+        self.logs = twin.logs
+        self.speed = twin.speed
+        self.user = twin.user
+        self.permission_answers = twin.permission_answers
+        self.turn_header = twin.turn_header
         # The turn whose tools phase has begun (0: none), as the simulator's session keeps it.
         self._tools_turn = 0
 
