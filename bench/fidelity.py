@@ -2,6 +2,7 @@
 20 sessions, every policy; the errors recorded in bench/fidelity_default.json.
 
     .venv/bin/python bench/fidelity.py            # or: make bench-fidelity
+    .venv/bin/python bench/fidelity.py --speed 10 # that speed only, its entry replaced
 
 It takes real time (the scenario's sessions at speed 1 run for minutes: think times of 15 s and
 more, three policies one after another). Each run's full folder (both runs' tables, fidelity.json,
@@ -10,6 +11,7 @@ fidelity.png) goes to results/fidelity-bench-speed<X>/; the summary of both is w
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -26,8 +28,16 @@ RECORD = ROOT / "bench" / "fidelity_default.json"
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--speed", dest="speeds", type=float, action="append",
+                        help="run only this speed (repeatable), keeping the others' entries")
+    speeds = tuple(parser.parse_args().speeds or SPEEDS)
+    kept = []
+    if RECORD.exists() and speeds != SPEEDS:
+        kept = [run for run in json.loads(RECORD.read_text())["runs"]
+                if run["speed"] not in speeds]
     runs = []
-    for speed in SPEEDS:
+    for speed in speeds:
         out = ROOT / "results" / f"fidelity-bench-speed{speed:g}"
         command = [sys.executable, "-m", "sim.cli", "fidelity", SCENARIO, "--sessions",
                    str(SESSIONS), "--speed", f"{speed:g}", "--out", str(out), "--force"]
@@ -39,6 +49,7 @@ def main() -> int:
             return status
         report = json.loads((out / "fidelity.json").read_text())
         runs.append({
+            "measured": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "command": f"sim fidelity {SCENARIO} --sessions {SESSIONS} --speed {speed:g}",
             "exit_status": status,
             "wall_s": round(time.monotonic() - started, 1),
@@ -46,10 +57,9 @@ def main() -> int:
             **report,
         })
     record = {
-        "measured": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{os.cpu_count()} cores, shared host",
         "reproduce": ".venv/bin/python bench/fidelity.py",
-        "runs": runs,
+        "runs": sorted(kept + runs, key=lambda run: run["speed"]),
     }
     RECORD.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
     print(f"wrote {RECORD}")

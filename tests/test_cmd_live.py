@@ -115,7 +115,8 @@ def test_fidelity_passes_within_wide_tolerances_and_fails_within_none(
     assert report["passed"] is True and report["pairing"]["paired"] > 6
     assert report["pairing"]["same_story"] == report["pairing"]["paired"]
     assert {hop["name"] for hop in report["hops_wall_ms"]} >= {
-        "request, first of a session", "event loop lateness", "SDK parsing, per event"}
+        "request, first of a session", "event loop lateness", "SDK parsing, per event",
+        "live run, % of one core"}
     assert (passing / "fidelity.png").stat().st_size > 0
     assert (passing / "simulated" / "run.json").is_file()
     assert (passing / "live" / "run.json").is_file()

@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from sim.fidelity.overhead import lag_hop, sdk_parsing_hop, table_hops
+    from sim.fidelity.overhead import cpu_hop, lag_hop, sdk_parsing_hop, table_hops
     from sim.fidelity.pairing import metric_errors, pair_tools, pair_turns
     from sim.fidelity.report import FidelityResult, draw_fidelity, print_fidelity
 
@@ -113,6 +113,8 @@ def _run(args: argparse.Namespace) -> int:
     hops = table_hops(sim_tables, live_tables, settings.speed)
     if live.sampler is not None:
         hops.append(lag_hop(live.sampler))
+    hops.append(cpu_hop(sum(unit.wall_s for unit in live.results),
+                        sum(unit.cpu_s for unit in live.results)))
     hops.append(sdk_parsing_hop(scenario))
     result = FidelityResult(errors, pairing, hops, settings.speed, tolerances)
     print_fidelity(result)

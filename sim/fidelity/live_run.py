@@ -62,6 +62,9 @@ class LiveUnitResult:
     rows: Rows
     sessions_finished: int
     wall_s: float
+    # CPU seconds this process spent meanwhile (the embedded server's included): near `wall_s`,
+    # the harness itself was the bottleneck.
+    cpu_s: float
 
 
 @dataclass(slots=True)
@@ -133,6 +136,7 @@ async def run_unit(
 ) -> LiveUnitResult:
     """One policy at one load level, live."""
     wall_start = time.perf_counter()
+    cpu_start = time.process_time()
     model = _NotingModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
     server: MockServer | None = None
     base_url = settings.base_url
@@ -150,7 +154,7 @@ async def run_unit(
         if server is not None:
             await server.close()
     return LiveUnitResult(unit.policy, unit.load, unit_run.rows, unit_run.finished,
-                          time.perf_counter() - wall_start)
+                          time.perf_counter() - wall_start, time.process_time() - cpu_start)
 
 
 class _UnitRun:

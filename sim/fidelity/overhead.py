@@ -15,6 +15,8 @@ Measured on their own:
 
 - `event loop lateness`: how late a 10 ms sleep wakes on the run's event loop while it runs
   (`LagSampler`): what every timer and task start (a tool's, a wake's) waits beyond its time;
+- `live run, % of one core`: the CPU the live run's process used over its wall time (near 100:
+  the harness, not the path, is what is measured);
 - `SDK parsing, per event`: the official SDK reading a recorded stream from memory (no network:
   an httpx2 mock transport), per event, with `to_dict` as the live driver calls it.
 """
@@ -127,6 +129,14 @@ def _events_per_turn(live_requests: pa.Table, turns: pd.DataFrame) -> np.ndarray
     counts = frame.groupby(["policy", "session_id", "turn_index"])["n_events"].sum()
     keys = list(zip(turns["policy"], turns["session_id"], turns["turn_index"], strict=True))
     return np.array([counts.get(key, 0) for key in keys], dtype="float64")
+
+
+def cpu_hop(wall_s: float, cpu_s: float) -> Hop:
+    """The share of one core the live run used (client, embedded server and tools in one
+    process), in percent: near 100, the harness is the bottleneck and every hop above waits for
+    the processor, not for the network or the model."""
+    share = 100.0 * cpu_s / wall_s if wall_s > 0 else math.nan
+    return Hop("live run, % of one core", 1, share, share)
 
 
 def lag_hop(sampler: LagSampler) -> Hop:
