@@ -143,6 +143,15 @@ def test_bad_options_are_one_line_and_exit_2(
     assert message in capsys.readouterr().err
 
 
+def test_a_bad_tolerance_is_one_line_and_exit_2(
+    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["fidelity", str(small), "--tolerance-p95", "-1", "--out", str(tmp_path / "f")]
+    assert main(argv) == 2
+    assert "--tolerance-p95: must be a number at least 0" in capsys.readouterr().err
+    assert not (tmp_path / "f").exists()
+
+
 def test_a_real_key_is_read_only_for_a_non_loopback_url() -> None:
     def settings(url: str | None, environ: dict[str, str]) -> tuple[str | None, str]:
         chosen = live_settings(SimpleNamespace(base_url=url, speed=1.0), environ)
