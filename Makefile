@@ -5,8 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate soak \
-	probe-sdk probe-claude clean
+.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate bench-fidelity \
+	soak probe-sdk probe-claude clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,11 @@ baseline: $(STAMP)
 # The benchmarks alone, with the in-run ratios against their references (the SDK, the bare runtime).
 bench: $(STAMP)
 	$(BIN)/python -m pytest bench --benchmark-only -o python_files='bench_*.py'
+
+# The simulator's fidelity on the default scenario: `sim fidelity` of 20 sessions at speed 10 and
+# at speed 1, recorded in bench/fidelity_default.json. Real time: ten minutes or more.
+bench-fidelity: $(STAMP)
+	$(BIN)/python bench/fidelity.py
 
 # The wall-clock gate: this tree against BASE (default HEAD), both measured now on this machine.
 BASE ?= HEAD

@@ -23,6 +23,7 @@ from sim.model.response import StreamResponse, Turn
 from sim.model.tool_inputs import tool_inputs
 from sim.scenario.loader import with_overrides
 from sim.scenario.schema import Scenario
+from sim.user.draws import UserDraws
 
 ROOT = Path(__file__).parent.parent
 
@@ -360,31 +361,34 @@ def test_session_draws_are_keyed_not_ordered() -> None:
     plan = one.tool_plan("Read", "toolu_x")
     other.tool_plan("Grep", "toolu_y")  # another draw first changes nothing
     assert other.tool_plan("Read", "toolu_x") == plan
-    assert [one.interrupt(turn) for turn in range(1, 40)] == [
-        other.interrupt(turn) for turn in range(1, 40)
+    user_one, user_other = UserDraws(scenario, 3, 4), UserDraws(scenario, 3, 4)
+    assert [user_one.interrupt(turn) for turn in range(1, 40)] == [
+        user_other.interrupt(turn) for turn in range(1, 40)
     ]
     with pytest.raises(ValueError, match="turn by turn"):
-        one.interrupt(42)
-    assert one.prompt_count() == other.prompt_count()
-    assert [one.think_time_ns() for _ in range(3)] == [other.think_time_ns() for _ in range(3)]
+        user_one.interrupt(42)
+    assert user_one.prompt_count() == user_other.prompt_count()
+    assert [user_one.think_time_ns() for _ in range(3)] == [
+        user_other.think_time_ns() for _ in range(3)
+    ]
     assert 0.0 <= one.retry_jitter(1, 1) < scenario.runtime.retries.jitter
 
 
 def test_attachment_draws_are_keyed_by_turn_whichever_turns_ask() -> None:
     scenario = default_scenario(5)
 
-    def arrivals(draws: SessionDraws, turn: int, count: int) -> list[tuple[int, str]]:
+    def arrivals(draws: UserDraws, turn: int, count: int) -> list[tuple[int, str]]:
         turn_arrivals = draws.attachments(turn)
         assert turn_arrivals is not None
         return [turn_arrivals.next() for _ in range(count)]
 
-    every, some = SessionDraws(scenario, 3, 4), SessionDraws(scenario, 3, 4)
+    every, some = UserDraws(scenario, 3, 4), UserDraws(scenario, 3, 4)
     all_turns = {turn: arrivals(every, turn, 3) for turn in range(1, 40)}
     # Turns without tools ask for nothing: the other turns' arrivals (the first drawn ahead in
     # blocks of turns, the later ones from the turn's own stream) are the same.
     for turn in (2, 17, 18, 39):
         assert arrivals(some, turn, 3) == all_turns[turn]
-    assert arrivals(SessionDraws(scenario, 3, 4), 17, 1) == all_turns[17][:1]
+    assert arrivals(UserDraws(scenario, 3, 4), 17, 1) == all_turns[17][:1]
     assert len({first for first, *_ in all_turns.values()}) == 39  # each turn its own draws
     kinds = {kind for turn in all_turns.values() for _, kind in turn}
     assert kinds <= set(scenario.session.attachments.rates()) and len(kinds) > 1
@@ -394,4 +398,4 @@ def test_attachment_draws_are_keyed_by_turn_whichever_turns_ask() -> None:
     quiet = scenario.model_copy(
         update={"session": scenario.session.model_copy(update={"attachments": silent})}
     )
-    assert SessionDraws(quiet, 3, 4).attachments(1) is None
+    assert UserDraws(quiet, 3, 4).attachments(1) is None

@@ -18,6 +18,7 @@ from sim.wire.admission import AsyncEndpoint
 from sim.wire.identity import (
     CLIENT_SESSION_HEADER,
     SESSION_HEADER,
+    TURN_HEADER,
     TurnIdentities,
     session_id_from_header,
 )
@@ -50,6 +51,19 @@ def test_turns_count_assistant_messages_and_attempts_count_repeats_from_one() ->
     assert turn(identities, "7", first) == Turn(7, 0, 2)
     assert turn(identities, "7", second) == Turn(7, 1, 1)
     assert turn(identities, "8", second) == Turn(8, 1, 1)
+
+
+def test_a_turn_header_names_the_turn_instead_of_the_assistant_messages() -> None:
+    identities = TurnIdentities()
+    first = {"messages": [USER]}
+
+    def with_turn(value: str) -> dict[str, str]:
+        return {SESSION_HEADER: "7", TURN_HEADER: value}
+
+    assert identities.turn_for(with_turn("3"), first) == Turn(7, 3, 1)
+    assert identities.turn_for(with_turn(" 3 "), first) == Turn(7, 3, 2)
+    assert identities.turn_for(with_turn("4"), first) == Turn(7, 4, 1)
+    assert identities.turn_for(with_turn("later"), first) == Turn(7, 0, 1)  # not a number
 
 
 def test_attempt_counts_are_kept_for_recent_sessions_and_latest_turns_only() -> None:

@@ -27,11 +27,12 @@ Definitions:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from sim.engine.request_log import PENDING
-from sim.engine.session import Session
+from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause
 from sim.runtime.record import RecordKind
 
@@ -43,6 +44,56 @@ HORIZON = "horizon"
 LOOP_ENDINGS = frozenset({"interrupted", "stream_error", "request_failed"})
 # Calls of an attempt given up for another: their results are not the turn's.
 _ABANDONED = frozenset({SyntheticCause.DISCARDED, SyntheticCause.FALLBACK})
+
+
+class RequestFacts(Protocol):
+    """What the recorder reads of one request: `sim.engine.request_log.RequestLog`, or the live
+    driver's `sim.live.request_log.LiveRequest`."""
+
+    @property
+    def request_index(self) -> int: ...
+    @property
+    def turn(self) -> int: ...
+    @property
+    def attempt(self) -> int: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def sent_ns(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def fault(self) -> str | None: ...
+    @property
+    def first_event_ns(self) -> int | None: ...
+    @property
+    def message_stop_ns(self) -> int | None: ...
+    @property
+    def end_ns(self) -> int | None: ...
+    @property
+    def input_tokens(self) -> int: ...
+    @property
+    def output_tokens(self) -> int: ...
+    @property
+    def n_events(self) -> int: ...
+
+
+class FinishedSession(Protocol):
+    """What the recorder reads of a finished session: a simulated one (`sim.engine.session`) or
+    a live one (`sim.live.user_session.LiveSession`)."""
+
+    @property
+    def session_id(self) -> int: ...
+    @property
+    def arrival_ns(self) -> int: ...
+    @property
+    def start_ns(self) -> int | None: ...
+    @property
+    def end_ns(self) -> int | None: ...
+    @property
+    def loop(self) -> ToolTurnLoop: ...
+    @property
+    def requests(self) -> Sequence[RequestFacts]: ...
 
 
 def empty_rows() -> Rows:
@@ -138,7 +189,7 @@ class _TurnFacts:
 
 
 def record_session(
-    session: Session, rows: Rows, *, policy: str, load: float | None, horizon_ns: int | None
+    session: FinishedSession, rows: Rows, *, policy: str, load: float | None, horizon_ns: int | None
 ) -> None:
     """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`."""
     turns: dict[int, _TurnFacts] = {}
@@ -211,7 +262,7 @@ def record_session(
 
 
 def _tool_rows(
-    session: Session,
+    session: FinishedSession,
     rows: Rows,
     policy: str,
     call_turns: list[tuple[str | None, int]],
@@ -255,7 +306,7 @@ def _tool_rows(
 
 
 def _request_rows(
-    session: Session, rows: Rows, policy: str, horizon_ns: int | None
+    session: FinishedSession, rows: Rows, policy: str, horizon_ns: int | None
 ) -> dict[int, list[Any]]:
     """Append the request rows; return per turn [model, input, output, message_stop_ns] of its
     requests (the last attempt's model and message_stop)."""
@@ -296,7 +347,7 @@ def _request_rows(
 
 
 def _turn_rows(
-    session: Session,
+    session: FinishedSession,
     rows: Rows,
     policy: str,
     load: float | None,

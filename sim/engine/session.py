@@ -13,10 +13,11 @@ next) and carries out every command the loop returns:
 - `CancelRequest`: the stream is abandoned and its endpoint slot freed.
 - `TurnEnded` / `SessionEnded`: end the turn's tools phase / the prompt's chain of turns.
 
-User behaviour, each from its own keyed draws (`sim.engine.draws`): at most one interrupt per
-turn, `after` the start of its phase (the turn's first stream event, or its first tool start),
-dropped if the phase is over by then; attachments arriving while the turn's tools run (from its
-first tool start to its end), a Poisson process per kind.
+User behaviour is the simulated user's (`sim.user`, the same as the live driver's): its prompts
+and think times, at most one interrupt per turn, `after` the start of its phase (the turn's first
+stream event, or its first tool start), dropped if the phase is over by then; attachments
+arriving while the turn's tools run (from its first tool start to its end); permission answers.
+This module schedules them in simulated time.
 
 Why a user interrupt during streaming first feeds the events due before it: the stream is fed in
 batches, so the loop may be behind the simulated clock; it must see exactly what had arrived.
@@ -35,7 +36,7 @@ import simpy
 
 from sim.distributions import ms_to_ns
 from sim.engine.context import SimulationContext
-from sim.engine.draws import AttachmentArrivals, InterruptDraw, SessionDraws
+from sim.engine.draws import SessionDraws
 from sim.engine.feed_points import feed_points
 from sim.engine.request_log import CANCELLED, RequestLog
 from sim.engine.strict import StrictModeStop
@@ -53,16 +54,23 @@ from sim.runtime.commands import (
     TurnEnded,
     WaitUntil,
 )
-from sim.runtime.loop import Phase
 from sim.runtime.outcomes import ToolOutcome
 from sim.runtime.pairing import PairingMonitor
 from sim.runtime.repair import PairingError
 from sim.tools.execution import CallPlan, scripted_plan
+from sim.user import (
+    AttachmentArrivals,
+    PlannedInterrupt,
+    SimulatedUser,
+    attachment_block,
+    in_phase,
+    permission_answer,
+)
+from sim.user.draws import InterruptPhase
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_STREAMING_PHASES = frozenset({Phase.AWAITING_RESPONSE, Phase.STREAMING, Phase.BACKOFF})
 PAIRING_VIOLATION = "pairing_violation"
 ENDPOINT_REFUSED = "endpoint_refused"
 
@@ -124,6 +132,7 @@ class Session:
         self.start_ns: int | None = None
         self.end_ns: int | None = None
         self.draws = SessionDraws(context.scenario, context.seed, session_id)
+        self.user = SimulatedUser(context.scenario, context.seed, session_id)
         self.loop = context.loops.new_loop(_jitter_of(weakref.ref(self)))
         self.requests: list[RequestLog] = []
         self.pairing_violations = 0
@@ -138,8 +147,6 @@ class Session:
         self._plans: dict[str, CallPlan] = {}
         self._chain_done: simpy.Event | None = None
         self._wake_token = 0
-        self._drawn_turn = 0
-        self._interrupt: InterruptDraw | None = None
         self._tools_turn = 0
 
     # ----- the session's own process -----
@@ -147,9 +154,9 @@ class Session:
     def process(self) -> Generator[simpy.Event, Any, None]:
         env = self.env
         self.start_ns = env.now
-        for prompt in range(self.draws.prompt_count()):
+        for prompt in range(self.user.prompt_count()):
             if prompt:
-                yield env.timeout(self.draws.think_time_ns())
+                yield env.timeout(self.user.think_time_ns())
             self._chain_done = env.event()
             self._start(prompt)
             yield self._chain_done
@@ -158,8 +165,7 @@ class Session:
 
     @_strict_stops
     def _start(self, prompt: int) -> None:
-        text = f"Prompt {prompt + 1} of session {self.session_id}: please continue the task."
-        self._dispatch(self.loop.start(text, self.env.now))
+        self._dispatch(self.loop.start(self.user.prompt_text(prompt), self.env.now))
 
     def strict_stop(self, detail: str) -> StrictModeStop:
         return StrictModeStop(
@@ -211,8 +217,7 @@ class Session:
         self.requests.append(log)
         stream = _Stream(log)
         self._active = stream
-        if log.turn != self._drawn_turn:
-            self._new_turn(log.turn)
+        self.user.request_sent(log.turn)
         stream.pairing = self._check_pairing(command, log)
         self.env.call_at(self.env.now, self._serve, command, stream)
 
@@ -263,7 +268,7 @@ class Session:
         events = stream.events = response.events
         times = stream.times = response.times
         if events:
-            self._schedule_streaming_interrupt(log.turn, times[0])
+            self._plan_interrupt(self.user.streaming_interrupt(log.turn, times[0]))
         points = feed_points(events, response.tool_stops)
         self._feed_points(stream, points, 0, response.end_ns)
 
@@ -419,8 +424,10 @@ class Session:
     def _ask(self, command: AskPermission) -> None:
         plan = self._new_plan(command.name, command.tool_use_id)
         self._plans[command.tool_use_id] = plan
-        decided_ns = self.env.now + plan.permission_delay_ns
-        self.env.call_at(decided_ns, self._decided, command.tool_use_id, plan.permitted)
+        answer = permission_answer(plan)
+        self.env.call_at(
+            self.env.now + answer.delay_ns, self._decided, command.tool_use_id, answer.allowed
+        )
 
     @_strict_stops
     def _decided(self, tool_use_id: str, allowed: bool) -> None:
@@ -428,46 +435,26 @@ class Session:
 
     # ----- the user: interrupts and attachments -----
 
-    def _new_turn(self, turn: int) -> None:
-        self._drawn_turn = turn
-        self._interrupt = self.draws.interrupt(turn)
-
-    def _schedule_streaming_interrupt(self, turn: int, first_event_ns: int) -> None:
-        draw = self._interrupt
-        if draw is not None and draw.phase == "streaming":
-            self._interrupt = None  # At most one interrupt per turn.
-            self.env.call_at(
-                first_event_ns + draw.after_ns, self._user_interrupt, turn, "streaming"
-            )
+    def _plan_interrupt(self, planned: PlannedInterrupt | None) -> None:
+        if planned is not None:
+            self.env.call_at(planned.at_ns, self._user_interrupt, planned.turn, planned.phase)
 
     def _tools_phase_started(self, turn: int) -> None:
-        now = self.env.now
-        draw = self._interrupt
-        if draw is not None and draw.phase == "tools" and self._drawn_turn == turn:
-            self._interrupt = None
-            self.env.call_at(now + draw.after_ns, self._user_interrupt, turn, "tools")
-        arrivals = self.draws.attachments(turn)
+        planned, arrivals = self.user.tools_started(turn, self.env.now)
+        self._plan_interrupt(planned)
         if arrivals is not None:
             self._next_attachment(arrivals, turn, 1)
 
     @_strict_stops
-    def _user_interrupt(self, turn: int, phase: str) -> None:
-        if not self._in_phase(turn, phase):
+    def _user_interrupt(self, turn: int, phase: InterruptPhase) -> None:
+        if not in_phase(self.loop, turn, phase):
             return
         now = self.env.now
         if self._active is not None:
             self._feed_due_before(self._active, now)
-            if not self._in_phase(turn, phase):
+            if not in_phase(self.loop, turn, phase):
                 return  # The events the loop had not seen yet ended the phase.
         self._dispatch(self.loop.interrupt(now))
-
-    def _in_phase(self, turn: int, phase: str) -> bool:
-        loop = self.loop
-        if loop.turn != turn:
-            return False
-        if phase == "streaming":
-            return loop.phase in _STREAMING_PHASES
-        return loop.phase is Phase.TOOLS
 
     def _next_attachment(self, arrivals: AttachmentArrivals, turn: int, count: int) -> None:
         """Attachment `count` of `turn` arrives after the next gap, if the tools still run."""
@@ -477,6 +464,6 @@ class Session:
     def _attach(self, arrivals: AttachmentArrivals, turn: int, count: int, kind: str) -> None:
         if self.loop.turn != turn or self._tools_turn != turn:
             return
-        block = {"type": "text", "text": f"[{kind} {count} during turn {turn}]"}
+        block = attachment_block(kind, count, turn)
         self.loop.attachment(block, self.env.now, kind=AttachmentKind(kind))
         self._next_attachment(arrivals, turn, count + 1)

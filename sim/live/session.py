@@ -20,6 +20,17 @@ The driver carries out the loop's commands (`sim.runtime.commands`):
 - `CancelRequest` cancels the reading of the response; `WaitUntil` sleeps, then `wake`.
 - `SessionEnded` ends the session: unfinished tasks are cancelled and the result returned.
 
+With `speed`, the loop's clock runs `speed` times faster than the wall clock: `now_ns` is the
+wall-clock time since the origin times `speed`, so every time the loop records is in the
+scenario's scale, and every wait it asks for (a `WaitUntil`, a retry-after, the tool timeout) is
+waited for that time divided by `speed`. The server is expected to run at the same speed. With a
+`user` (`sim.user.SimulatedUser`), the driver carries out the simulated user's interrupts and
+attachments as the simulator does (`sim.engine.session`), on this clock; with
+`permission_answers`, a call that asks is answered by it after its delay (instead of
+`ask_permission`). With `turn_header`, each request also carries `x-sim-turn` (the loop's turn
+counted from 0) so `sim serve` keys it as the simulator keys the twin request. Every request's
+log (`sim.live.request_log`) is in the result, and appended to `requests` as it is sent.
+
 The client must have `max_retries=0`: the loop does its own retries (with its backoff, its
 fallback model and its record of every attempt); SDK retries would hide failures from it.
 Time (`now_ns`) is `time.monotonic_ns()` from `origin_ns`: by default the call of
@@ -40,8 +51,10 @@ from typing import Any
 import anthropic
 import httpx2
 
+from sim.live.request_log import CANCELLED, CONNECTION_ERROR, LiveRequest
 from sim.live.sdk_errors import error_event, is_error_event, retry_after_ns
 from sim.live.tools import LiveCall, LiveTool, ToolError
+from sim.runtime.attachments import AttachmentKind
 from sim.runtime.commands import (
     AskPermission,
     CancelRequest,
@@ -57,6 +70,16 @@ from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import ToolOutcome
 from sim.runtime.results import ToolContent
 from sim.tools.execution import TOOL_TIMEOUT_NS, timeout_text
+from sim.user import (
+    AttachmentArrivals,
+    PermissionAnswer,
+    PlannedInterrupt,
+    SimulatedUser,
+    attachment_block,
+    in_phase,
+)
+from sim.user.draws import InterruptPhase
+from sim.wire.identity import TURN_HEADER
 
 NS_PER_S = 1_000_000_000
 NO_ASKER = "no one was asked: the live driver was given no ask_permission"
@@ -65,6 +88,8 @@ NO_ASKER = "no one was asked: the live driver was given no ask_permission"
 AskPermissionFn = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str | None]]]
 # Sees every command the loop returns, with the time it was returned.
 Observer = Callable[[Command, int], None]
+# The simulated user's answer to one permission ask.
+PermissionAnswers = Callable[[AskPermission], PermissionAnswer]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +105,12 @@ class SessionResult:
     # What went wrong on the wire, in order: "http 529", "connection error",
     # "error event overloaded_error", "stream cut".
     failures: tuple[str, ...]
-    # The `time.monotonic_ns()` the session's times count from, and the time at its end.
+    # The `time.monotonic_ns()` the session's times count from, and the time at its end (on
+    # the loop's clock: times the speed).
     origin_ns: int
     elapsed_ns: int
+    # What the driver saw of each request, in order.
+    request_logs: tuple[LiveRequest, ...] = ()
 
 
 async def run_session(
@@ -96,21 +124,41 @@ async def run_session(
     observer: Observer | None = None,
     origin_ns: int | None = None,
     tool_timeout_ns: int | None = TOOL_TIMEOUT_NS,
+    speed: float = 1.0,
+    user: SimulatedUser | None = None,
+    permission_answers: PermissionAnswers | None = None,
+    turn_header: bool = False,
+    requests: list[LiveRequest] | None = None,
 ) -> SessionResult:
     """Run the session `loop.start(prompt)` begins until it ends; see the module docstring.
     `headers` go with every request (e.g. `x-sim-session` for `sim serve`)."""
     if tool_timeout_ns is not None and tool_timeout_ns <= 0:
         raise ValueError(f"tool_timeout_ns must be positive or None, got {tool_timeout_ns}")
+    if not speed > 0:
+        raise ValueError(f"speed must be positive, got {speed}")
     if client.max_retries != 0:
         raise ValueError(
             f"the client has max_retries={client.max_retries}; give it max_retries=0, "
             "the tool-turn loop does its own retries"
         )
     origin = time.monotonic_ns() if origin_ns is None else origin_ns
+    twin = _Twin(speed, user, permission_answers, turn_header, [] if requests is None else requests)
     driver = _Driver(
-        client, loop, tools, dict(headers or {}), ask_permission, observer, origin, tool_timeout_ns
+        client, loop, tools, dict(headers or {}), ask_permission, observer, origin,
+        tool_timeout_ns, twin,
     )
     return await driver.run(prompt)
+
+
+@dataclass(frozen=True, slots=True)
+class _Twin:
+    """What makes a live session the twin of a simulated one (see the module docstring)."""
+
+    speed: float
+    user: SimulatedUser | None
+    permission_answers: PermissionAnswers | None
+    turn_header: bool
+    logs: list[LiveRequest]
 
 
 class _Driver:
@@ -124,6 +172,7 @@ class _Driver:
         observer: Observer | None,
         origin_ns: int,
         tool_timeout_ns: int | None,
+        twin: _Twin,
     ) -> None:
         self._client = client
         self._loop = loop
@@ -140,9 +189,23 @@ class _Driver:
         self._turns: list[TurnEnded] = []
         self._failures: list[str] = []
         self._requests = 0
+        self.logs = twin.logs
+        self.speed = twin.speed
+        self.user = twin.user
+        self.permission_answers = twin.permission_answers
+        self.turn_header = twin.turn_header
+        # The turn whose tools phase has begun (0: none), as the simulator's session keeps it.
+        self._tools_turn = 0
 
     def now(self) -> int:
-        return time.monotonic_ns() - self._origin_ns
+        elapsed = time.monotonic_ns() - self._origin_ns
+        return elapsed if self.speed == 1.0 else round(elapsed * self.speed)
+
+    async def _sleep_until(self, time_ns: int) -> None:
+        """Sleep until the loop's clock reads `time_ns`."""
+        wait_ns = time_ns - self.now()
+        if wait_ns > 0:
+            await asyncio.sleep(wait_ns / self.speed / NS_PER_S)
 
     async def run(self, prompt: str | list[dict[str, Any]]) -> SessionResult:
         try:
@@ -160,6 +223,7 @@ class _Driver:
             failures=tuple(self._failures),
             origin_ns=self._origin_ns,
             elapsed_ns=self.now(),
+            request_logs=tuple(self.logs),
         )
 
     # ----- commands -----
@@ -171,8 +235,15 @@ class _Driver:
             match command:
                 case SendRequest():
                     self._requests += 1
+                    self.logs.append(LiveRequest(command.request_id, self._loop.turn,
+                                                  command.attempt, command.model, self.now()))
+                    if self.user is not None:
+                        self.user.request_sent(self._loop.turn)
                     self._streams.add(self._spawn(self._read_response(command)))
                 case StartTool():
+                    if self._tools_turn != self._loop.turn:
+                        self._tools_turn = self._loop.turn
+                        self._tools_phase_started(self._tools_turn)
                     task = self._spawn(self._run_tool(command))
                     self._tool_tasks[command.tool_use_id] = task
                 case CancelTool():
@@ -184,10 +255,13 @@ class _Driver:
                 case CancelRequest():
                     for stream in self._streams:
                         stream.cancel()
+                    if self.logs:
+                        self.logs[-1].ended(CANCELLED, self.now())
                 case WaitUntil():
                     self._spawn(self._wake_at(command.time_ns))
                 case TurnEnded():
                     self._turns.append(command)
+                    self._tools_turn = 0
                 case SessionEnded():
                     if not self._ended.done():
                         self._ended.set_result(command.reason)
@@ -219,39 +293,96 @@ class _Driver:
     async def _read_response(self, send: SendRequest) -> None:
         request_id = send.request_id
         loop = self._loop
+        log = self.logs[-1]
+        headers = self._headers
+        if self.turn_header:
+            headers = {**headers, TURN_HEADER: str(log.turn - 1)}
         try:
-            stream = await self._client.messages.create(
-                **send.request_body, extra_headers=self._headers
-            )
+            stream = await self._client.messages.create(**send.request_body, extra_headers=headers)
         except anthropic.APIStatusError as error:
             self._failures.append(f"http {error.status_code}")
+            now = self.now()
+            log.ended(str(error.status_code), now)
             wait_ns = retry_after_ns(error.response.headers)
-            self._handle(loop.request_failed(error.status_code, self.now(),
+            if wait_ns is not None:  # The server's wait is real time: on the loop's clock.
+                wait_ns = round(wait_ns * self.speed)
+            self._handle(loop.request_failed(error.status_code, now,
                                              retry_after_ns=wait_ns, request_id=request_id))
             return
         except anthropic.APIConnectionError:
             self._failures.append("connection error")
-            self._handle(loop.request_failed(None, self.now(), request_id=request_id))
+            now = self.now()
+            log.ended(CONNECTION_ERROR, now)
+            self._handle(loop.request_failed(None, now, request_id=request_id))
             return
+        log.status = "200"
         try:
             async with stream:
                 async for event in stream:
-                    self._handle(loop.on_event(event.to_dict(), self.now(), request_id))
+                    self._event(log, event.to_dict())
         except anthropic.APIStatusError as error:
             if not is_error_event(error):
                 raise
             event_dict = error_event(error)
             self._failures.append(f"error event {event_dict['error'].get('type')}")
-            self._handle(loop.on_event(event_dict, self.now(), request_id))
+            self._event(log, event_dict)
         except (anthropic.APIConnectionError, httpx2.TransportError):
             self._failures.append("stream cut")
-        self._handle(loop.stream_ended(self.now(), request_id))
+        now = self.now()
+        log.ended(None, now)
+        self._handle(loop.stream_ended(now, request_id))
+
+    def _event(self, log: LiveRequest, event: dict[str, Any]) -> None:
+        now = self.now()
+        first = log.n_events == 0
+        log.saw(event, now)
+        if first and self.user is not None:
+            self._plan_interrupt(self.user.streaming_interrupt(log.turn, now))
+        self._handle(self._loop.on_event(event, now, log.request_index))
 
     async def _wake_at(self, time_ns: int) -> None:
-        wait_ns = time_ns - self.now()
-        if wait_ns > 0:
-            await asyncio.sleep(wait_ns / NS_PER_S)
+        await self._sleep_until(time_ns)
         self._handle(self._loop.wake(self.now()))
+
+    # ----- the simulated user: interrupts and attachments, as `sim.engine.session` -----
+
+    def _at(self, time_ns: int, action: Callable[[], None]) -> None:
+        """Run `action` when the loop's clock reads `time_ns` (unless the session ends first)."""
+
+        async def later() -> None:
+            await self._sleep_until(time_ns)
+            action()
+
+        self._spawn(later())
+
+    def _plan_interrupt(self, planned: PlannedInterrupt | None) -> None:
+        if planned is not None:
+            turn, phase = planned.turn, planned.phase
+            self._at(planned.at_ns, lambda: self._user_interrupt(turn, phase))
+
+    def _tools_phase_started(self, turn: int) -> None:
+        if self.user is None:
+            return
+        planned, arrivals = self.user.tools_started(turn, self.now())
+        self._plan_interrupt(planned)
+        if arrivals is not None:
+            self._next_attachment(arrivals, turn, 1)
+
+    def _user_interrupt(self, turn: int, phase: InterruptPhase) -> None:
+        if in_phase(self._loop, turn, phase):
+            self._handle(self._loop.interrupt(self.now()))
+
+    def _next_attachment(self, arrivals: AttachmentArrivals, turn: int, count: int) -> None:
+        gap_ns, kind = arrivals.next()
+        self._at(self.now() + gap_ns, lambda: self._attach(arrivals, turn, count, kind))
+
+    def _attach(self, arrivals: AttachmentArrivals, turn: int, count: int, kind: str) -> None:
+        # The simulator's rule (`sim.engine.session.Session._attach`), kept the same.
+        if self._loop.turn != turn or self._tools_turn != turn:
+            return
+        block = attachment_block(kind, count, turn)
+        self._loop.attachment(block, self.now(), kind=AttachmentKind(kind))
+        self._next_attachment(arrivals, turn, count + 1)
 
     # ----- tools -----
 
@@ -266,11 +397,12 @@ class _Driver:
         content: ToolContent
         limit = self._tool_timeout_ns
         deadline: asyncio.Timeout | None = None
+        seconds = None if limit is None else limit / self.speed / NS_PER_S
         try:
             tool = self._tools.get(start.name)
             if tool is None:
                 raise LookupError(f"the live driver has no implementation of {start.name!r}")
-            async with asyncio.timeout(None if limit is None else limit / NS_PER_S) as deadline:
+            async with asyncio.timeout(seconds) as deadline:
                 content = await tool(call)
         except ToolError as error:
             outcome, content = ToolOutcome.ERROR, error.content
@@ -284,8 +416,12 @@ class _Driver:
         self._handle(self._loop.tool_finished(tool_use_id, outcome, content, self.now()))
 
     async def _ask(self, ask: AskPermission) -> None:
-        message: str | None
-        if self._ask_permission is None:
+        message: str | None = None
+        if self.permission_answers is not None:
+            answer = self.permission_answers(ask)
+            await self._sleep_until(self.now() + answer.delay_ns)
+            allowed = answer.allowed
+        elif self._ask_permission is None:
             allowed, message = False, NO_ASKER
         else:
             allowed, message = await self._ask_permission(ask.name, ask.input)

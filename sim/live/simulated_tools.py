@@ -3,13 +3,13 @@
     tools = simulated_tools(scenario.tool_specs, scenario.seed, session=7, speed=20.0)
     await run_session(client, loop, "go", tools)
 
-The plan of a call is drawn by `sim.tools.sample_call` from a stream keyed by the root seed, the
-session and the call's tool_use id, so the same call of the same session plays the same way
-every run. Playing it: progress at the plan's offsets, then after its duration the result text
-("success"), a `ToolError` ("error"), a `RuntimeError` ("exception"), or no end at all ("hang":
-the call runs until the loop cancels it or the driver's tool timeout ends it). `speed` divides
-every delay. The plan's permission part is not played: permission is the loop's
-`PermissionPolicy`'s business.
+The plan of a call is drawn by `sim.tools.plans.call_plan`, keyed by the root seed, the session
+and the call's tool_use id exactly as the simulator keys it, so the same call of the same session
+plays the same way every run, and as its simulated twin. Playing it: progress at the plan's
+offsets, then after its duration the result text ("success"), a `ToolError` ("error"), a
+`RuntimeError` ("exception"), or no end at all ("hang": the call runs until the loop cancels it
+or the driver's tool timeout ends it). `speed` divides every delay. The plan's permission part
+is not played here: it is the simulated user's answer (`sim.user`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import time
 from collections.abc import Iterable
 
 from sim.live.tools import LiveCall, LiveTool, ToolError
-from sim.randomness import stream
 from sim.runtime.results import ToolContent
-from sim.tools.execution import CallPlan, sample_call
+from sim.tools.execution import CallPlan
+from sim.tools.plans import call_plan
 from sim.tools.spec import ToolSpec
 
 NS_PER_S = 1_000_000_000
@@ -38,7 +38,7 @@ def simulated_tools(
 
 def _simulated(spec: ToolSpec, root_seed: int, session: int, speed: float) -> LiveTool:
     async def tool(call: LiveCall) -> ToolContent:
-        plan = sample_call(spec, stream(root_seed, "live_tool", session, call.tool_use_id))
+        plan = call_plan(spec, root_seed, session, call.tool_use_id)
         return await play(plan, call, speed)
 
     return tool

@@ -12,7 +12,9 @@ request arriving over HTTP.
    gets the same session; two conversations of one client session (a sub-agent beside its
    parent) start differently and do not mix.
 3. Turn index: the number of assistant messages in the request (0 for the first turn), which is
-   how many turns the conversation has had.
+   how many turns the conversation has had; or the `x-sim-turn` header, a decimal number, when a
+   client counts its turns itself (`sim live` does: a turn interrupted before any block completed
+   leaves no assistant message, so the count would give the next turn the interrupted one's index).
 4. Attempt: 1 for the first request of a session's turn, 2 for the next with the same turn
    index, and so on, as the simulator numbers attempts (`SendRequest.attempt`): a retry gets
    fresh draws instead of replaying the failure it retries, and a served request gets the
@@ -33,6 +35,7 @@ from typing import Any
 from sim.model.response import Turn
 
 SESSION_HEADER = "x-sim-session"
+TURN_HEADER = "x-sim-turn"
 CLIENT_SESSION_HEADER = "x-claude-code-session-id"
 TRACKED_SESSIONS = 100_000
 FIRST_ATTEMPT = 1
@@ -101,11 +104,18 @@ class TurnIdentities:
 
     def turn_for(self, headers: Mapping[str, str], body: Mapping[str, Any]) -> Turn:
         """The identity of a request with these `headers` (names in lower case) and `body`."""
-        return self.turn_of(self.session_for(headers, body), body.get("messages"))
+        return self.turn_of(
+            self.session_for(headers, body), body.get("messages"), headers.get(TURN_HEADER)
+        )
 
-    def turn_of(self, session_id: int, messages: Any) -> Turn:
-        """The identity of the next request of `session_id` carrying `messages`."""
-        turn_index = assistant_messages(messages)
+    def turn_of(self, session_id: int, messages: Any, turn_header: str | None = None) -> Turn:
+        """The identity of the next request of `session_id` carrying `messages` and the
+        `x-sim-turn` header's value `turn_header` (None: absent; rule 3)."""
+        turn_text = (turn_header or "").strip()
+        if turn_text.isdecimal() and turn_text.isascii() and len(turn_text) <= 19:
+            turn_index = int(turn_text)
+        else:
+            turn_index = assistant_messages(messages)
         latest = self._attempts.pop(session_id, None)
         seen = latest[1] if latest is not None and latest[0] == turn_index else 0
         self._attempts[session_id] = (turn_index, seen + 1)

@@ -12,8 +12,8 @@ Behaviour, request by request:
    answered too (`sim.wire.side_endpoints`); other paths answer 404, other methods 405, in the
    API's JSON error shape. A query string (`?beta=true`) is ignored.
 2. Identity (`sim.wire.identity`): session from the `x-sim-session` header or from the
-   conversation itself, turn index from the assistant messages, attempt (from 1) from the
-   session's earlier requests of that turn. The model sees the body with any model name mapped
+   conversation itself, turn index from the `x-sim-turn` header or the assistant messages,
+   attempt (from 1) from the session's earlier requests of that turn. The model sees the body with any model name mapped
    to the scenario's (unless `strict_models`) and system-role messages taken out.
 3. Admission: the scenario's endpoint capacity counts requests in flight across every
    connection; beyond it a request waits in line or is refused (429/529 with retry-after), as
