@@ -5,7 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate clean
+.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate report-check \
+	clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +65,13 @@ bench-icount: $(STAMP)
 # grew by more than 2% (they repeat within half a percent). Twice as long as bench-icount.
 bench-icount-gate: $(STAMP)
 	$(BIN)/python bench/icount.py --base $(BASE)
+
+# The report page in a real headless browser: a small sweep's report.html opened alone by
+# Chromium (Debian's package, installed here if missing; needs root), its figures drawn and
+# visible in a screenshot. Outside `make test`: it needs a browser and about a minute.
+report-check: $(STAMP)
+	command -v chromium > /dev/null || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python -m tests.browser.check_report
 
 clean:
 	rm -rf $(VENV) results/run-*

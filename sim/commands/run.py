@@ -1,7 +1,7 @@
 """`sim run SCENARIO`: simulate every executor policy of a scenario and write a run folder.
 
     sim run scenarios/default.toml [--seed N] [--sessions N] [--policy P ...] [--jobs N]
-                                   [--out DIR] [--force] [--trace]
+                                   [--out DIR] [--force] [--trace] [--json]
 
 Shows a progress bar per policy and load level (on a terminal), then the summary table with the
 policies side by side, then the folder written: `results/run-<scenario>-seed<seed>-<UTC time>`
@@ -10,7 +10,9 @@ unless `--out` names another, with its figures and report.html in `report/` (unl
 digits, `.`, `_` and `-` kept (others become `_`) and at most 64 characters. An existing folder
 is an error unless `--force`, and `--force` replaces only a run folder (a folder with run.json).
 The output location is checked before simulating. With `--trace` the folder also
-has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
+has `events.parquet`, a row per stream event fed to the runtime. With `--json` the summary is
+printed as JSON (the same groups as run.json's "summary") and the other lines go to stderr.
+Exit status: 0
 done, 1 strict mode stopped the run (the message names seed and session), 2 bad input, 130
 interrupted (Ctrl-C or SIGTERM; nothing is left half written, and an interrupt while drawing the
 report says that the run's tables were written and how to draw it).
@@ -38,7 +40,7 @@ from sim.engine.strict import StrictModeStop
 from sim.errors import UserError
 from sim.metrics.atomic import check_destination
 from sim.metrics.reader import read_run
-from sim.metrics.summary_table import print_summary
+from sim.metrics.summary_table import print_summary, print_summary_json
 from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.schema import ALL_POLICIES, Scenario
@@ -78,6 +80,10 @@ def add_parser(subparsers: Any) -> None:
         "--trace", action="store_true",
         help="also write events.parquet, a row per stream event fed to the runtime (kept in "
         "memory until the run is written: memory grows with the run)",
+    )
+    parser.add_argument(
+        "--json", action="store_true",
+        help="print the summary as JSON on stdout (the run.json summary; other lines go to stderr)",
     )
     parser.add_argument(
         "--no-report", dest="report", action="store_false",
@@ -155,16 +161,21 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as error:
         # Checked before simulating, but the place can change (or the disk fill) meanwhile.
         raise UserError(f"{out_dir}: cannot write the run folder ({error})") from None
+    # With --json, stdout is the summary alone.
+    notes = sys.stderr if args.json else sys.stdout
     try:
-        print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
+        if args.json:
+            print_summary_json(summary)
+        else:
+            print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
         if result.pairing_violations:
-            print(f"pairing violations in requests sent: {result.pairing_violations}")
-        print(f"wrote {out_dir}")
+            print(f"pairing violations in requests sent: {result.pairing_violations}", file=notes)
+        print(f"wrote {out_dir}", file=notes)
         if args.report:
             # Imported here: matplotlib takes a while to load and only this branch needs it.
             from sim.report.writer import write_report
 
-            print(f"wrote {write_report(read_run(out_dir))}")
+            print(f"wrote {write_report(read_run(out_dir))}", file=notes)
     except KeyboardInterrupt:
         if not args.report:
             raise

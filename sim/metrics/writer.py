@@ -4,7 +4,7 @@ Layout of ``<out_dir>/``::
 
     turns.parquet tools.parquet repairs.parquet requests.parquet sessions.parquet
     events.parquet    only when the run was traced (``sim run --trace``): one row per event
-    summary.parquet   long form: policy, metric, value, unit, wall_clock
+    summary.parquet   long form: policy, versus, load_level, load, metric, value, unit, wall_clock
     run.json          metadata, row counts and the summary, for people
 
 Every Parquet file is zstd-compressed and carries the run metadata as JSON under the key-value
@@ -24,9 +24,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sim.metrics.atomic import atomic_directory
+from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from sim.metrics.provenance import git_commit, package_versions
 from sim.metrics.schema import OPTIONAL_TABLES, TABLES
-from sim.metrics.summary import PERCENTILE_METHOD, SummaryRow, summarize, summary_to_arrow
+from sim.metrics.summary import SummaryRow, UnitKey, summarize, summary_groups, summary_to_arrow
 from sim.metrics.tables import MetricsError
 
 METADATA_KEY = b"sim.run"
@@ -90,15 +91,15 @@ def write_run(
     tables: Mapping[str, pa.Table],
     metadata: RunMetadata,
     *,
-    events_per_wall_s: Mapping[str, float] | None = None,
+    events_per_wall_s: Mapping[UnitKey, float] | None = None,
     replace: bool = False,
 ) -> list[SummaryRow]:
     """Writes the run folder ``out_dir`` atomically and returns the summary it wrote.
 
     ``tables`` are the five run tables as built by ``RunCollector.tables()``, and ``events``
     (``schema.EVENTS``) when the run was traced; the summary is of the five alone.
-    ``events_per_wall_s`` is the harness speed per policy (see ``summarize``). An existing
-    ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
+    ``events_per_wall_s`` is the harness speed per (policy, load_level) (see ``summarize``).
+    An existing ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
     """
     _check_tables(tables)
     run_tables = {spec.name: tables[spec.name] for spec in TABLES}
@@ -113,10 +114,10 @@ def write_run(
         run_json = {
             "metadata": metadata_json,
             "row_counts": {spec.name: tables[spec.name].num_rows for spec in written},
-            "percentile_method": f"numpy {PERCENTILE_METHOD!r}",
+            "percentile_method": PERCENTILE_METHOD_TEXT,
             "units": {row.metric: row.unit for row in summary},
             "wall_clock_metrics": sorted({row.metric for row in summary if row.wall_clock}),
-            "summary": _by_policy(summary),
+            "summary": summary_groups(summary),
         }
         text = json.dumps(run_json, indent=2, allow_nan=False) + "\n"
         (staging / RUN_FILE).write_text(text, encoding="utf-8")
@@ -141,10 +142,3 @@ def _check_tables(tables: Mapping[str, pa.Table]) -> None:
 
 def _write_parquet(path: Path, table: pa.Table, key_value: dict[bytes, bytes]) -> None:
     pq.write_table(table.replace_schema_metadata(key_value), path, compression=COMPRESSION)
-
-
-def _by_policy(summary: list[SummaryRow]) -> dict[str, dict[str, float]]:
-    by_policy: dict[str, dict[str, float]] = {}
-    for row in summary:
-        by_policy.setdefault(row.policy, {})[row.metric] = row.value
-    return by_policy
