@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -130,3 +131,25 @@ def test_the_same_run_gives_the_same_page(run_dir: Path, html: str) -> None:
     write_report(read_run(run_dir))
     after = {p.name: p.read_bytes() for p in (run_dir / "report").iterdir()}
     assert before == after and html.encode() == after["report.html"]
+
+
+def test_sim_report_base_new_writes_a_compare_page(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    new = tmp_path / "new"
+    shutil.copytree(run_dir, new)
+    assert main(["report", str(run_dir), str(new)]) == 0
+    page = (new / "compare" / "compare.html").read_text(encoding="utf-8")
+    assert "simulated metrics within tolerance (exact)" in page
+    assert 'id="compare-cdf"' in page and not re.findall(r"<(?:img|script)[^>]+src=", page)
+    # Per turn, per policy and level: every difference zero for the same run.
+    assert page.count("<td>streaming @ 0.5</td><td>TTFTS</td><td>0 ms</td>") == 1
+    capsys.readouterr()
+    other = tmp_path / "other"
+    (tmp_path / "sweep.toml").write_text(SWEEP)
+    args = ["run", str(tmp_path / "sweep.toml"), "--out", str(other), "--no-report"]
+    assert main([*args, "--sessions", "3"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(run_dir), str(other)]) == 2
+    assert "sessions [3] differ from" in capsys.readouterr().err
+    assert not (other / "compare").exists()
