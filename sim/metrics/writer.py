@@ -8,7 +8,8 @@ Layout of ``<out_dir>/``::
     run.json          metadata, row counts and the summary, for people
 
 Every Parquet file is zstd-compressed and carries the run metadata as JSON under the key-value
-metadata key ``sim.run``. Output is a function of the input alone (no clock is read, rows are
+metadata key ``sim.run``, and each column its ``description`` and ``unit``
+(``sim.metrics.columns``). Output is a function of the input alone (no clock is read, rows are
 sorted), so writing the same run twice gives byte-identical files.
 """
 
@@ -24,6 +25,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sim.metrics.atomic import atomic_directory
+from sim.metrics.columns import SUMMARY, described_schema
 from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from sim.metrics.provenance import git_commit, package_versions
 from sim.metrics.schema import OPTIONAL_TABLES, TABLES
@@ -109,8 +111,9 @@ def write_run(
     with atomic_directory(Path(out_dir), replace=replace) as staging:
         written = [spec for spec in TABLES + OPTIONAL_TABLES if spec.name in tables]
         for spec in written:
-            _write_parquet(staging / f"{spec.name}.parquet", tables[spec.name], key_value)
-        _write_parquet(staging / SUMMARY_FILE, summary_to_arrow(summary), key_value)
+            path = staging / f"{spec.name}.parquet"
+            _write_parquet(path, tables[spec.name], spec.name, key_value)
+        _write_parquet(staging / SUMMARY_FILE, summary_to_arrow(summary), SUMMARY, key_value)
         run_json = {
             "metadata": metadata_json,
             "row_counts": {spec.name: tables[spec.name].num_rows for spec in written},
@@ -140,5 +143,9 @@ def _check_tables(tables: Mapping[str, pa.Table]) -> None:
             raise MetricsError(f"{spec.name}: schema differs from schema.{spec.name.upper()}")
 
 
-def _write_parquet(path: Path, table: pa.Table, key_value: dict[bytes, bytes]) -> None:
-    pq.write_table(table.replace_schema_metadata(key_value), path, compression=COMPRESSION)
+def _write_parquet(
+    path: Path, table: pa.Table, name: str, key_value: dict[bytes, bytes]
+) -> None:
+    # Each column carries its description and unit (sim.metrics.columns; `sim schema`).
+    schema = described_schema(name, table.schema).with_metadata(key_value)
+    pq.write_table(table.cast(schema), path, compression=COMPRESSION)
