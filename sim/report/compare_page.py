@@ -24,7 +24,7 @@ from sim.metrics.schema import ARM_COLUMNS
 from sim.metrics.summary import rows_at_level, rows_of
 from sim.report.compare import MetricChange, RunPairing, compare_runs, paired_between
 from sim.report.html import STYLE
-from sim.report.interactive import COLOURS, _cdf_points, _layout
+from sim.report.interactive import COLOURS, apply_layout, cdf_points
 
 COMPARE_FOLDER = "compare"
 COMPARE_PAGE = "compare.html"
@@ -145,7 +145,7 @@ def _cdf_html(base: RunFolder, new: RunFolder) -> str:
                 mine = rows_at_level(rows_of(pairs, policy), level)
                 if not mine.num_rows:
                     continue
-                xs, ys = _cdf_points(mine["difference"].to_numpy() / NS_PER_MS)
+                xs, ys = cdf_points(mine["difference"].to_numpy() / NS_PER_MS)
                 name = policy if len(levels) < 2 else f"{policy} @ level {level}"
                 figure.add_trace(
                     go.Scatter(
@@ -157,7 +157,7 @@ def _cdf_html(base: RunFolder, new: RunFolder) -> str:
                 )
         figure.update_xaxes(title_text="new minus base, per turn (ms, simulated)", col=col)
         figure.update_yaxes(title_text="fraction of paired turns ≤ x", col=col)
-    _layout(figure)
+    apply_layout(figure)
     div = figure.to_html(
         full_html=False, include_plotlyjs=False, div_id="compare-cdf",
         config={"displaylogo": False},

@@ -131,7 +131,7 @@ def _log_ms_axis(figure: go.Figure, title: str, low: float, high: float, **where
     )
 
 
-def _cdf_points(data_ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cdf_points(data_ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ordered = np.sort(data_ms)
     fraction = np.arange(1, ordered.size + 1) / ordered.size
     if ordered.size > CDF_POINTS:
@@ -181,7 +181,7 @@ def _cdf_figure(
         return NotDrawn(title, f"no {axis.split(' (')[0]} recorded")
     _log_ms_axis(figure, axis, low, high)
     figure.update_yaxes(title_text="fraction of rows ≤ x", range=[0, 1.02])
-    _layout(figure)
+    apply_layout(figure)
     note = "; ".join(notes) + (" (drawn once, named together)." if notes else "")
     return Interactive(id_, title, caption, figure, note)
 
@@ -189,7 +189,7 @@ def _cdf_figure(
 def _cdf_trace(
     figure: go.Figure, data: np.ndarray, data_ms: np.ndarray, name: str, colour: str, dash: str
 ) -> None:
-    xs, ys = _cdf_points(data_ms)
+    xs, ys = cdf_points(data_ms)
     figure.add_trace(
         go.Scatter(
             x=xs, y=ys, mode="lines", name=f"{name} (n={data.size:,})", legendgroup=name,
@@ -209,7 +209,7 @@ def _cdf_trace(
     )
 
 
-def _layout(figure: go.Figure, height: int = 420) -> None:
+def apply_layout(figure: go.Figure, height: int = 420) -> None:
     figure.update_layout(
         height=height, margin={"l": 60, "r": 20, "t": 30, "b": 60}, template="plotly_white",
         legend={"orientation": "h", "y": -0.25}, hovermode="closest",
@@ -284,7 +284,7 @@ def _paired_by_load(run: RunFolder, context: Context) -> Interactive | NotDrawn:
             row=1, col=col,
         )
     figure.add_hline(y=0, line={"color": "#888", "width": 1})
-    _layout(figure)
+    apply_layout(figure)
     return Interactive(
         "paired-by-load", "What early tool start buys, at each load",
         f"Per load level, the median over paired turns of {treatment}'s time minus the "
@@ -310,7 +310,7 @@ def _paired_cdf(run: RunFolder, context: Context) -> Interactive | NotDrawn:
                 data = pairs["difference"].to_numpy()
                 if not data.size:
                     continue
-                xs, ys = _cdf_points(data / NS_PER_MS)
+                xs, ys = cdf_points(data / NS_PER_MS)
                 name = context.label(f"{treatment} − {versus}", load)
                 figure.add_trace(
                     go.Scatter(
@@ -325,7 +325,7 @@ def _paired_cdf(run: RunFolder, context: Context) -> Interactive | NotDrawn:
         figure.update_xaxes(title_text="per-turn difference (ms, simulated)", row=1, col=col)
         figure.update_yaxes(title_text="fraction of paired turns ≤ x", row=1, col=col)
     figure.add_vline(x=0, line={"color": "#888", "width": 1})
-    _layout(figure)
+    apply_layout(figure)
     return Interactive(
         "paired-cdf", "Per-turn differences",
         f"CDF over paired turns (same session and turn under both policies) of {treatment}'s "
@@ -374,7 +374,7 @@ def _load(run: RunFolder, context: Context) -> Interactive | NotDrawn:
     figure.update_yaxes(title_text="completed turns (per simulated s)", row=1, col=1)
     figure.update_yaxes(title_text="p99 turn latency (ms, simulated)", row=1, col=2)
     figure.update_yaxes(title_text="429 + 529 (per 1,000 requests)", row=1, col=3)
-    _layout(figure)
+    apply_layout(figure)
     return Interactive(
         "load-sweep", "Throughput, p99 latency and refusals against load",
         "Per load level: completed turns per simulated second, p99 turn latency, and requests "
@@ -408,7 +408,7 @@ def _concurrency(run: RunFolder, context: Context) -> Interactive | NotDrawn:
             )
             figure.update_xaxes(title_text="simulated time (s)", row=row, col=col)
         figure.update_yaxes(title_text="tools running (count)", row=row, col=1)
-    _layout(figure, height=max(320, 260 * len(levels)))
+    apply_layout(figure, height=max(320, 260 * len(levels)))
     return Interactive(
         "tool-concurrency", "Tool concurrency over time",
         "Number of tools executing at each simulated instant: one panel per policy and per load "
@@ -452,7 +452,7 @@ def _rates(run: RunFolder, context: Context) -> Interactive | NotDrawn:
         return NotDrawn(
             "Repairs and synthetic results", "the run has no repair and no synthetic result"
         )
-    _layout(figure)
+    apply_layout(figure)
     return Interactive(
         "rates", "Repairs and synthetic results",
         "Per 1,000 model requests, by repair kind and by synthetic-result cause.", figure,
