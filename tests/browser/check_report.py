@@ -97,7 +97,7 @@ def main() -> int:
         failures.append("no screenshot")
     else:
         image = Image.open(shot).convert("RGB")
-        pixels = list(image.getdata())
+        pixels = list(image.get_flattened_data())
         for colour in TRACE_COLOURS:
             count = sum(1 for pixel in pixels if near(pixel, colour))
             print(f"pixels of trace colour #{bytes(colour).hex()}: {count:,}")
