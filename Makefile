@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate bench-fidelity \
-	soak probe-sdk probe-claude clean
+	soak probe-sdk probe-claude report-check clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -103,6 +103,12 @@ probe-claude: $(STAMP) $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION)
 	$(CLAUDE) --version
 	$(BIN)/sim probe --out results/probe-claude -- \
 		$(CLAUDE) -p "$(PROBE_PROMPT)" --output-format json
+# The report page in a real headless browser: a small sweep's report.html opened alone by
+# Chromium (Debian's package, installed here if missing; needs root), its figures drawn and
+# visible in a screenshot. Outside `make test`: it needs a browser and about a minute.
+report-check: $(STAMP)
+	command -v chromium > /dev/null || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python -m tests.browser.check_report
 
 clean:
 	rm -rf $(VENV) results/run-* $(CLAUDE_DIR)

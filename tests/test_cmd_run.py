@@ -56,7 +56,7 @@ def test_run_writes_the_folder_and_prints_the_table(
     out = tmp_path / "run"
     assert main(["run", str(tiny), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "ttfts_ns.p50" in printed and "streaming" in printed and "serial" in printed
+    assert "TTFTS p50" in printed and "streaming" in printed and "serial" in printed
     assert f"wrote {out}\n" in printed
     assert printed.rstrip().endswith(f"wrote {out / 'report' / 'report.html'}")
     assert (out / "report" / "report.html").is_file()
@@ -67,8 +67,9 @@ def test_run_writes_the_folder_and_prints_the_table(
     assert run_json["metadata"]["run_id"] == "run"
     assert run_json["metadata"]["seed"] == 9
     assert run_json["row_counts"]["sessions"] == 6  # 3 sessions x 2 policies
-    assert set(run_json["summary"]) == {"streaming", "serial"}
-    assert run_json["summary"]["streaming"]["harness.events_per_wall_s"] > 0
+    groups = {(group["policy"], group["versus"]): group for group in run_json["summary"]}
+    assert set(groups) == {("streaming", "serial"), ("streaming", None), ("serial", None)}
+    assert groups["streaming", None]["metrics"]["harness.events_per_wall_s"] > 0
 
 
 def test_overrides_reach_the_run(tiny: Path, tmp_path: Path) -> None:
@@ -79,7 +80,7 @@ def test_overrides_reach_the_run(tiny: Path, tmp_path: Path) -> None:
     run_json = json.loads((out / "run.json").read_text())
     assert run_json["metadata"]["seed"] == 4
     assert run_json["row_counts"]["sessions"] == 2
-    assert list(run_json["summary"]) == ["at_message_stop"]
+    assert [group["policy"] for group in run_json["summary"]] == ["at_message_stop"]
     assert run_json["metadata"]["extra"]["overrides"] == {
         "seed": 4, "sessions": 2, "policies": ["at_message_stop"]
     }

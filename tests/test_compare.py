@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
@@ -25,7 +27,7 @@ def write(
     sha256: str = "0" * 64,
 ) -> Path:
     tables = collect(rows if rows is not None else handmade_rows(), scenario=scenario).tables()
-    speeds = None if speed is None else {"streaming": speed}
+    speeds = None if speed is None else {("streaming", 0): speed}
     write_run(folder, tables, metadata(scenario, sha256), events_per_wall_s=speeds)
     return folder
 
@@ -55,7 +57,7 @@ def test_any_simulated_change_fails_by_default(
     new = write(tmp_path / "new", slower_rows(), speed=100.0)
     assert main(["compare", str(base), str(new)]) == 1
     out = capsys.readouterr().out
-    assert "latency_ns.p50" in out and "FAIL" in out and "+10.000%" in out
+    assert "turn latency p50" in out and "FAIL" in out and "+10.00%" in out
 
 
 def test_a_tolerance_lets_a_metric_move_that_far(base: Path, tmp_path: Path) -> None:
@@ -69,7 +71,7 @@ def test_wall_clock_metrics_are_shown_but_never_gate(
 ) -> None:
     assert main(["compare", str(base), str(write(tmp_path / "new", speed=55.0))]) == 0
     out = capsys.readouterr().out
-    assert "harness.events_per_wall_s" in out and "wall clock (not gated)" in out
+    assert "harness speed (wall clock)" in out and "not gated" in out
     assert "1 moved, 0 beyond tolerance" in out
 
 
@@ -79,6 +81,7 @@ def test_row_count_changes_fail(base: Path, tmp_path: Path) -> None:
             "repairs",
             {
                 "policy": "serial",
+                "load_level": 0,
                 "session_id": 0,
                 "turn_index": 0,
                 "request_index": 0,
@@ -93,7 +96,8 @@ def test_row_count_changes_fail(base: Path, tmp_path: Path) -> None:
 
 
 def test_a_metric_only_one_run_has_fails(base: Path, tmp_path: Path) -> None:
-    rows = [row for row in handmade_rows() if row[1]["policy"] == "streaming"]
+    rows = handmade_rows()
+    rows[4] = ("turns", turn("serial", 0, 0, sent=0, ttfts=None, latency=1_000_000_000))
     changes = compare_runs(read_run(base), read_run(write(tmp_path / "new", rows, speed=100.0)))
     gone = [c for c in changes if c.policy == "serial" and c.metric == "ttfts_ns.p50"]
     assert gone[0].new is None and gone[0].beyond_tolerance
@@ -187,7 +191,7 @@ def test_compare_fails_on_a_nan_in_the_new_run_and_says_why(
     args = ["compare", str(base), str(new), "--tolerance", "latency_ns.*=0.5"]
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert "latency_ns.p90" in out and "not finite" in out and "FAIL (not a finite number)" in out
+    assert "turn latency p90" in out and "not finite" in out and "FAIL (not" in out
     assert "2 beyond tolerance" in out  # both policies
     nan_both = with_summary_value(base, "latency_ns.p90", math.nan)
     assert main(["compare", str(nan_both), str(new)]) == 0
@@ -219,3 +223,99 @@ def test_a_run_json_with_malformed_metadata_is_bad_input(
         err = capsys.readouterr().err
         assert err.count("\n") == 1
         assert f"{run_json}: field {field} must be an object, not {kind}" in err
+
+
+def test_runs_of_other_sessions_policies_or_levels_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(TINY_SWEEP)
+    runs = {}
+    for name, extra in (
+        ("base", []),
+        ("sessions", ["--sessions", "3"]),
+        ("policies", ["--policy", "streaming"]),
+    ):
+        runs[name] = tmp_path / name
+        args = ["run", str(scenario), "--out", str(runs[name]), "--no-report", *extra]
+        assert main(args) == 0
+    capsys.readouterr()
+    for name, message in (
+        ("sessions", "sessions [3] differ from"),
+        ("policies", "policies [streaming] differ from"),
+    ):
+        assert main(["compare", str(runs["base"]), str(runs[name])]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+    # Levels: the same scenario file cannot differ in them, a hand-edited table can.
+    levels = tmp_path / "levels"
+    shutil.copytree(runs["base"], levels)
+    sessions = pq.read_table(levels / "sessions.parquet")
+    index = sessions.schema.get_field_index("load_level")
+    moved = pc.add(sessions["load_level"], 5)
+    pq.write_table(
+        sessions.set_column(index, sessions.schema.field(index), moved),
+        levels / "sessions.parquet",
+    )
+    assert main(["compare", str(runs["base"]), str(levels)]) == 2
+    assert "load levels [5 (load 1), 6 (load 2)] differ from" in capsys.readouterr().err
+
+
+def test_json_output_and_paired_turns_between_two_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(TINY_SWEEP)
+    base, new = tmp_path / "base", tmp_path / "new"
+    for folder in (base, new):
+        assert main(["run", str(scenario), "--out", str(folder), "--no-report"]) == 0
+    capsys.readouterr()
+    # One turn of streaming at level 1 made 1 ms slower in `new`: the pairing finds exactly it.
+    turns = pq.read_table(new / "turns.parquet")
+    latency = turns["latency_ns"].to_pylist()
+    target = [
+        i for i, (p, level) in enumerate(
+            zip(turns["policy"].to_pylist(), turns["load_level"].to_pylist(), strict=True)
+        ) if p == "streaming" and level == 1
+    ][0]
+    latency[target] += 1_000_000
+    index = turns.schema.get_field_index("latency_ns")
+    field = turns.schema.field(index)
+    pq.write_table(
+        turns.set_column(index, field, pa.array(latency, pa.int64())).replace_schema_metadata(
+            turns.schema.metadata
+        ),
+        new / "turns.parquet",
+    )
+    assert main(["compare", str(base), str(new), "--json"]) == 0  # the summary is unchanged
+    document = json.loads(capsys.readouterr().out)
+    assert document["beyond_tolerance"] == 0 and document["compared"] == len(document["changes"])
+    assert {c["load_level"] for c in document["changes"]} == {0, 1}
+    moved = [
+        p for p in document["paired_new_minus_base"] if p["column"] == "latency_ns" and p["mean"]
+    ]
+    assert len(moved) == 1
+    assert (moved[0]["policy"], moved[0]["load_level"], moved[0]["p90"] >= 0) == (
+        "streaming", 1, True
+    )
+    assert moved[0]["mean"] == pytest.approx(1_000_000 / moved[0]["pairs"])
+    assert main(["compare", str(base), str(new)]) == 0
+    assert "Paired per turn: new minus base" in capsys.readouterr().out
+
+
+TINY_SWEEP = """
+name = "tiny_sweep"
+seed = 5
+[load]
+mode = "closed"
+sessions = 4
+sweep = [1, 2]
+[session]
+think_time = { kind = "fixed", ms = 100 }
+[runtime]
+policies = ["streaming", "serial"]
+[model.script]
+kind = "generated"
+end_probability = 0.3
+tool_calls = { kind = "uniform", low = 1, high = 2 }
+"""

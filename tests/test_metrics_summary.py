@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from rich.console import Console
 
 from sim.metrics import RunCollector, summarize
+from sim.metrics.display import RowFormat, metric_label
 from sim.metrics.summary import SummaryRow, load_sweep, summary_from_arrow, summary_to_arrow
-from sim.metrics.summary_table import format_value, summary_table
+from sim.metrics.summary_table import print_summary, summary_table
 from tests.test_metrics_support import handmade_tables, turn
 
 
@@ -58,27 +60,37 @@ def test_throughput_is_per_simulated_second_of_the_policys_span() -> None:
 
 
 def test_harness_speed_is_marked_wall_clock() -> None:
-    rows = summarize(handmade_tables(), events_per_wall_s={"serial": 250_000.0})
+    rows = summarize(handmade_tables(), events_per_wall_s={("serial", 0): 250_000.0})
     speed = [row for row in rows if row.metric == "harness.events_per_wall_s"]
     assert speed == [SummaryRow("serial", "harness.events_per_wall_s", 250_000.0, "events/s", True)]
     assert not any(row.wall_clock for row in rows if row not in speed)
 
 
-def test_policies_are_sorted_and_metric_order_is_fixed() -> None:
+def test_paired_rows_lead_then_policies_sorted_in_a_fixed_metric_order() -> None:
     rows = summarize(handmade_tables())
-    assert list(dict.fromkeys(row.policy for row in rows)) == ["serial", "streaming"]
-    assert rows[0].metric == "ttfts_ns.p50"
+    assert (rows[0].policy, rows[0].versus, rows[0].metric) == (
+        "streaming", "serial", "paired.ttfts_ns.median"
+    )
+    plain = [row for row in rows if row.versus is None]
+    assert list(dict.fromkeys(row.policy for row in plain)) == ["serial", "streaming"]
+    assert plain[0].metric == "ttfts_ns.p50"
 
 
 def test_summary_round_trips_through_arrow() -> None:
-    rows = summarize(handmade_tables(), events_per_wall_s={"serial": 1.0})
+    rows = summarize(handmade_tables(), events_per_wall_s={("serial", 0): 1.0})
     assert summary_from_arrow(summary_to_arrow(rows)) == rows
 
 
 def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
     collector.add_session(
-        policy="idle", session_id=0, arrival_ns=0, n_turns=0, outcome="completed", n_interrupts=0
+        policy="idle",
+        load_level=0,
+        session_id=0,
+        arrival_ns=0,
+        n_turns=0,
+        outcome="completed",
+        n_interrupts=0,
     )
     values = by_key(summarize(collector.tables()))
     assert values == {
@@ -91,14 +103,16 @@ def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
 
 def test_load_sweep_gives_throughput_and_p99_per_policy_and_load() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
-    for index, (load, latency) in enumerate(
-        [(1.0, 1_000_000_000), (2.0, 500_000_000), (2.0, 250_000_000)]
+    for index, (level, load, latency) in enumerate(
+        [(0, 1.0, 1_000_000_000), (1, 2.0, 500_000_000), (1, 2.0, 250_000_000)]
     ):
-        collector.add_turn(**turn("p", index, 0, sent=0, ttfts=None, latency=latency, load=load))
+        collector.add_turn(
+            **turn("p", index, 0, 0, None, latency, load=load, load_level=level)
+        )
     points = load_sweep(collector.tables()["turns"])
-    assert [(p.load, p.turns, p.turns_per_s, p.latency_p99_ns) for p in points] == [
-        (1.0, 1, 1.0, 1_000_000_000),
-        (2.0, 2, 4.0, 500_000_000),
+    assert [(p.load_level, p.load, p.turns, p.turns_per_s, p.latency_p99_ns) for p in points] == [
+        (0, 1.0, 1, 1.0, 1_000_000_000),
+        (1, 2.0, 2, 4.0, 500_000_000),
     ]
 
 
@@ -106,19 +120,63 @@ def test_no_sweep_without_two_distinct_loads() -> None:
     assert load_sweep(handmade_tables()["turns"]) == []
 
 
-def test_summary_table_puts_policies_side_by_side() -> None:
+def test_summary_table_puts_policies_side_by_side_with_readable_names() -> None:
     table = summary_table(summarize(handmade_tables()))
     # The policy under test first, then its baselines, whatever order the rows came in.
     assert [column.header for column in table.columns] == ["metric", "unit", "streaming", "serial"]
     metric_cells = list(table.columns[0].cells)
-    row = metric_cells.index("latency_ns.p90")
-    assert list(table.columns[1].cells)[row] == "ms"
-    assert list(table.columns[2].cells)[row] == "1,999.999"
+    row = metric_cells.index("turn latency p90")
+    # 2.0 s and 1.0 s: shown in seconds to three significant digits, not 1,999.999 ms.
+    assert list(table.columns[1].cells)[row] == "s"
+    assert list(table.columns[2].cells)[row] == "2.00"
+    assert list(table.columns[3].cells)[row] == "1.00"
+    row = metric_cells.index("TTFTS p50")
+    assert list(table.columns[1].cells)[row] == "ns"
+    assert "paired" not in " ".join(metric_cells)
 
 
 @pytest.mark.parametrize(
-    ("value", "unit", "shown"),
-    [(1_500_000.0, "ns", "1.500"), (3.0, "turns", "3"), (600.0, "per 1k requests", "600.000")],
+    ("values", "unit", "shown", "shown_unit"),
+    [
+        ([1_500_000.0], "ns", ["1.50"], "ms"),
+        ([438_123_456.0, 8_000_000.0], "ns", ["438", "8"], "ms"),
+        ([12_345_678_901.0, 0.0], "ns", ["12.3", "0.0"], "s"),
+        ([0.0], "ns", ["0"], "ms"),
+        ([3.0], "turns", ["3"], "turns"),
+        ([600.0, 5.5], "per 1k requests", ["600", "6"], "/1k req"),
+        ([0.597], "share", ["59.7"], "%"),
+    ],
 )
-def test_values_are_formatted_for_people(value: float, unit: str, shown: str) -> None:
-    assert format_value(value, unit) == shown
+def test_a_row_shares_one_unit_at_three_significant_digits(
+    values: list[float], unit: str, shown: list[str], shown_unit: str
+) -> None:
+    row = RowFormat(unit, values)
+    assert ([row(value) for value in values], row.shown_unit) == (shown, shown_unit)
+
+
+def test_metric_labels_are_what_people_say() -> None:
+    assert [
+        metric_label(metric)
+        for metric in (
+            "ttfts_ns.p50",
+            "latency_ns.p99",
+            "status_per_1k_requests.529",
+            "paired.ttfts_ns.median",
+            "repairs_per_1k_requests.all",
+        )
+    ] == ["TTFTS p50", "turn latency p99", "HTTP 529", "TTFTS Δ median", "repairs: all"]
+
+
+def test_the_printed_summary_fits_100_columns_and_leads_with_the_paired_headline() -> None:
+    console = Console(width=100, record=True, color_system=None)
+    print_summary(summarize(handmade_tables()), console=console, title="handmade")
+    lines = console.export_text().splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 100
+    assert lines[0].startswith("streaming vs serial, median per turn: TTFTS -40 ns (100% of")
+    text = "\n".join(lines)
+    assert text.index("paired per turn") < text.index("TTFTS p50")
+    narrow = Console(width=60, record=True, color_system=None)
+    print_summary(summarize(handmade_tables()), console=narrow, title="handmade")
+    narrow_text = narrow.export_text()
+    assert max(len(line.rstrip()) for line in narrow_text.splitlines()) <= 60
+    assert "…" not in narrow_text.replace(" … ", "")

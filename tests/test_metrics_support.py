@@ -33,12 +33,14 @@ def turn(
     latency: int,
     outcome: str = "completed",
     load: float | None = None,
+    load_level: int = 0,
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "load_level": load_level,
+        "load": load,
         "session_id": session,
         "turn_index": index,
-        "load": load,
         "model": "claude-test",
         "request_sent_ns": sent,
         "first_event_ns": sent + 1,
@@ -66,10 +68,14 @@ def tool(
     block_stop: int,
     lag: int | None,
     cause: str | None = None,
+    load_level: int = 0,
+    load: float | None = None,
 ) -> dict[str, Any]:
     start = None if lag is None else block_stop + lag
     return {
         "policy": policy,
+        "load_level": load_level,
+        "load": load,
         "session_id": session,
         "turn_index": index,
         "tool_use_id": tool_id,
@@ -85,10 +91,19 @@ def tool(
 
 
 def request(
-    policy: str, session: int, index: int, attempt: int = 0, tokens: int = 100, sent: int = 0
+    policy: str,
+    session: int,
+    index: int,
+    attempt: int = 0,
+    tokens: int = 100,
+    sent: int = 0,
+    load_level: int = 0,
+    load: float | None = None,
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "load_level": load_level,
+        "load": load,
         "session_id": session,
         "turn_index": index,
         "request_index": 0,
@@ -106,9 +121,19 @@ def request(
     }
 
 
-def repair(policy: str, session: int, index: int, kind: str, tool_id: str) -> dict[str, Any]:
+def repair(
+    policy: str,
+    session: int,
+    index: int,
+    kind: str,
+    tool_id: str,
+    load_level: int = 0,
+    load: float | None = None,
+) -> dict[str, Any]:
     return {
         "policy": policy,
+        "load_level": load_level,
+        "load": load,
         "session_id": session,
         "turn_index": index,
         "request_index": 0,
@@ -118,12 +143,13 @@ def repair(policy: str, session: int, index: int, kind: str, tool_id: str) -> di
 
 
 def session(
-    policy: str, session_id: int, n_turns: int, load: float | None = None
+    policy: str, session_id: int, n_turns: int, load: float | None = None, load_level: int = 0
 ) -> dict[str, Any]:
     return {
         "policy": policy,
-        "session_id": session_id,
+        "load_level": load_level,
         "load": load,
+        "session_id": session_id,
         "arrival_ns": 0,
         "start_ns": 0,
         "end_ns": 2_000_000_000,

@@ -26,9 +26,12 @@ def test_folder_holds_every_table_the_summary_and_run_json(tmp_path: Path) -> No
     run_json = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run_json["metadata"]["scenario"] == "handmade"
     assert run_json["row_counts"]["tools"] == 6
-    assert run_json["summary"]["streaming"]["latency_ns.p50"] == 300
+    groups = {(g["policy"], g["versus"]): g for g in run_json["summary"]}
+    assert groups["streaming", None]["metrics"]["latency_ns.p50"] == 300
+    assert groups["streaming", None]["load_level"] == 0
+    assert groups["streaming", "serial"]["metrics"]["paired.latency_ns.median"] == 100 - 10**9
     assert run_json["units"]["latency_ns.p50"] == "ns"
-    assert len(summary) == sum(len(metrics) for metrics in run_json["summary"].values())
+    assert len(summary) == sum(len(group["metrics"]) for group in run_json["summary"])
     assert sorted(path.name for path in tmp_path.iterdir()) == ["run"]
 
 
@@ -64,7 +67,9 @@ def test_pandas_reads_categories_and_integer_nanoseconds(tmp_path: Path) -> None
     assert nullable["ttfts_ns"].dtype == "Int64"
     assert nullable["ttfts_ns"].isna().sum() == 1
     summary = pd.read_parquet(tmp_path / "run" / "summary.parquet")
-    assert list(summary.columns) == ["policy", "metric", "value", "unit", "wall_clock"]
+    assert list(summary.columns) == [
+        "policy", "versus", "load_level", "load", "metric", "value", "unit", "wall_clock"
+    ]
 
 
 def test_same_rows_give_byte_identical_folders_in_any_order(tmp_path: Path) -> None:

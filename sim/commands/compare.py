@@ -1,21 +1,35 @@
 """`sim compare BASE NEW`: the exact gate on simulated metrics between two run folders.
 
 Exit status 0 when nothing moved beyond its tolerance, 1 when something did, 2 for bad input
-(a missing folder, runs of different scenarios, a malformed tolerance). A simulated metric that
-is NaN or infinite in one run and not the same in the other fails whatever its tolerance.
+(a missing folder, runs of different scenarios, or of different sessions, policies or load
+levels, a malformed tolerance). Every metric is compared per load level. A simulated metric
+that is NaN or infinite in one run and not the same in the other fails whatever its tolerance.
+For runs of the same seed it also shows, per policy and level, the per-turn difference new minus
+base of TTFTS and turn latency (when any turn moved). `--json` prints all of it as one JSON
+object instead of tables.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import sys
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
+from sim.metrics.display import RowFormat, measure_name, metric_label
 from sim.metrics.reader import read_run
-from sim.metrics.summary_table import display_unit, format_value, output_console
-from sim.report.compare import MetricChange, compare_runs, parse_tolerances
+from sim.metrics.summary_table import output_console
+from sim.report.compare import (
+    MetricChange,
+    RunPairing,
+    compare_runs,
+    paired_between,
+    parse_tolerances,
+)
 
 EXIT_REGRESSION = 1
 
@@ -25,8 +39,9 @@ def add_parser(subparsers: Any) -> None:
         "compare",
         help="diff two run folders' metrics; exit 1 if one moved beyond its tolerance",
         description="Compare the summaries and row counts of two run folders of the same "
-        "scenario. Every simulated metric must match exactly unless given a relative tolerance; "
-        "wall-clock metrics are shown but never fail the comparison.",
+        "scenario, sessions, policies and load levels, level by level. Every simulated metric "
+        "must match exactly unless given a relative tolerance; wall-clock metrics are shown but "
+        "never fail the comparison.",
     )
     parser.add_argument("base", metavar="BASE", type=Path, help="the reference run folder")
     parser.add_argument("new", metavar="NEW", type=Path, help="the run folder to check")
@@ -38,6 +53,9 @@ def add_parser(subparsers: Any) -> None:
         help="allowed relative change of a metric (a glob such as 'latency_ns.*' works), "
         "e.g. --tolerance throughput.turns_per_s=0.01; repeatable; default 0 (exact)",
     )
+    parser.add_argument(
+        "--json", action="store_true", help="print the comparison as one JSON object"
+    )
     parser.set_defaults(func=run)
 
 
@@ -45,59 +63,145 @@ def run(args: argparse.Namespace) -> int:
     tolerances = parse_tolerances(args.tolerance)
     base, new = read_run(args.base), read_run(args.new)
     changes = compare_runs(base, new, tolerances)
+    pairings = paired_between(base, new)
+    moved = [change for change in changes if change.moved]
+    failed = [change for change in moved if change.beyond_tolerance]
+    if args.json:
+        document = comparison_json(args.base, args.new, changes, pairings)
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return EXIT_REGRESSION if failed else 0
     console = output_console()
     if base.metadata.get("seed") != new.metadata.get("seed"):
         console.print(
-            f"note: seeds differ ({base.metadata.get('seed')} vs {new.metadata.get('seed')})"
+            f"note: seeds differ ({base.metadata.get('seed')} vs {new.metadata.get('seed')}); "
+            "turns are not paired"
         )
-    moved = [change for change in changes if change.moved]
-    failed = [change for change in moved if change.beyond_tolerance]
     if moved:
-        console.print(changes_table(moved, title=f"{args.base} -> {args.new}"))
+        console.print(f"{args.base} -> {args.new}", soft_wrap=True)
+        console.print(changes_table(moved))
+    if any(_turns_moved(pairing) for pairing in pairings):
+        console.print(pairings_table(pairings))
     policies = len({change.policy for change in changes})
+    levels = len({change.load_level for change in changes})
     console.print(
-        f"compared {len(changes)} metrics over {policies} policies: {len(moved)} moved, "
-        f"{len(failed)} beyond tolerance"
+        f"compared {len(changes)} metrics over {policies} policies and {levels} load "
+        f"level{'s' if levels != 1 else ''}: {len(moved)} moved, {len(failed)} beyond tolerance"
     )
     return EXIT_REGRESSION if failed else 0
 
 
-def changes_table(changes: list[MetricChange], title: str) -> Table:
-    """The moved metrics with base and new values, relative change, tolerance and verdict."""
-    table = Table(title=title)
-    for name, justify in (
-        ("policy", "left"),
-        ("metric", "left"),
-        ("unit", "left"),
-        ("base", "right"),
-        ("new", "right"),
-        ("change", "right"),
-        ("tolerance", "right"),
-        ("verdict", "left"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+def comparison_json(
+    base: Path, new: Path, changes: list[MetricChange], pairings: list[RunPairing]
+) -> dict[str, Any]:
+    """Everything the tables show, for programs: every metric compared, and the turn pairing."""
+    return {
+        "base": str(base),
+        "new": str(new),
+        "compared": len(changes),
+        "moved": sum(change.moved for change in changes),
+        "beyond_tolerance": sum(change.beyond_tolerance for change in changes),
+        "changes": [
+            {
+                "policy": change.policy,
+                "versus": change.versus,
+                "load_level": change.load_level,
+                "load": change.load,
+                "metric": change.metric,
+                "unit": change.unit,
+                "base": _finite(change.base),
+                "new": _finite(change.new),
+                "relative": change.relative,
+                "tolerance": change.tolerance,
+                "wall_clock": change.wall_clock,
+                "moved": change.moved,
+                "beyond_tolerance": change.beyond_tolerance,
+            }
+            for change in changes
+        ],
+        "paired_new_minus_base": [
+            {
+                "policy": pairing.policy,
+                "load_level": pairing.load_level,
+                "load": pairing.load,
+                "column": pairing.column,
+                **pairing.stats.as_dict(),
+            }
+            for pairing in pairings
+        ],
+    }
+
+
+def _finite(value: float | None) -> float | str | None:
+    # JSON has no NaN or infinity: such a value is given as its name.
+    return value if value is None or math.isfinite(value) else str(value)
+
+
+def _where(policy: str, versus: str | None, load: float | None) -> str:
+    name = policy if versus is None else f"{policy} − {versus}"
+    return name if load is None else f"{name} @ {load:g}"
+
+
+def changes_table(changes: list[MetricChange]) -> Table:
+    """The moved metrics with base and new values (with their unit), relative change, the
+    tolerance (a column only when one was given) and the verdict."""
+    # No title: the caller prints the two folders on their own line (as the title, a long path
+    # would widen the table to its length and squeeze the values).
+    table = Table()
+    tolerances = any(change.tolerance for change in changes)
+    table.add_column("policy @ load", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+    for name in ("base", "new", "change") + (("tolerance",) if tolerances else ()):
+        table.add_column(name, justify="right", min_width=8)
+    table.add_column("verdict")
     for change in changes:
-        table.add_row(
-            change.policy,
-            change.metric,
-            display_unit(change.unit),
-            _shown(change.base, change.unit),
-            _shown(change.new, change.unit),
+        shown = RowFormat(change.unit, [v for v in (change.base, change.new) if v is not None])
+        unit = f" {shown.shown_unit}"
+        cells = [
+            _where(change.policy, change.versus, change.load),
+            metric_label(change.metric),
+            "absent" if change.base is None else shown(change.base) + unit,
+            "absent" if change.new is None else shown(change.new) + unit,
             _relative(change),
-            f"{change.tolerance:.2%}",
-            _verdict(change),
-            style="red" if change.beyond_tolerance else None,
+        ]
+        if tolerances:
+            cells.append(f"{change.tolerance:.2%}")
+        table.add_row(
+            *cells, _verdict(change), style="red" if change.beyond_tolerance else None
         )
     return table
 
 
-def _shown(value: float | None, unit: str) -> str:
-    return "absent" if value is None else format_value(value, unit)
+def _turns_moved(pairing: RunPairing) -> bool:
+    stats = pairing.stats
+    return bool(stats.pairs) and (stats.mean != 0 or stats.median != 0)
+
+
+def pairings_table(pairings: list[RunPairing]) -> Table:
+    """Per simulation and measure, the per-turn difference new minus base."""
+    table = Table(title="Paired per turn: new minus base (same seed)", title_justify="left")
+    for name in ("policy @ load", "measure", "median", "p90", "mean", "sooner", "pairs"):
+        table.add_column(name, justify="left" if name in ("policy @ load", "measure") else "right")
+    for pairing in pairings:
+        stats = pairing.stats
+        shown = RowFormat(
+            "ns", [v for v in (stats.median, stats.p90, stats.mean) if v is not None]
+        )
+        unit = f" {shown.shown_unit}"
+        table.add_row(
+            _where(pairing.policy, None, pairing.load),
+            measure_name(pairing.column),
+            shown(stats.median) + unit,
+            shown(stats.p90) + unit,
+            shown(stats.mean) + unit,
+            "-" if stats.gained is None else f"{stats.gained:.1%}",
+            f"{stats.pairs:,}",
+        )
+    return table
 
 
 def _relative(change: MetricChange) -> str:
     if change.relative is not None:
-        return f"{change.relative:+.3%}"
+        return f"{change.relative:+.2%}"
     if change.not_finite:
         return "not finite"
     return "new" if change.base is not None and change.base == 0 else "-"
@@ -105,7 +209,7 @@ def _relative(change: MetricChange) -> str:
 
 def _verdict(change: MetricChange) -> str:
     if change.wall_clock:
-        return "wall clock (not gated)"
+        return "not gated"
     if not change.beyond_tolerance:
-        return "within tolerance"
-    return "FAIL (not a finite number)" if change.not_finite else "FAIL"
+        return "within"
+    return "FAIL (not finite)" if change.not_finite else "FAIL"

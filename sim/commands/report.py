@@ -1,5 +1,7 @@
 """`sim report RUN_DIR`: figures and an HTML page for a run folder, in RUN_DIR/report/.
 
+`sim report BASE NEW`: a page comparing two runs, in NEW/compare/compare.html.
+
 Exit status 0 done, 2 bad input (not a run folder) or a report that could not be written (a
 full disk: the run folder's tables are left as they were, and no half report).
 """
@@ -25,6 +27,11 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", type=Path,
                         help="a folder written by sim run (or a recording: sim serve --record)")
+    parser.add_argument(
+        "new_dir", metavar="NEW", type=Path, nargs="?",
+        help="with a second run folder: write NEW/compare/compare.html comparing RUN_DIR (the "
+        "base) and NEW, as sim compare does, with the per-turn differences",
+    )
     parser.set_defaults(func=run)
 
 
@@ -34,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
 
     if is_recording(args.run_dir):
         print(f"wrote {write_recording_report(args.run_dir)}")
+        return 0
+    if args.new_dir is not None:
+        from sim.report.compare_page import write_compare_page
+
+        print(f"wrote {write_compare_page(read_run(args.run_dir), read_run(args.new_dir))}")
         return 0
     folder = read_run(args.run_dir)
     page = draw_report(folder)

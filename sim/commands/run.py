@@ -2,7 +2,7 @@
 
     sim run scenarios/default.toml [-s/--seed N] [-n/--sessions N] [-p/--policy P ...]
                                    [-j/--jobs N] [-o/--out DIR] [-f/--force] [-q/--quiet]
-                                   [--trace] [--no-report]
+                                   [--trace] [--no-report] [--json]
 
 Shows its progress on stderr (sim/progress.py: bars with rate and time left on a terminal, a
 plain line every 10 s elsewhere), then the summary table with the policies side by side, then
@@ -13,12 +13,13 @@ default folder's name with only letters, digits, `.`, `_` and `-` kept (others b
 at most 64 characters. An existing folder
 is an error unless `--force`, and `--force` replaces only a run folder (a folder with run.json).
 The output location is checked before simulating. With `--trace` the folder also
-has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
-done, 1 strict mode stopped the run (the message names seed and session), 2 bad input or a
-folder that could not be written (a full disk: while drawing the report, the message says the
-tables were written and how to draw the report), 130 interrupted (Ctrl-C or SIGTERM; nothing
-is left half written, and an interrupt while drawing the report says that the run's tables were
-written and how to draw it).
+has `events.parquet`, a row per stream event fed to the runtime. With `--json` the summary is
+printed as JSON (the same groups as run.json's "summary") and the other lines go to stderr.
+Exit status: 0 done, 1 strict mode stopped the run (the message names seed and session), 2 bad
+input or a folder that could not be written (a full disk: while drawing the report, the message
+says the tables were written and how to draw the report), 130 interrupted (Ctrl-C or SIGTERM;
+nothing is left half written, and an interrupt while drawing the report says that the run's
+tables were written and how to draw it).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from sim.engine.strict import StrictModeStop
 from sim.errors import UserError, printable
 from sim.metrics.atomic import check_destination
 from sim.metrics.reader import read_run
-from sim.metrics.summary_table import print_summary
+from sim.metrics.summary_table import print_summary, print_summary_json
 from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
 from sim.progress import progress_display
 from sim.scenario.loader import load_scenario, with_overrides
@@ -89,6 +90,10 @@ def add_parser(subparsers: Any) -> None:
         "--trace", action="store_true",
         help="also write events.parquet, a row per stream event fed to the runtime (kept in "
         "memory until the run is written: memory grows with the run)",
+    )
+    parser.add_argument(
+        "--json", action="store_true",
+        help="print the summary as JSON on stdout (the run.json summary; other lines go to stderr)",
     )
     parser.add_argument(
         "--no-report", dest="report", action="store_false",
@@ -168,19 +173,23 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as error:
         # Checked before simulating, but the place can change (or the disk fill) meanwhile.
         raise UserError(f"{out_dir}: cannot write the run folder ({error})") from None
+    # With --json, stdout is the summary alone.
+    notes = sys.stderr if args.json else sys.stdout
     try:
-        if not args.quiet:
+        if args.json:
+            print_summary_json(summary)
+        elif not args.quiet:
             print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
         if result.pairing_violations:
-            print(f"pairing violations in requests sent: {result.pairing_violations}")
-        print(f"wrote {out_dir}")
+            print(f"pairing violations in requests sent: {result.pairing_violations}", file=notes)
+        print(f"wrote {out_dir}", file=notes)
         if args.report:
             page = draw_report(
                 read_run(out_dir),
                 note=f"; the run's tables were written to {out_dir} "
                 f"(draw the report with: sim report {out_dir})",
             )
-            print(f"wrote {page}")
+            print(f"wrote {page}", file=notes)
     except KeyboardInterrupt:
         if not args.report:
             raise

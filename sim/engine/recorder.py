@@ -158,11 +158,14 @@ class EventTrace:
                 blocks.append(None)
                 deltas.append(None)
 
-    def columns(self, policy: str, load: float | None) -> dict[str, list[Any]]:
+    def columns(
+        self, policy: str, load: float | None, load_level: int = 0
+    ) -> dict[str, list[Any]]:
         """The rows as columns of `schema.EVENTS` (every column but run_id)."""
         count = len(self)
         return {
             "policy": [policy] * count,
+            "load_level": [load_level] * count,
             "load": [load] * count,
             "session_id": self.session_id,
             "turn_index": self.turn_index,
@@ -189,9 +192,17 @@ class _TurnFacts:
 
 
 def record_session(
-    session: FinishedSession, rows: Rows, *, policy: str, load: float | None, horizon_ns: int | None
+    session: FinishedSession,
+    rows: Rows,
+    *,
+    policy: str,
+    load: float | None,
+    horizon_ns: int | None,
+    load_level: int = 0,
 ) -> None:
-    """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`."""
+    """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`; every row
+    names its simulation (`policy`, `load_level`, `load`: `schema.UNIT_COLUMNS`)."""
+    unit = _Unit({"policy": policy, "load_level": load_level, "load": load})
     turns: dict[int, _TurnFacts] = {}
     call_turns: list[tuple[str | None, int]] = []
     interrupts = 0
@@ -228,7 +239,7 @@ def record_session(
             # which is stamped with the same turn.
             repairs.append(
                 {
-                    "policy": policy,
+                    **unit.columns,
                     "session_id": session_id,
                     "turn_index": entry.turn,
                     "request_index": requests_seen + 1,
@@ -243,14 +254,13 @@ def record_session(
         elif kind is RecordKind.INTERRUPT:
             interrupts += 1
 
-    _tool_rows(session, rows, policy, call_turns, turns)
-    turn_requests = _request_rows(session, rows, policy, horizon_ns)
-    _turn_rows(session, rows, policy, load, horizon_ns, turns, turn_requests)
+    _tool_rows(session, rows, unit, call_turns, turns)
+    turn_requests = _request_rows(session, rows, unit, horizon_ns)
+    _turn_rows(session, rows, unit, horizon_ns, turns, turn_requests)
     rows["sessions"].append(
         {
-            "policy": policy,
+            **unit.columns,
             "session_id": session_id,
-            "load": load,
             "arrival_ns": session.arrival_ns,
             "start_ns": session.start_ns,
             "end_ns": session.end_ns,
@@ -261,10 +271,18 @@ def record_session(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    """The simulation a session ran in: the columns every one of its rows carries
+    (`schema.UNIT_COLUMNS`)."""
+
+    columns: dict[str, Any]
+
+
 def _tool_rows(
     session: FinishedSession,
     rows: Rows,
-    policy: str,
+    unit: _Unit,
     call_turns: list[tuple[str | None, int]],
     turns: dict[int, _TurnFacts],
 ) -> None:
@@ -289,7 +307,7 @@ def _tool_rows(
             facts.first_tool_start_ns = start
         tools.append(
             {
-                "policy": policy,
+                **unit.columns,
                 "session_id": session.session_id,
                 "turn_index": turn,
                 "tool_use_id": call.tool_use_id,
@@ -306,7 +324,7 @@ def _tool_rows(
 
 
 def _request_rows(
-    session: FinishedSession, rows: Rows, policy: str, horizon_ns: int | None
+    session: FinishedSession, rows: Rows, unit: _Unit, horizon_ns: int | None
 ) -> dict[int, list[Any]]:
     """Append the request rows; return per turn [model, input, output, message_stop_ns] of its
     requests (the last attempt's model and message_stop)."""
@@ -316,7 +334,7 @@ def _request_rows(
         end_ns = log.end_ns if log.end_ns is not None else horizon_ns
         requests.append(
             {
-                "policy": policy,
+                **unit.columns,
                 "session_id": session.session_id,
                 "turn_index": log.turn,
                 "request_index": log.request_index,
@@ -349,8 +367,7 @@ def _request_rows(
 def _turn_rows(
     session: FinishedSession,
     rows: Rows,
-    policy: str,
-    load: float | None,
+    unit: _Unit,
     horizon_ns: int | None,
     turns: dict[int, _TurnFacts],
     turn_requests: dict[int, list[Any]],
@@ -371,10 +388,9 @@ def _turn_rows(
         first_tool = facts.first_tool_start_ns
         out.append(
             {
-                "policy": policy,
+                **unit.columns,
                 "session_id": session.session_id,
                 "turn_index": turn,
-                "load": load,
                 "model": model,
                 "request_sent_ns": facts.sent_ns,
                 "first_event_ns": facts.first_event_ns,

@@ -50,6 +50,8 @@ class Unit:
 
     policy: str
     load: float | None
+    # The level's position in the sweep (0 without a sweep): the `load_level` of its rows.
+    load_level: int = 0
 
     @property
     def label(self) -> str:
@@ -63,8 +65,8 @@ UnitProgress = Callable[[int, int], None]
 def units_of(scenario: Scenario) -> list[Unit]:
     """The run's simulations in their fixed order: by load level, then by policy."""
     return [
-        Unit(policy, level)
-        for level in load_levels(scenario.load)
+        Unit(policy, level, index)
+        for index, level in enumerate(load_levels(scenario.load))
         for policy in scenario.runtime.policies
     ]
 
@@ -89,18 +91,17 @@ class RunResult:
                     collector.add(name, row)
             if self.trace:
                 assert result.trace is not None, "a traced run's units are traced"
-                collector.add_columns(EVENTS.name, result.trace.columns(result.policy, result.load))
+                columns = result.trace.columns(result.policy, result.load, result.load_level)
+                collector.add_columns(EVENTS.name, columns)
         return collector
 
-    def events_per_wall_s(self) -> dict[str, float]:
-        """The harness's speed per policy: stream events fed per wall-clock second, over all its
-        load levels."""
-        events: dict[str, int] = {}
-        seconds: dict[str, float] = {}
-        for result in self.results:
-            events[result.policy] = events.get(result.policy, 0) + result.events
-            seconds[result.policy] = seconds.get(result.policy, 0.0) + result.wall_s
-        return {p: events[p] / seconds[p] if seconds[p] > 0 else 0.0 for p in events}
+    def events_per_wall_s(self) -> dict[tuple[str, int], float]:
+        """The harness's speed per simulation (policy, load_level): stream events fed per
+        wall-clock second."""
+        return {
+            (result.policy, result.load_level): result.events_per_wall_s
+            for result in self.results
+        }
 
     @property
     def pairing_violations(self) -> int:
@@ -120,7 +121,12 @@ def run_scenario(
     if jobs <= 1 or len(units) == 1:
         results = [
             simulate(
-                scenario, unit.policy, unit.load, progress=_bind(progress, index), trace=trace
+                scenario,
+                unit.policy,
+                unit.load,
+                progress=_bind(progress, index),
+                trace=trace,
+                load_level=unit.load_level,
             )
             for index, unit in enumerate(units)
         ]
@@ -246,7 +252,14 @@ def _work(connection: Connection, data: dict[str, Any], report: bool, trace: boo
                 return
             reporter = _reporter(connection, index) if report else None
             try:
-                result = simulate(scenario, unit.policy, unit.load, progress=reporter, trace=trace)
+                result = simulate(
+                    scenario,
+                    unit.policy,
+                    unit.load,
+                    progress=reporter,
+                    trace=trace,
+                    load_level=unit.load_level,
+                )
             except Exception as error:
                 _send(connection, ("error", index, (error, traceback.format_exc())))
                 return

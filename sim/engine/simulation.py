@@ -41,6 +41,7 @@ class SimulationResult:
 
     policy: str
     load: float | None
+    load_level: int
     rows: Rows
     sessions_finished: int
     # Stream events fed to the runtime, and the wall-clock seconds the simulation took.
@@ -62,10 +63,12 @@ def simulate(
     *,
     progress: Progress | None = None,
     trace: bool = False,
+    load_level: int = 0,
 ) -> SimulationResult:
     """Run `scenario` under `policy` at load `level` (a concurrency, an arrival rate, or None for
-    a trace of arrivals); with `trace`, keep a row per stream event fed (`result.trace`). Raises
-    `StrictModeStop` in strict mode when a transcript breaks pairing."""
+    a trace of arrivals), the sweep's level number `load_level` (recorded in every row); with
+    `trace`, keep a row per stream event fed (`result.trace`). Raises `StrictModeStop` in strict
+    mode when a transcript breaks pairing."""
     wall_start = time.perf_counter()
     env = Clock()
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
@@ -86,7 +89,9 @@ def simulate(
 
     def collect(session: Session) -> None:
         del running[session.session_id]
-        record_session(session, rows, policy=policy, load=level, horizon_ns=horizon_ns)
+        record_session(
+            session, rows, policy=policy, load=level, load_level=load_level, horizon_ns=horizon_ns
+        )
         totals["events"] += session.events_fed
         totals["violations"] += session.pairing_violations
 
@@ -123,6 +128,7 @@ def simulate(
     return SimulationResult(
         policy=policy,
         load=level,
+        load_level=load_level,
         rows=rows,
         sessions_finished=totals["finished"],
         events=totals["events"],

@@ -281,4 +281,4 @@ class _UnitRun:
             for log in session.requests:
                 log.fault = faults.get((session.session_id, log.turn - 1, log.attempt))
         record_session(session, self.rows, policy=self.unit.policy, load=self.unit.load,
-                       horizon_ns=horizon_ns)
+                       horizon_ns=horizon_ns, load_level=self.unit.load_level)

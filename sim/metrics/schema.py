@@ -5,12 +5,18 @@ Rules every table follows:
 - Times are integer nanoseconds of simulated time, absolute from the run's start (``*_ns``,
   ``int64``); durations (``latency_ns``, ``ttfts_ns``, ``start_lag_ns``) are differences of them.
 - Categories (policy, outcome, kind, cause, model, ...) are dictionary-encoded strings.
-- ``session_id`` is the integer index of the session within the run.
+- ``session_id`` is the index of the session within its simulation (one policy at one load
+  level): sessions of the same ``session_id`` ran on the same random draws under every policy and
+  at every level, so they pair. A session is named uniquely in the run by ``SESSION_KEY``
+  (``policy``, ``load_level``, ``session_id``); every table has these columns, so each row joins
+  to exactly one ``sessions`` row on them (a load sweep's tables do not fan out).
 - A column is nullable only where the thing can be absent (``ttfts_ns`` of a turn without tools,
   ``start_ns`` of a tool cancelled before it started, ``fault`` of a request nothing was injected
   into); every other column must be filled for every row.
-- ``load`` (nullable ``float64``) is the offered load a row ran under, set when a run sweeps load;
-  the report plots throughput and p99 latency against it when it takes two or more values.
+- ``load_level`` (``int64``) is the position of the row's load level in the scenario's sweep (0
+  when it has one level), ``load`` (nullable ``float64``) that level's offered load (sessions at
+  once for a closed loop, sessions arriving per second for an open one; null for a trace of
+  arrivals). Every table has both; the summary, the gate and the figures are per level.
 
 Each table also names its *sort key*: rows are written sorted by the key, then by every other
 column, so the same rows always give the same file whatever order they were collected in.
@@ -48,6 +54,22 @@ class TableSpec:
         return tuple(self.schema.names)
 
 
+# Where in the run a row was simulated: the position of its load level in the sweep (0 without a
+# sweep) and that level's value. Every table has both, right after `policy`.
+_POINT_FIELDS = (
+    _field("load_level", pa.int64()),
+    _field("load", pa.float64(), nullable=True),
+)
+# The columns naming the simulation a row belongs to (one unit of the run): rows of different
+# units never coexisted. Grouping by them (the summary, the gate, the figures) never pools
+# simulations; the paired differences compare arms (`ARM_COLUMNS`) within one point.
+ARM_COLUMNS: tuple[str, ...] = ("policy",)
+POINT_COLUMNS: tuple[str, ...] = ("load_level", "load")
+UNIT_COLUMNS: tuple[str, ...] = ARM_COLUMNS + POINT_COLUMNS
+# The key of a session, unique in the run; every table's rows join to exactly one session on it.
+SESSION_KEY: tuple[str, ...] = ("policy", "load_level", "session_id")
+
+
 TURNS = TableSpec(
     "turns",
     pa.schema(
@@ -56,9 +78,9 @@ TURNS = TableSpec(
             _field("scenario", CATEGORY),
             _field("seed", pa.int64()),
             _field("policy", CATEGORY),
+            *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
-            _field("load", pa.float64(), nullable=True),
             _field("model", CATEGORY, nullable=True),
             _field("request_sent_ns", NS),
             _field("first_event_ns", NS, nullable=True),
@@ -77,7 +99,7 @@ TURNS = TableSpec(
             _field("outcome", CATEGORY),
         ]
     ),
-    ("policy", "session_id", "turn_index"),
+    ("policy", "load_level", "session_id", "turn_index"),
 )
 
 TOOLS = TableSpec(
@@ -86,6 +108,7 @@ TOOLS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
             _field("tool_use_id", pa.string()),
@@ -99,7 +122,7 @@ TOOLS = TableSpec(
             _field("synthetic_cause", CATEGORY, nullable=True),
         ]
     ),
-    ("policy", "session_id", "turn_index", "block_stop_ns", "tool_use_id"),
+    ("policy", "load_level", "session_id", "turn_index", "block_stop_ns", "tool_use_id"),
 )
 
 REPAIRS = TableSpec(
@@ -108,6 +131,7 @@ REPAIRS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
             _field("request_index", pa.int64()),
@@ -115,7 +139,7 @@ REPAIRS = TableSpec(
             _field("tool_use_id", pa.string(), nullable=True),
         ]
     ),
-    ("policy", "session_id", "turn_index", "request_index"),
+    ("policy", "load_level", "session_id", "turn_index", "request_index"),
 )
 
 REQUESTS = TableSpec(
@@ -124,6 +148,7 @@ REQUESTS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
             _field("request_index", pa.int64()),
@@ -140,7 +165,7 @@ REQUESTS = TableSpec(
             _field("n_events", COUNT),
         ]
     ),
-    ("policy", "session_id", "turn_index", "request_index", "attempt"),
+    ("policy", "load_level", "session_id", "turn_index", "request_index", "attempt"),
 )
 
 SESSIONS = TableSpec(
@@ -149,8 +174,8 @@ SESSIONS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            *_POINT_FIELDS,
             _field("session_id", pa.int64()),
-            _field("load", pa.float64(), nullable=True),
             _field("arrival_ns", NS),
             _field("start_ns", NS, nullable=True),
             _field("end_ns", NS, nullable=True),
@@ -159,7 +184,7 @@ SESSIONS = TableSpec(
             _field("n_interrupts", COUNT),
         ]
     ),
-    ("policy", "session_id"),
+    ("policy", "load_level", "session_id"),
 )
 
 # The raw-event trace (`sim run --trace`): one row per stream event the runtime was fed, at its
@@ -174,7 +199,7 @@ EVENTS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
-            _field("load", pa.float64(), nullable=True),
+            *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
             _field("request_index", pa.int64()),
@@ -185,7 +210,7 @@ EVENTS = TableSpec(
             _field("delta_type", CATEGORY, nullable=True),
         ]
     ),
-    ("policy", "load", "session_id", "turn_index", "request_index", "event_index"),
+    ("policy", "load_level", "session_id", "turn_index", "request_index", "event_index"),
 )
 
 # In the order they are written and reported: the tables every run folder has.
@@ -197,6 +222,10 @@ OPTIONAL_TABLES: tuple[TableSpec, ...] = (EVENTS,)
 SUMMARY_SCHEMA = pa.schema(
     [
         _field("policy", CATEGORY),
+        # The baseline policy of a paired-difference row (policy minus versus); null elsewhere.
+        _field("versus", CATEGORY, nullable=True),
+        _field("load_level", pa.int64()),
+        _field("load", pa.float64(), nullable=True),
         _field("metric", pa.string()),
         _field("value", pa.float64()),
         _field("unit", CATEGORY),

@@ -1,19 +1,30 @@
-"""The run summary: one number per (policy, metric), in long form, computed from the run tables.
+"""The run summary, in long form, computed from the run tables: per simulation (one policy at one
+load level) one number per metric, and per load level the paired differences between policies.
 
-Definitions (every number is exact for given tables, so two runs can be compared exactly):
+Every row names its simulation (``policy``, ``load_level``, ``load``): nothing is pooled across
+load levels, whose sessions never coexisted. Definitions (every number is exact for given tables,
+so two runs can be compared exactly):
 
 - ``<column>.p50 ... .p99.9``: percentiles of ``ttfts_ns``, ``latency_ns`` (turns) and
-  ``start_lag_ns`` (tools), with numpy's ``method="higher"``: each percentile is a value some row
-  actually has (an integer of nanoseconds, never an interpolation), and a tail is never
-  under-reported. ``<column>.count`` counts the non-null values. Percentiles of an empty column are
-  left out.
+  ``start_lag_ns`` (tools) by the project's one method (``sim.metrics.percentiles``: numpy's
+  ``higher``, a value some row has). ``<column>.count`` counts the non-null values. Percentiles
+  of an empty column are left out.
+- ``paired.<column>.<statistic>`` (``ttfts_ns``, ``latency_ns``): rows whose ``policy`` is the
+  policy under test (the first of ``streaming``, ``at_message_stop``, ``serial`` that ran) and
+  whose ``versus`` names a baseline policy: the per-turn difference policy minus versus
+  (``sim.metrics.paired``: median, p90, mean, 95% confidence intervals, the share of pairs that
+  gained, the number of pairs). Every other row has ``versus`` null. (A second arm dimension,
+  recovery profiles, slots in the same way: its rows compare two profiles under one policy.)
 - ``requests.count``: rows of ``requests`` (model request attempts), the denominator of the rates.
 - ``turns.outcome.<outcome>``: turns by outcome (every outcome seen in the run, for every policy).
 - ``repairs_per_1k_requests.<kind>`` and ``.all``: repair rows per 1,000 requests.
 - ``synthetic_per_1k_requests.<cause>`` and ``.all``: tool rows with a ``synthetic_cause`` per
-  1,000 requests. Rates are left out for a policy without requests.
-- ``simulated_span_ns``: last ``turn_end_ns`` minus first ``request_sent_ns`` of the policy's turns;
-  ``throughput.turns_per_s`` (turns whose outcome is ``completed``),
+  1,000 requests.
+- ``status_per_1k_requests.<status>``: request attempts per 1,000 by HTTP status (``200``,
+  ``429``, ``529``, ...) or the engine's ``pending``/``cancelled``. Rates are left out for a
+  simulation without requests.
+- ``simulated_span_ns``: last ``turn_end_ns`` minus first ``request_sent_ns`` of the
+  simulation's turns; ``throughput.turns_per_s`` (turns whose outcome is ``completed``),
   ``throughput.output_tokens_per_s`` (``requests.output_tokens``) and
   ``throughput.input_tokens_per_s`` (``requests.input_tokens``: what the transcripts sent cost)
   are per simulated second of it.
@@ -25,15 +36,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sim.metrics.paired import PAIRED_COLUMNS, comparisons, paired_differences, paired_stats
+from sim.metrics.percentiles import percentiles
 from sim.metrics.schema import COMPLETED, SUMMARY_SCHEMA
+from sim.runtime.policy import ExecutorPolicy
 
-PERCENTILE_METHOD: Final = "higher"
 PERCENTILES: tuple[tuple[str, float], ...] = (
     ("p50", 50.0),
     ("p90", 90.0),
@@ -50,17 +63,31 @@ DISTRIBUTIONS: tuple[tuple[str, str, str], ...] = (
 PER_1K = "per 1k requests"
 NS_PER_S = 1_000_000_000
 EVENTS_PER_WALL_S = "harness.events_per_wall_s"
+PAIRED_PREFIX = "paired."
+# The policy under test is the first of these that ran; the paired rows compare it to the rest.
+POLICY_ORDER: tuple[str, ...] = tuple(policy.value for policy in ExecutorPolicy)
+# A simulation of the run: (policy, load_level).
+UnitKey = tuple[str, int]
 
 
 @dataclass(frozen=True)
 class SummaryRow:
-    """One summary number: ``value`` in ``unit`` for ``metric`` under ``policy``."""
+    """One summary number: ``value`` in ``unit`` for ``metric`` under ``policy`` at load level
+    ``load_level`` (offered load ``load``); for a paired row, ``versus`` is the baseline."""
 
     policy: str
     metric: str
     value: float
     unit: str
     wall_clock: bool = False
+    load_level: int = 0
+    load: float | None = None
+    versus: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str | None, int, str]:
+        """What names the row in its run (the gate compares rows of equal keys)."""
+        return (self.policy, self.versus, self.load_level, self.metric)
 
 
 @dataclass(frozen=True)
@@ -68,6 +95,7 @@ class LoadPoint:
     """Throughput and tail latency of one policy at one offered load of a load sweep."""
 
     policy: str
+    load_level: int
     load: float
     turns: int
     turns_per_s: float
@@ -77,55 +105,113 @@ class LoadPoint:
 def summarize(
     tables: Mapping[str, pa.Table],
     *,
-    events_per_wall_s: Mapping[str, float] | None = None,
+    events_per_wall_s: Mapping[UnitKey, float] | None = None,
 ) -> list[SummaryRow]:
-    """The summary of a run's tables, policies in sorted order, metrics in a fixed order.
+    """The summary of a run's tables: level by level, the paired rows first, then each policy in
+    sorted order with its metrics in a fixed order.
 
-    ``events_per_wall_s`` maps a policy to the harness speed measured while it ran.
+    ``events_per_wall_s`` maps a simulation (policy, load_level) to the harness speed measured
+    while it ran.
     """
-    policies = sorted(
-        {policy for table in tables.values() for policy in categories(table, "policy")}
-        | set(events_per_wall_s or {})
-    )
+    speeds = dict(events_per_wall_s or {})
+    levels = load_levels(tables)
     outcomes = categories(tables["turns"], "outcome")
     kinds = categories(tables["repairs"], "kind")
     causes = categories(tables["tools"], "synthetic_cause")
+    statuses = categories(tables["requests"], "status")
     rows: list[SummaryRow] = []
-    for policy in policies:
-        mine = {name: rows_of(table, policy) for name, table in tables.items()}
-        rows += _distribution_rows(policy, mine)
-        rows += _count_rows(policy, mine, outcomes)
-        rows += _rate_rows(policy, mine, kinds, causes)
-        rows += _throughput_rows(policy, mine["turns"], mine["requests"])
-        if events_per_wall_s and policy in events_per_wall_s:
-            speed = float(events_per_wall_s[policy])
-            rows.append(SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True))
+    for level, load in levels:
+        at_level = {name: rows_at_level(table, level) for name, table in tables.items()}
+        policies = sorted(
+            {policy for table in at_level.values() for policy in categories(table, "policy")}
+            | {policy for policy, key_level in speeds if key_level == level}
+        )
+        level_rows = _paired_rows(at_level["turns"], policies)
+        for policy in policies:
+            mine = {name: rows_of(table, policy) for name, table in at_level.items()}
+            level_rows += _distribution_rows(policy, mine)
+            level_rows += _count_rows(policy, mine, outcomes)
+            level_rows += _rate_rows(policy, mine, kinds, causes, statuses)
+            level_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
+            if (policy, level) in speeds:
+                speed = float(speeds[policy, level])
+                level_rows.append(
+                    SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
+                )
+        rows += [_at(row, level, load) for row in level_rows]
+    return rows
+
+
+def _at(row: SummaryRow, level: int, load: float | None) -> SummaryRow:
+    return SummaryRow(
+        row.policy, row.metric, row.value, row.unit, row.wall_clock, level, load, row.versus
+    )
+
+
+def load_levels(tables: Mapping[str, pa.Table]) -> list[tuple[int, float | None]]:
+    """The (load_level, load) pairs that occur in the tables, by level."""
+    seen: dict[int, float | None] = {}
+    for table in tables.values():
+        pairs = table.select(["load_level", "load"]).group_by(["load_level", "load"]).aggregate([])
+        for entry in pairs.to_pylist():
+            seen.setdefault(int(entry["load_level"]), entry["load"])
+    return sorted(seen.items())
+
+
+def treatment_of(policies: Iterable[str]) -> str | None:
+    """The policy under test: the first of ``POLICY_ORDER`` present, else the first given."""
+    present = list(dict.fromkeys(policies))
+    for policy in POLICY_ORDER:
+        if policy in present:
+            return policy
+    return present[0] if present else None
+
+
+def _paired_rows(turns: pa.Table, policies: list[str]) -> list[SummaryRow]:
+    treatment = treatment_of(policies)
+    rows: list[SummaryRow] = []
+    if treatment is None:
+        return rows
+    baselines = [p for p in POLICY_ORDER if p in policies] + [
+        p for p in policies if p not in POLICY_ORDER
+    ]
+    for _, baseline in comparisons(baselines, treatment):
+        for column in PAIRED_COLUMNS:
+            pairs = paired_differences(
+                turns, column, dimension="policy", treatment=treatment, baseline=baseline
+            )
+            stats = paired_stats(pairs["difference"].to_numpy())
+            for name, value in stats.as_dict().items():
+                unit = "share" if name == "gained" else "pairs" if name == "pairs" else "ns"
+                metric = f"{PAIRED_PREFIX}{column}.{name}"
+                rows.append(SummaryRow(treatment, metric, value, unit, versus=baseline))
     return rows
 
 
 def load_sweep(turns: pa.Table) -> list[LoadPoint]:
-    """Per policy and offered load, sorted: completed turns/s and p99 latency; empty if no sweep.
+    """Per policy and load level, sorted: completed turns/s and p99 latency; empty if no sweep.
 
-    A run swept load when its turns carry two or more distinct non-null ``load`` values.
+    A run swept load when its turns have two or more load levels.
     """
-    loads = sorted(float(load) for load in _distinct(turns["load"]))
-    if len(loads) < 2:
+    levels = [(level, load) for level, load in load_levels({"turns": turns}) if load is not None]
+    if len(levels) < 2:
         return []
     points = []
     for policy in categories(turns, "policy"):
         mine = rows_of(turns, policy)
-        for load in loads:
-            at_load = mine.filter(pc.equal(mine["load"], load))
-            if at_load.num_rows == 0:
+        for level, load in levels:
+            at_level = rows_at_level(mine, level)
+            if at_level.num_rows == 0:
                 continue
-            latency = values(at_load, "latency_ns")
+            (p99,) = percentiles(values(at_level, "latency_ns"), (99.0,))
             points.append(
                 LoadPoint(
                     policy=policy,
+                    load_level=level,
                     load=float(load),
-                    turns=at_load.num_rows,
-                    turns_per_s=_per_second(_completed(at_load), _span_ns(at_load)),
-                    latency_p99_ns=float(np.percentile(latency, 99.0, method=PERCENTILE_METHOD)),
+                    turns=at_level.num_rows,
+                    turns_per_s=_per_second(_completed(at_level), _span_ns(at_level)),
+                    latency_p99_ns=p99,
                 )
             )
     return points
@@ -135,13 +221,35 @@ def summary_to_arrow(rows: Iterable[SummaryRow]) -> pa.Table:
     """The summary rows as a table of ``SUMMARY_SCHEMA``, in their given order."""
     rows = list(rows)
     columns = {
-        "policy": pa.array([row.policy for row in rows]).dictionary_encode(),
+        "policy": pa.array([row.policy for row in rows], type=pa.string()).dictionary_encode(),
+        "versus": pa.array([row.versus for row in rows], type=pa.string()).dictionary_encode(),
+        "load_level": pa.array([row.load_level for row in rows], type=pa.int64()),
+        "load": pa.array([row.load for row in rows], type=pa.float64()),
         "metric": pa.array([row.metric for row in rows], type=pa.string()),
         "value": pa.array([row.value for row in rows], type=pa.float64()),
         "unit": pa.array([row.unit for row in rows], type=pa.string()).dictionary_encode(),
         "wall_clock": pa.array([row.wall_clock for row in rows], type=pa.bool_()),
     }
     return pa.Table.from_pydict(columns, schema=SUMMARY_SCHEMA)
+
+
+def summary_groups(summary: list[SummaryRow]) -> list[dict[str, Any]]:
+    """The summary for people and JSON readers: one object per (load level, policy, versus),
+    in summary order, with its metrics by name."""
+    groups: dict[tuple[int, str, str | None], dict[str, Any]] = {}
+    for row in summary:
+        key = (row.load_level, row.policy, row.versus)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {
+                "load_level": row.load_level,
+                "load": row.load,
+                "policy": row.policy,
+                "versus": row.versus,
+                "metrics": {},
+            }
+        group["metrics"][row.metric] = row.value
+    return list(groups.values())
 
 
 def summary_from_arrow(table: pa.Table) -> list[SummaryRow]:
@@ -163,6 +271,11 @@ def rows_of(table: pa.Table, policy: str) -> pa.Table:
     return table.filter(pc.equal(_decoded(table["policy"]), policy))
 
 
+def rows_at_level(table: pa.Table, level: int) -> pa.Table:
+    """The rows of one load level."""
+    return table.filter(pc.equal(table["load_level"], level))
+
+
 def values(table: pa.Table, column: str) -> np.ndarray:
     """A column's non-null values as a numpy array (int64 for the ``*_ns`` columns)."""
     return table[column].drop_null().to_numpy()
@@ -179,7 +292,7 @@ def _distribution_rows(policy: str, tables: Mapping[str, pa.Table]) -> list[Summ
     for table_name, column, count_unit in DISTRIBUTIONS:
         data = values(tables[table_name], column)
         if data.size:
-            quantiles = np.percentile(data, [q for _, q in PERCENTILES], method=PERCENTILE_METHOD)
+            quantiles = percentiles(data, [q for _, q in PERCENTILES])
             for (label, _), quantile in zip(PERCENTILES, quantiles, strict=True):
                 rows.append(SummaryRow(policy, f"{column}.{label}", float(quantile), "ns"))
         rows.append(SummaryRow(policy, f"{column}.count", float(data.size), count_unit))
@@ -198,7 +311,11 @@ def _count_rows(
 
 
 def _rate_rows(
-    policy: str, tables: Mapping[str, pa.Table], kinds: list[str], causes: list[str]
+    policy: str,
+    tables: Mapping[str, pa.Table],
+    kinds: list[str],
+    causes: list[str],
+    statuses: list[str],
 ) -> list[SummaryRow]:
     requests = tables["requests"].num_rows
     if requests == 0:
@@ -214,6 +331,12 @@ def _rate_rows(
         for category in categories:
             rate = counts[category] * 1000 / requests
             rows.append(SummaryRow(policy, f"{metric}.{category}", rate, PER_1K))
+    status = _decoded(tables["requests"]["status"])
+    for value in statuses:
+        count = pc.sum(pc.equal(status, value)).as_py() or 0
+        rows.append(
+            SummaryRow(policy, f"status_per_1k_requests.{value}", count * 1000 / requests, PER_1K)
+        )
     return rows
 
 

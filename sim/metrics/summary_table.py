@@ -1,20 +1,28 @@
-"""The summary as a rich table: one row per metric, one column per policy, side by side."""
+"""The summary for the terminal, level by level: the paired headline (what the policy under test
+buys, turn by turn), then the metrics with the policies side by side.
+
+Both tables fit 100 columns with the three policies (labels and values wrap, never cut, on a
+narrower console). Values go through ``sim.metrics.display`` (readable names, a unit per row).
+"""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable, Sequence
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
-from sim.metrics.summary import PER_1K, SummaryRow
+from sim.metrics.display import RowFormat, measure_name, metric_label
+from sim.metrics.paired import PAIRED_COLUMNS
+from sim.metrics.summary import PAIRED_PREFIX, SummaryRow, summary_groups
 from sim.runtime.policy import ExecutorPolicy
 
-NS_PER_MS = 1_000_000
-WHOLE_UNITS = frozenset({"turns", "tools", "requests", "rows", "events/s"})
 # Width when the output is not a terminal (a CI log, a file) and COLUMNS is not set.
-LOG_WIDTH = 160
+LOG_WIDTH = 100
 # Columns read from the policy under test to its baselines; unknown policies follow, as met.
 POLICY_ORDER = {policy.value: rank for rank, policy in enumerate(ExecutorPolicy)}
 
@@ -25,50 +33,142 @@ def ordered_policies(policies: Iterable[str]) -> list[str]:
     return sorted(met, key=lambda p: (POLICY_ORDER.get(p, len(POLICY_ORDER)), met.index(p)))
 
 
-def display_unit(unit: str) -> str:
-    """The unit a value is shown in: milliseconds for nanoseconds, short forms elsewhere."""
-    return {"ns": "ms", PER_1K: "/1k req"}.get(unit, unit)
-
-
-def format_value(value: float, unit: str) -> str:
-    """A summary value for people, in ``display_unit(unit)``: counts whole, the rest to 3 places."""
-    if unit == "ns":
-        return f"{value / NS_PER_MS:,.3f}"
-    if unit in WHOLE_UNITS:
-        return f"{value:,.0f}"
-    return f"{value:,.3f}"
+def by_level(rows: Iterable[SummaryRow]) -> list[tuple[int, float | None, list[SummaryRow]]]:
+    """The rows grouped by load level, in level order."""
+    levels: dict[int, tuple[float | None, list[SummaryRow]]] = {}
+    for row in rows:
+        levels.setdefault(row.load_level, (row.load, []))[1].append(row)
+    return [(level, load, mine) for level, (load, mine) in sorted(levels.items())]
 
 
 def summary_table(rows: Iterable[SummaryRow], title: str = "Summary") -> Table:
-    """Policies as columns (streaming, at_message_stop, serial, then any other as met), metrics
-    as rows; '-' where absent.
-
-    Wall-clock metrics are dimmed and labelled, since they vary from run to run.
-    """
-    rows = list(rows)
+    """Metrics as rows (readable names, one unit per row), policies as columns (streaming,
+    at_message_stop, serial, then any other as met); '-' where absent. Paired rows are left to
+    ``paired_table``. Wall-clock metrics are dimmed and labelled, since they vary run to run."""
+    rows = [row for row in rows if row.versus is None]
     policies = ordered_policies(row.policy for row in rows)
     cells = {(row.policy, row.metric): row for row in rows}
     first = {row.metric: row for row in reversed(rows)}
-    metrics = list(dict.fromkeys(row.metric for row in rows))
-    table = Table(title=title)
-    table.add_column("metric", no_wrap=True)
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric", overflow="fold", min_width=12)
     table.add_column("unit", no_wrap=True)
     for policy in policies:
-        table.add_column(policy, justify="right", no_wrap=True)
-    for metric in metrics:
-        unit = first[metric].unit
-        shown = [
-            format_value(cells[policy, metric].value, unit) if (policy, metric) in cells else "-"
-            for policy in policies
+        table.add_column(policy, justify="right", overflow="fold")
+    for metric in dict.fromkeys(row.metric for row in rows):
+        present = [cells[p, metric].value for p in policies if (p, metric) in cells]
+        shown = RowFormat(first[metric].unit, present)
+        values = [
+            shown(cells[p, metric].value) if (p, metric) in cells else "-" for p in policies
         ]
         wall = first[metric].wall_clock
-        label = f"{metric} (wall clock)" if wall else metric
-        table.add_row(label, display_unit(unit), *shown, style="dim" if wall else None)
+        style = "dim" if wall else None
+        table.add_row(metric_label(metric), shown.shown_unit, *values, style=style)
     return table
 
 
+def paired_table(rows: Iterable[SummaryRow], title: str = "Paired per turn") -> Table | None:
+    """The headline: per baseline, for TTFTS and turn latency, the per-turn difference (policy
+    under test minus baseline): median with its 95% CI, p90, mean ± its 95% CI half-width, the
+    share of turns sooner and the number of pairs. None without paired rows."""
+    paired = {(row.versus, row.metric): row for row in rows if row.versus is not None}
+    if not paired:
+        return None
+    treatment = next(iter(paired.values())).policy
+    baselines = list(dict.fromkeys(versus for versus, _ in paired))
+    table = Table(
+        title=f"{title}: {treatment} minus baseline (negative = sooner)", title_justify="left"
+    )
+    table.add_column("", overflow="fold")
+    columns = [(versus, column) for versus in baselines for column in PAIRED_COLUMNS]
+    for versus, column in columns:
+        table.add_column(f"{measure_name(column)}\nvs {versus}", justify="right", overflow="fold")
+    lines: dict[str, list[str]] = {
+        label: []
+        for label in ("median", "95% CI of median", "p90", "mean ± 95% CI", "turns sooner", "pairs")
+    }
+    for versus, column in columns:
+
+        def get(statistic: str, versus: str = str(versus), column: str = column) -> float | None:
+            row = paired.get((versus, f"{PAIRED_PREFIX}{column}.{statistic}"))
+            return None if row is None else row.value
+
+        _paired_cells(lines, get)
+    for label, cells in lines.items():
+        table.add_row(label, *cells)
+    return table
+
+
+def _paired_cells(lines: dict[str, list[str]], get: Callable[[str], float | None]) -> None:
+    names = ("median", "p90", "mean", "median_ci_low", "median_ci_high", "mean_ci_low")
+    values = {name: get(name) for name in names}
+    durations = [v for v in values.values() if v is not None]
+    shown = RowFormat("ns", durations)
+    unit = f" {shown.shown_unit}"
+    low, high = values["median_ci_low"], values["median_ci_high"]
+    mean, mean_low = values["mean"], values["mean_ci_low"]
+    lines["median"].append(_with(shown(values["median"]), unit))
+    lines["95% CI of median"].append(
+        "-" if low is None or high is None else f"{shown(low)} … {shown(high)}{unit}"
+    )
+    lines["p90"].append(_with(shown(values["p90"]), unit))
+    lines["mean ± 95% CI"].append(
+        _with(shown(mean), unit)
+        if mean is None or mean_low is None
+        else f"{shown(mean)} ± {shown(mean - mean_low)}{unit}"
+    )
+    gained, pairs = get("gained"), get("pairs")
+    lines["turns sooner"].append("-" if gained is None else f"{gained:.1%}")
+    lines["pairs"].append("-" if pairs is None else f"{pairs:,.0f}")
+
+
+def _with(text: str, unit: str) -> str:
+    return text if text == "-" else f"{text}{unit}"
+
+
+def headline(rows: Sequence[SummaryRow]) -> str | None:
+    """One sentence of the finding at one level: the median paired TTFTS and turn-latency
+    differences against the first baseline; None without paired rows."""
+    paired = [row for row in rows if row.versus is not None]
+    if not paired:
+        return None
+    treatment, versus = paired[0].policy, paired[0].versus
+    values = {row.metric: row.value for row in paired if row.versus == versus}
+    parts = []
+    for column in PAIRED_COLUMNS:
+        median = values.get(f"{PAIRED_PREFIX}{column}.median")
+        gained = values.get(f"{PAIRED_PREFIX}{column}.gained")
+        if median is None or gained is None:
+            continue
+        shown = RowFormat("ns", [median])
+        parts.append(
+            f"{measure_name(column)} {shown(median)} {shown.shown_unit} "
+            f"({gained:.0%} of turns sooner)"
+        )
+    if not parts:
+        return None
+    return f"{treatment} vs {versus}, median per turn: " + "; ".join(parts)
+
+
+def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> Group:
+    """Every level's headline sentence, paired table and summary table, in level order."""
+    levels = by_level(rows)
+    parts: list[object] = []
+    for _, load, mine in levels:
+        sweep = load is not None and len(levels) > 1
+        named = f"{title} · load {load:g}" if sweep else title
+        sentence = headline(mine)
+        if sentence:
+            parts.append(Text(f"load {load:g}: {sentence}" if sweep else sentence, style="bold"))
+        paired = paired_table(mine, title="paired per turn")
+        if paired is not None:
+            parts.append(paired)
+        parts.append(summary_table(mine, title=named))
+    return Group(*parts)  # type: ignore[arg-type]
+
+
 def output_console() -> Console:
-    """A console for standard output; wide when it is not a terminal, so log tables stay legible."""
+    """A console for standard output; 100 columns when it is not a terminal (a CI log, a
+    file) and COLUMNS is not set, so log tables stay legible."""
     console = Console()
     if not console.is_terminal and "COLUMNS" not in os.environ:
         return Console(width=LOG_WIDTH)
@@ -78,5 +178,11 @@ def output_console() -> Console:
 def print_summary(
     rows: Iterable[SummaryRow], console: Console | None = None, title: str = "Summary"
 ) -> None:
-    """Prints ``summary_table(rows)`` to ``console`` (``output_console()`` by default)."""
-    (console or output_console()).print(summary_table(rows, title=title))
+    """Prints ``summary_renderables(rows)`` to ``console`` (``output_console()`` by default)."""
+    (console or output_console()).print(summary_renderables(rows, title=title))
+
+
+def print_summary_json(rows: Iterable[SummaryRow]) -> None:
+    """The summary as JSON on stdout: ``summary.summary_groups`` (one object per load level,
+    policy and versus, with its metrics by name), as in run.json."""
+    sys.stdout.write(json.dumps(summary_groups(list(rows)), indent=2, allow_nan=False) + "\n")

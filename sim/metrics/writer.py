@@ -4,11 +4,12 @@ Layout of ``<out_dir>/``::
 
     turns.parquet tools.parquet repairs.parquet requests.parquet sessions.parquet
     events.parquet    only when the run was traced (``sim run --trace``): one row per event
-    summary.parquet   long form: policy, metric, value, unit, wall_clock
+    summary.parquet   long form: policy, versus, load_level, load, metric, value, unit, wall_clock
     run.json          metadata, row counts and the summary, for people
 
 Every Parquet file is zstd-compressed and carries the run metadata as JSON under the key-value
-metadata key ``sim.run``. Output is a function of the input alone (no clock is read, rows are
+metadata key ``sim.run``, and each column its ``description`` and ``unit``
+(``sim.metrics.columns``). Output is a function of the input alone (no clock is read, rows are
 sorted), so writing the same run twice gives byte-identical files.
 """
 
@@ -24,9 +25,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sim.metrics.atomic import atomic_directory
+from sim.metrics.columns import SUMMARY, described_schema
+from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from sim.metrics.provenance import git_commit, package_versions
 from sim.metrics.schema import OPTIONAL_TABLES, TABLES
-from sim.metrics.summary import PERCENTILE_METHOD, SummaryRow, summarize, summary_to_arrow
+from sim.metrics.summary import SummaryRow, UnitKey, summarize, summary_groups, summary_to_arrow
 from sim.metrics.tables import MetricsError
 
 METADATA_KEY = b"sim.run"
@@ -90,15 +93,15 @@ def write_run(
     tables: Mapping[str, pa.Table],
     metadata: RunMetadata,
     *,
-    events_per_wall_s: Mapping[str, float] | None = None,
+    events_per_wall_s: Mapping[UnitKey, float] | None = None,
     replace: bool = False,
 ) -> list[SummaryRow]:
     """Writes the run folder ``out_dir`` atomically and returns the summary it wrote.
 
     ``tables`` are the five run tables as built by ``RunCollector.tables()``, and ``events``
     (``schema.EVENTS``) when the run was traced; the summary is of the five alone.
-    ``events_per_wall_s`` is the harness speed per policy (see ``summarize``). An existing
-    ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
+    ``events_per_wall_s`` is the harness speed per (policy, load_level) (see ``summarize``).
+    An existing ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
     """
     _check_tables(tables)
     run_tables = {spec.name: tables[spec.name] for spec in TABLES}
@@ -108,15 +111,16 @@ def write_run(
     with atomic_directory(Path(out_dir), replace=replace) as staging:
         written = [spec for spec in TABLES + OPTIONAL_TABLES if spec.name in tables]
         for spec in written:
-            _write_parquet(staging / f"{spec.name}.parquet", tables[spec.name], key_value)
-        _write_parquet(staging / SUMMARY_FILE, summary_to_arrow(summary), key_value)
+            path = staging / f"{spec.name}.parquet"
+            _write_parquet(path, tables[spec.name], spec.name, key_value)
+        _write_parquet(staging / SUMMARY_FILE, summary_to_arrow(summary), SUMMARY, key_value)
         run_json = {
             "metadata": metadata_json,
             "row_counts": {spec.name: tables[spec.name].num_rows for spec in written},
-            "percentile_method": f"numpy {PERCENTILE_METHOD!r}",
+            "percentile_method": PERCENTILE_METHOD_TEXT,
             "units": {row.metric: row.unit for row in summary},
             "wall_clock_metrics": sorted({row.metric for row in summary if row.wall_clock}),
-            "summary": _by_policy(summary),
+            "summary": summary_groups(summary),
         }
         text = json.dumps(run_json, indent=2, allow_nan=False) + "\n"
         (staging / RUN_FILE).write_text(text, encoding="utf-8")
@@ -139,12 +143,9 @@ def _check_tables(tables: Mapping[str, pa.Table]) -> None:
             raise MetricsError(f"{spec.name}: schema differs from schema.{spec.name.upper()}")
 
 
-def _write_parquet(path: Path, table: pa.Table, key_value: dict[bytes, bytes]) -> None:
-    pq.write_table(table.replace_schema_metadata(key_value), path, compression=COMPRESSION)
-
-
-def _by_policy(summary: list[SummaryRow]) -> dict[str, dict[str, float]]:
-    by_policy: dict[str, dict[str, float]] = {}
-    for row in summary:
-        by_policy.setdefault(row.policy, {})[row.metric] = row.value
-    return by_policy
+def _write_parquet(
+    path: Path, table: pa.Table, name: str, key_value: dict[bytes, bytes]
+) -> None:
+    # Each column carries its description and unit (sim.metrics.columns; `sim schema`).
+    schema = described_schema(name, table.schema).with_metadata(key_value)
+    pq.write_table(table.cast(schema), path, compression=COMPRESSION)

@@ -3,7 +3,12 @@
 Simulated metrics are exact functions of code, scenario and seed, so by default any change is a
 regression (tolerance zero). A tolerance ``rel`` lets a metric move by ``rel * |base|``.
 Wall-clock metrics are compared and shown but never gate. Besides the summary, the number of
-rows of each table per policy is compared as metric ``rows.<table>``.
+rows of each table per policy and load level is compared as metric ``rows.<table>``. Every
+metric is compared per load level (the summary's rows are per level), so a regression at one
+level of a sweep cannot hide in the others.
+
+Only runs of the same shape compare: the same scenario file, and the same session count,
+policies and load levels (else ``UserError``, exit 2, naming what differs).
 
 A value that is not a finite number (NaN, infinity) has no relative change: it has not moved if
 the other run has the same (NaN on both sides counts as the same), and otherwise it has moved
@@ -16,11 +21,15 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from sim.errors import UserError
+from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, PairedStats, pair, paired_stats
 from sim.metrics.reader import RunFolder
+from sim.metrics.schema import ARM_COLUMNS
 from sim.metrics.summary import SummaryRow
 
 ROWS_UNIT = "rows"
@@ -28,7 +37,7 @@ ROWS_UNIT = "rows"
 
 @dataclass(frozen=True)
 class MetricChange:
-    """One (policy, metric) of two runs; ``None`` where a run lacks it."""
+    """One (policy, versus, load level, metric) of two runs; ``None`` where a run lacks it."""
 
     policy: str
     metric: str
@@ -37,6 +46,9 @@ class MetricChange:
     new: float | None
     tolerance: float
     wall_clock: bool
+    load_level: int = 0
+    load: float | None = None
+    versus: str | None = None
 
     @property
     def moved(self) -> bool:
@@ -98,16 +110,18 @@ def tolerance_for(metric: str, tolerances: Mapping[str, float]) -> float:
 def compare_runs(
     base: RunFolder, new: RunFolder, tolerances: Mapping[str, float] | None = None
 ) -> list[MetricChange]:
-    """Every (policy, metric) of either run, in base order then new-only ones.
+    """Every (policy, versus, load level, metric) of either run, in base order then new-only ones.
 
-    Raises ``UserError`` when the runs are of different scenarios (name or file hash) or when a
-    tolerance names no metric of either run (a typo would silently gate nothing).
+    Raises ``UserError`` when the runs are of different scenarios (name or file hash), of a
+    different shape (sessions, policies, load levels), or when a tolerance names no metric of
+    either run (a typo would silently gate nothing).
     """
     tolerances = dict(tolerances or {})
     _check_same_scenario(base, new)
+    check_same_shape(base, new)
     base_rows = _keyed(base.summary + _row_counts(base))
     new_rows = _keyed(new.summary + _row_counts(new))
-    metrics = {metric for _, metric in base_rows} | {metric for _, metric in new_rows}
+    metrics = {key[3] for key in base_rows} | {key[3] for key in new_rows}
     for pattern in tolerances:
         if not any(fnmatchcase(metric, pattern) for metric in metrics):
             raise UserError(f"--tolerance {pattern!r}: matches no metric of either run")
@@ -117,13 +131,16 @@ def compare_runs(
         base_row, new_row = base_rows.get(key), new_rows.get(key)
         changes.append(
             MetricChange(
-                policy=key[0],
-                metric=key[1],
+                policy=either.policy,
+                metric=either.metric,
                 unit=either.unit,
                 base=base_row.value if base_row else None,
                 new=new_row.value if new_row else None,
-                tolerance=tolerance_for(key[1], tolerances),
+                tolerance=tolerance_for(either.metric, tolerances),
                 wall_clock=either.wall_clock,
+                load_level=either.load_level,
+                load=either.load,
+                versus=either.versus,
             )
         )
     return changes
@@ -139,16 +156,119 @@ def _check_same_scenario(base: RunFolder, new: RunFolder) -> None:
             )
 
 
-def _keyed(rows: list[SummaryRow]) -> dict[tuple[str, str], SummaryRow]:
-    return {(row.policy, row.metric): row for row in rows}
+def run_shape(run: RunFolder) -> dict[str, Any]:
+    """What must be equal for two runs to compare: the configured sessions per level (from
+    ``run.json``), and the policies and load levels the tables hold."""
+    sessions = run.tables["sessions"]
+    levels = sessions.select(["load_level", "load"]).group_by(["load_level", "load"]).aggregate([])
+    extra = run.metadata.get("extra")
+    configured = extra.get("sessions") if isinstance(extra, dict) else None
+    return {
+        "sessions": [] if configured is None else [configured],
+        "policies": sorted(str(p) for p in pc.unique(_plain(sessions["policy"])).to_pylist()),
+        "load levels": sorted(
+            (int(entry["load_level"]), entry["load"]) for entry in levels.to_pylist()
+        ),
+    }
+
+
+def check_same_shape(base: RunFolder, new: RunFolder) -> None:
+    """Raises ``UserError`` naming the first of sessions, policies and load levels that differ:
+    such runs differ in every row, and a table of failures would bury the reason."""
+    base_shape, new_shape = run_shape(base), run_shape(new)
+    for what in ("sessions", "policies", "load levels"):
+        if base_shape[what] and new_shape[what] and base_shape[what] != new_shape[what]:
+            raise UserError(
+                f"{new.path}: {what} {_shape_text(new_shape[what])} differ from {base.path}'s "
+                f"{_shape_text(base_shape[what])}; compare runs with the same sessions, "
+                "policies and load levels (the same --sessions and --policy)"
+            )
+
+
+def _shape_text(values: list[Any]) -> str:
+    shown = [
+        f"{value[0]} (load {value[1]:g})" if isinstance(value, tuple) and value[1] is not None
+        else str(value[0] if isinstance(value, tuple) else value)
+        for value in values
+    ]
+    return "[" + ", ".join(shown) + "]"
+
+
+def _keyed(rows: list[SummaryRow]) -> dict[tuple[str, str | None, int, str], SummaryRow]:
+    return {row.key: row for row in rows}
+
+
+def _plain(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_dictionary(column.type):
+        return column.cast(column.type.value_type)
+    return column
 
 
 def _row_counts(run: RunFolder) -> list[SummaryRow]:
     rows = []
     for name, table in run.tables.items():
-        counts = pc.value_counts(table["policy"].combine_chunks().dictionary_decode())
-        for entry in sorted(counts.to_pylist(), key=lambda item: item["values"]):
+        keys = pa.table(
+            {"policy": _plain(table["policy"]), "load_level": table["load_level"],
+             "load": table["load"]}
+        )
+        counts = keys.group_by(["policy", "load_level", "load"]).aggregate([([], "count_all")])
+        for entry in sorted(counts.to_pylist(), key=lambda e: (e["load_level"], e["policy"])):
             rows.append(
-                SummaryRow(entry["values"], f"rows.{name}", float(entry["counts"]), ROWS_UNIT)
+                SummaryRow(
+                    entry["policy"],
+                    f"rows.{name}",
+                    float(entry["count_all"]),
+                    ROWS_UNIT,
+                    load_level=int(entry["load_level"]),
+                    load=entry["load"],
+                )
             )
     return rows
+
+
+@dataclass(frozen=True)
+class RunPairing:
+    """One simulation (policy, load level) of two runs of the same seeds, turn by turn: the
+    statistics of ``column``'s new-minus-base difference (``sim.metrics.paired``)."""
+
+    policy: str
+    load_level: int
+    load: float | None
+    column: str
+    stats: PairedStats
+
+
+def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:
+    """New minus base, per simulation and paired column, for every turn both runs have (the
+    same seed gives the same sessions and turns: any difference is the code's or the
+    scenario's). Empty when the seeds differ (then turns do not pair)."""
+    if base.metadata.get("seed") != new.metadata.get("seed"):
+        return []
+    pairings = []
+    key = [*ARM_COLUMNS, *TURN_KEY]
+    for column in PAIRED_COLUMNS:
+        pairs = pair(new.tables["turns"], base.tables["turns"], column, key)
+        units = pairs.select(["policy", "load_level"]).group_by(["policy", "load_level"])
+        loads = _loads(base)
+        for entry in sorted(units.aggregate([]).to_pylist(), key=lambda e: (e["load_level"],
+                                                                             e["policy"])):
+            mine = pairs.filter(
+                pc.and_(
+                    pc.equal(pairs["policy"], entry["policy"]),
+                    pc.equal(pairs["load_level"], entry["load_level"]),
+                )
+            )
+            pairings.append(
+                RunPairing(
+                    entry["policy"],
+                    int(entry["load_level"]),
+                    loads.get(int(entry["load_level"])),
+                    column,
+                    paired_stats(mine["difference"].to_numpy()),
+                )
+            )
+    return sorted(pairings, key=lambda p: (p.load_level, p.policy, p.column))
+
+
+def _loads(run: RunFolder) -> dict[int, float | None]:
+    return {level: load for level, load in run_shape(run)["load levels"]}

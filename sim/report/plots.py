@@ -14,12 +14,22 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from sim.metrics.reader import RunFolder
-from sim.metrics.summary import NS_PER_S, SummaryRow, categories, load_sweep, rows_of, values
+from sim.metrics.summary import (
+    NS_PER_S,
+    SummaryRow,
+    categories,
+    load_levels,
+    load_sweep,
+    rows_at_level,
+    rows_of,
+    values,
+)
 from sim.metrics.summary_table import ordered_policies
 
 NS_PER_MS = 1_000_000
@@ -63,8 +73,12 @@ def draw_figures(run: RunFolder, folder: Path) -> list[Drawn | Skipped]:
             results.append(Skipped(plot.title, figure))
             continue
         figure.suptitle(plot.title)
-        # No "Software" stamp: the same run gives the same bytes whatever matplotlib draws it.
+        # No "Software" or date stamp, a fixed id salt: the same run gives the same bytes.
         figure.savefig(folder / plot.file, dpi=DPI, metadata={"Software": None})
+        with rc_context({"svg.hashsalt": "sim-report"}):
+            figure.savefig(
+                folder / plot.file.replace(".png", ".svg"), metadata={"Date": None, "Creator": None}
+            )
         results.append(Drawn(plot.file, plot.title, plot.caption))
     return results
 
@@ -101,7 +115,7 @@ def _cdf_figure(
     # that turns linear below 1 ms shows both the bulk and the tail.
     axes.set_xscale("symlog", linthresh=1.0)
     axes.set_xlabel(xlabel)
-    axes.set_ylabel("fraction ≤ x")
+    axes.set_ylabel("fraction of rows ≤ x")
     axes.set_ylim(0, 1.02)
     axes.grid(alpha=0.3)
     axes.legend(loc="lower right")
@@ -200,7 +214,7 @@ def _load(run: RunFolder, policies: list[str]) -> Figure | str:
     throughput.set_ylabel("completed turns per simulated second")
     latency.set_ylabel("p99 turn latency (ms)")
     for axes in (throughput, latency):
-        axes.set_xlabel("offered load")
+        axes.set_xlabel("offered load (sessions at once, or arriving per s)")
         axes.grid(alpha=0.3)
         axes.legend()
     return figure
@@ -211,25 +225,24 @@ def _concurrency(run: RunFolder, policies: list[str]) -> Figure | str:
     ran = tools.filter(pc.and_(pc.is_valid(tools["start_ns"]), pc.is_valid(tools["end_ns"])))
     if ran.num_rows == 0:
         return "no tool both started and ended"
-    figure = Figure(figsize=(10, 4.2), layout="constrained")
-    axes = figure.subplots()
-    present = set(categories(ran, "policy"))
-    for policy in [policy for policy in policies if policy in present]:
-        times, running = concurrency_steps(
-            values(rows_of(ran, policy), "start_ns"), values(rows_of(ran, policy), "end_ns")
-        )
-        axes.step(
-            times / NS_PER_S,
-            running,
-            where="post",
-            label=policy,
-            color=_colour(policies, policy),
-            linewidth=0.9,
-        )
-    axes.set_xlabel("simulated time (s)")
-    axes.set_ylabel("tools running")
-    axes.grid(alpha=0.3)
-    axes.legend()
+    present = [policy for policy in policies if policy in set(categories(ran, "policy"))]
+    levels = load_levels({"tools": ran})
+    # One panel per policy and per load level: simulations that never coexisted are not added.
+    figure = Figure(figsize=(10, 2.6 * len(levels) + 1.2), layout="constrained")
+    grid = figure.subplots(len(levels), len(present), squeeze=False, sharey=True)
+    for row, (level, load) in enumerate(levels):
+        for col, policy in enumerate(present):
+            axes = grid[row][col]
+            mine = rows_of(rows_at_level(ran, level), policy)
+            times, running = concurrency_steps(values(mine, "start_ns"), values(mine, "end_ns"))
+            axes.step(
+                times / NS_PER_S, running, where="post", color=_colour(policies, policy),
+                linewidth=0.9,
+            )
+            axes.set_title(policy if load is None or len(levels) < 2 else f"{policy} @ {load:g}")
+            axes.set_xlabel("simulated time (s)")
+            axes.grid(alpha=0.3)
+        grid[row][0].set_ylabel("tools running")
     return figure
 
 
@@ -239,6 +252,8 @@ def concurrency_steps(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray,
     A tool runs over ``[start, end)``: at a shared instant the ends count before the starts, so
     a tool handing over to the next never shows as two running at once.
     """
+    if starts.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     times = np.concatenate([ends, starts])
     steps = np.concatenate([np.full(ends.size, -1), np.full(starts.size, 1)])
     order = np.lexsort((steps, times))
@@ -282,7 +297,7 @@ PLOTS: tuple[_Plot, ...] = (
     _Plot(
         "tool_concurrency.png",
         "Tool concurrency over time",
-        "Number of tools executing at each simulated instant.",
+        "Number of tools executing at each simulated instant, per policy and load level.",
         _concurrency,
     ),
 )

@@ -1,4 +1,5 @@
-"""The report folder of a run: figures and page, written atomically into ``<run>/report/``."""
+"""The report folder of a run, written atomically into ``<run>/report/``: ``report.html`` (one
+self-contained interactive page) and the static PNG/SVG figures beside it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 from sim.metrics.atomic import atomic_directory, check_destination
 from sim.metrics.reader import RunFolder
 from sim.report.html import render_html
+from sim.report.interactive import draw_interactive
 from sim.report.plots import draw_figures
 
 REPORT_FOLDER = "report"
@@ -22,7 +24,7 @@ def write_report(run: RunFolder) -> Path:
     destination = run.path / REPORT_FOLDER
     check_destination(destination, replace=True, kind="report folder", marker=REPORT_PAGE)
     with atomic_directory(destination, replace=True) as staging:
-        figures = draw_figures(run, staging)
-        page = render_html(run.metadata, run.summary, figures)
+        exports = draw_figures(run, staging)
+        page = render_html(run.metadata, run.summary, draw_interactive(run), exports)
         (staging / REPORT_PAGE).write_text(page, encoding="utf-8")
     return destination / REPORT_PAGE

@@ -33,7 +33,14 @@ def golden_summary(name: str) -> list[dict[str, Any]]:
     result = run_scenario(load_scenario(scenario_path(name)))
     rows = summarize(result.collector("golden").tables())
     return [
-        {"policy": row.policy, "metric": row.metric, "value": row.value, "unit": row.unit}
+        {
+            "policy": row.policy,
+            "versus": row.versus,
+            "load_level": row.load_level,
+            "metric": row.metric,
+            "value": row.value,
+            "unit": row.unit,
+        }
         for row in rows
         if not row.wall_clock
     ]

@@ -1,0 +1,129 @@
+"""How summary numbers are shown to people: readable metric names, a unit that fits the value,
+and a precision that fits the unit. The stored summary keeps exact values in its base units
+(``ns``, counts, rates); only what is printed or drawn goes through here.
+
+Rules:
+
+1. A metric's label is what people say: ``ttfts_ns.p50`` is "TTFTS p50",
+   ``latency_ns.p99`` "turn latency p99", ``status_per_1k_requests.529`` "HTTP 529".
+2. Durations of one row (or one column of a paired table) share one unit, the largest of s, ms,
+   µs and ns in which the row's largest magnitude is at least 1 (ms when all are zero), so values
+   are compared at a glance and seconds-scale values are not shown to a thousandth of a ms.
+3. Precision: three significant digits of the row's largest magnitude (at most 3 decimals);
+   counts and nanoseconds whole; shares as percentages to one decimal.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+NS_PER_UNIT: tuple[tuple[str, float], ...] = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
+WHOLE_UNITS = frozenset({"turns", "tools", "requests", "rows", "pairs"})
+PER_1K = "per 1k requests"
+_DISTRIBUTION_NAMES = {
+    "ttfts_ns": "TTFTS",
+    "latency_ns": "turn latency",
+    "start_lag_ns": "tool start lag",
+}
+_COUNT_NAMES = {
+    "ttfts_ns.count": "turns that started a tool",
+    "latency_ns.count": "turns",
+    "start_lag_ns.count": "tools started",
+    "requests.count": "requests",
+}
+_FIXED_NAMES = {
+    "simulated_span_ns": "simulated span",
+    "throughput.turns_per_s": "throughput (completed turns)",
+    "throughput.output_tokens_per_s": "output tokens",
+    "throughput.input_tokens_per_s": "input tokens",
+    "harness.events_per_wall_s": "harness speed (wall clock)",
+}
+_PREFIXES = (
+    ("turns.outcome.", "turns "),
+    ("repairs_per_1k_requests.", "repairs: "),
+    ("synthetic_per_1k_requests.", "synthetic: "),
+    ("status_per_1k_requests.", "HTTP "),
+)
+_STATISTIC_NAMES = {
+    "median": "Δ median",
+    "p90": "Δ p90",
+    "mean": "Δ mean",
+    "median_ci_low": "Δ median, 95% CI low",
+    "median_ci_high": "Δ median, 95% CI high",
+    "mean_ci_low": "Δ mean, 95% CI low",
+    "mean_ci_high": "Δ mean, 95% CI high",
+    "gained": "share of turns sooner",
+    "pairs": "pairs",
+}
+
+
+def measure_name(column: str) -> str:
+    """The name people use for a duration column (``ttfts_ns`` -> "TTFTS")."""
+    return _DISTRIBUTION_NAMES.get(column, column)
+
+
+def metric_label(metric: str) -> str:
+    """Rule 1: the readable name of a summary metric (the metric itself when unknown)."""
+    if metric in _COUNT_NAMES:
+        return _COUNT_NAMES[metric]
+    if metric in _FIXED_NAMES:
+        return _FIXED_NAMES[metric]
+    if metric.startswith("paired."):
+        column, _, statistic = metric.removeprefix("paired.").partition(".")
+        return f"{measure_name(column)} {_STATISTIC_NAMES.get(statistic, statistic)}"
+    column, _, rest = metric.partition(".")
+    if column in _DISTRIBUTION_NAMES and rest.startswith("p"):
+        return f"{_DISTRIBUTION_NAMES[column]} {rest}"
+    for prefix, shown in _PREFIXES:
+        if metric.startswith(prefix):
+            category = metric.removeprefix(prefix)
+            return f"{shown}{'all' if category == 'all' else category}"
+    return metric
+
+
+def duration_unit(values_ns: Iterable[float]) -> tuple[str, float]:
+    """Rule 2: the unit (name, nanoseconds in it) for durations shown together."""
+    largest = max((abs(v) for v in values_ns if math.isfinite(v)), default=0.0)
+    for name, scale in NS_PER_UNIT:
+        if largest >= scale:
+            return name, scale
+    return ("ms", 1e6) if largest == 0 else NS_PER_UNIT[-1]
+
+
+def decimals_for(largest: float) -> int:
+    """Rule 3: decimals giving three significant digits of `largest` (0 to 3)."""
+    if largest == 0 or not math.isfinite(largest):
+        return 0
+    return max(0, min(3, 2 - math.floor(math.log10(abs(largest)))))
+
+
+def unit_label(unit: str) -> str:
+    """Short forms for the table's unit column."""
+    return {PER_1K: "/1k req", "share": "%"}.get(unit, unit)
+
+
+class RowFormat:
+    """How the values of one row (in one stored unit) are shown: rules 2 and 3."""
+
+    def __init__(self, unit: str, values: Iterable[float]) -> None:
+        values = [v for v in values if math.isfinite(v)]
+        self.unit = unit
+        self.scale = 1.0
+        self.shown_unit = unit_label(unit)
+        if unit == "ns":
+            self.shown_unit, self.scale = duration_unit(values)
+        largest = max((abs(v) / self.scale for v in values), default=0.0)
+        if unit in WHOLE_UNITS or self.shown_unit == "ns":
+            self.decimals = 0
+        elif unit == "share":
+            self.scale, self.decimals = 0.01, 1
+        else:
+            self.decimals = decimals_for(largest)
+
+    def __call__(self, value: float | None) -> str:
+        if value is None:
+            return "-"
+        if not math.isfinite(value):
+            return str(value)
+        return f"{value / self.scale:,.{self.decimals}f}"

@@ -1,0 +1,169 @@
+"""The page comparing two runs (`sim report BASE NEW`): one self-contained HTML file in
+``NEW/compare/compare.html``, written atomically.
+
+It shows what `sim compare` decides (every moved metric, per load level, with its verdict), and
+for runs of the same seed the per-turn differences new minus base of TTFTS and turn latency: a
+table per policy and level and their CDFs. Runs `sim compare` refuses (another scenario, other
+sessions, policies or load levels) are refused here too, before anything is written.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+from plotly.subplots import make_subplots
+
+from sim.metrics.atomic import atomic_directory, check_destination
+from sim.metrics.display import RowFormat, measure_name, metric_label
+from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, pair
+from sim.metrics.reader import RunFolder
+from sim.metrics.schema import ARM_COLUMNS
+from sim.metrics.summary import rows_at_level, rows_of
+from sim.report.compare import MetricChange, RunPairing, compare_runs, paired_between
+from sim.report.html import STYLE
+from sim.report.interactive import COLOURS, apply_layout, cdf_points
+
+COMPARE_FOLDER = "compare"
+COMPARE_PAGE = "compare.html"
+NS_PER_MS = 1_000_000
+
+
+def write_compare_page(base: RunFolder, new: RunFolder) -> Path:
+    """Writes ``NEW/compare/compare.html`` (replacing an older one) and returns its path."""
+    changes = compare_runs(base, new)
+    pairings = paired_between(base, new)
+    destination = new.path / COMPARE_FOLDER
+    check_destination(destination, replace=True, kind="compare folder", marker=COMPARE_PAGE)
+    with atomic_directory(destination, replace=True) as staging:
+        page = render_compare(base, new, changes, pairings)
+        (staging / COMPARE_PAGE).write_text(page, encoding="utf-8")
+    return destination / COMPARE_PAGE
+
+
+def render_compare(
+    base: RunFolder, new: RunFolder, changes: list[MetricChange], pairings: list[RunPairing]
+) -> str:
+    moved = [change for change in changes if change.moved]
+    failed = [change for change in moved if change.beyond_tolerance]
+    title = f"sim compare: {new.metadata.get('scenario', '?')}"
+    verdict = (
+        f"{len(failed)} of {len(changes)} metrics beyond tolerance (exact)"
+        if failed
+        else f"all {len(changes)} simulated metrics within tolerance (exact)"
+    )
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{STYLE}</style>",
+        f"<script>{get_plotlyjs()}</script></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<dl><dt>base</dt><dd>{escape(str(base.path))} (seed {base.metadata.get('seed')}, "
+        f"commit {escape(str(base.metadata.get('git_commit') or 'unknown'))})</dd>"
+        f"<dt>new</dt><dd>{escape(str(new.path))} (seed {new.metadata.get('seed')}, "
+        f"commit {escape(str(new.metadata.get('git_commit') or 'unknown'))})</dd></dl>",
+        f'<p class="headline">{escape(verdict)}; {len(moved)} moved.</p>',
+        "<h2>Moved metrics, per load level</h2>",
+        _changes_html(moved) if moved else "<p>No metric moved.</p>",
+        "<h2>Per turn: new minus base</h2>",
+        _pairings_html(pairings)
+        if pairings
+        else "<p>The seeds differ: turns do not pair.</p>",
+        _cdf_html(base, new) if pairings else "",
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"
+
+
+def _where(change: MetricChange) -> str:
+    name = change.policy if change.versus is None else f"{change.policy} − {change.versus}"
+    return name if change.load is None else f"{name} @ {change.load:g}"
+
+
+def _changes_html(changes: list[MetricChange]) -> str:
+    head = "".join(
+        f"<th>{h}</th>" for h in ("policy @ load", "metric", "base", "new", "change", "verdict")
+    )
+    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    for change in changes:
+        shown = RowFormat(change.unit, [v for v in (change.base, change.new) if v is not None])
+        unit = f" {shown.shown_unit}"
+        cells = [
+            _where(change),
+            metric_label(change.metric),
+            "absent" if change.base is None else shown(change.base) + unit,
+            "absent" if change.new is None else shown(change.new) + unit,
+            "-" if change.relative is None else f"{change.relative:+.2%}",
+            "not gated (wall clock)" if change.wall_clock
+            else "FAIL" if change.beyond_tolerance else "within tolerance",
+        ]
+        lines.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def _pairings_html(pairings: list[RunPairing]) -> str:
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("policy @ load", "measure", "median", "p90", "mean", "turns sooner", "pairs")
+    )
+    lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
+    for pairing in pairings:
+        stats = pairing.stats
+        shown = RowFormat(
+            "ns", [v for v in (stats.median, stats.p90, stats.mean) if v is not None]
+        )
+        unit = f" {shown.shown_unit}"
+        where = pairing.policy if pairing.load is None else f"{pairing.policy} @ {pairing.load:g}"
+        cells = [
+            where,
+            measure_name(pairing.column),
+            shown(stats.median) + unit,
+            shown(stats.p90) + unit,
+            shown(stats.mean) + unit,
+            "-" if stats.gained is None else f"{stats.gained:.1%}",
+            f"{stats.pairs:,}",
+        ]
+        lines.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
+    lines.append("</tbody></table>")
+    return "\n".join(lines)
+
+
+def _cdf_html(base: RunFolder, new: RunFolder) -> str:
+    figure = make_subplots(
+        rows=1, cols=2, subplot_titles=[measure_name(column) for column in PAIRED_COLUMNS]
+    )
+    key = [*ARM_COLUMNS, *TURN_KEY]
+    for col, column in enumerate(PAIRED_COLUMNS, start=1):
+        pairs = pair(new.tables["turns"], base.tables["turns"], column, key)
+        policies = sorted(set(pairs["policy"].to_pylist()))
+        levels = sorted(set(pairs["load_level"].to_pylist()))
+        for index, policy in enumerate(policies):
+            for level in levels:
+                mine = rows_at_level(rows_of(pairs, policy), level)
+                if not mine.num_rows:
+                    continue
+                xs, ys = cdf_points(mine["difference"].to_numpy() / NS_PER_MS)
+                name = policy if len(levels) < 2 else f"{policy} @ level {level}"
+                figure.add_trace(
+                    go.Scatter(
+                        x=xs, y=ys, mode="lines", name=name, legendgroup=name,
+                        showlegend=col == 1,
+                        line={"color": COLOURS[index % len(COLOURS)], "shape": "hv"},
+                    ),
+                    row=1, col=col,
+                )
+        figure.update_xaxes(title_text="new minus base, per turn (ms, simulated)", col=col)
+        figure.update_yaxes(title_text="fraction of paired turns ≤ x", col=col)
+    apply_layout(figure)
+    div = figure.to_html(
+        full_html=False, include_plotlyjs=False, div_id="compare-cdf",
+        config={"displaylogo": False},
+    )
+    return (
+        "<figure><h3>Per-turn differences</h3>" + div + "<figcaption>CDF over turns both runs "
+        "have (same policy, level, session and turn): a vertical line at zero means no turn "
+        "moved.</figcaption></figure>"
+    )
