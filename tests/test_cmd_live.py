@@ -100,7 +100,7 @@ def test_sim_report_and_sim_compare_read_a_live_folder(
     assert main(["report", str(live)]) == 0
     assert (live / "report" / "report.html").is_file()
     assert main(["compare", str(simulated), str(live)]) in (0, 1)
-    assert "ttfts_ns.p50" in capsys.readouterr().out
+    assert "TTFTS p50" in capsys.readouterr().out
 
 
 def test_fidelity_passes_within_wide_tolerances_and_fails_within_none(
