@@ -16,7 +16,8 @@ next) and carries out every command the loop returns:
 User behaviour, each from its own keyed draws (`sim.engine.draws`): at most one interrupt per
 turn, `after` the start of its phase (the turn's first stream event, or its first tool start),
 dropped if the phase is over by then; attachments arriving while the turn's tools run (from its
-first tool start to its end), a Poisson process per kind.
+first tool start to its end, or to the end of the prompt's chain when that comes first), a
+Poisson process per kind.
 
 Why a user interrupt during streaming first feeds the events due before it: the stream is fed in
 batches, so the loop may be behind the simulated clock; it must see exactly what had arrived.
@@ -189,6 +190,10 @@ class Session:
                 case TurnEnded():
                     self._tools_turn = 0
                 case SessionEnded():
+                    # The chain can end without its turn's TurnEnded (a retry refused after the
+                    # tools of a discarded attempt started, an interrupt during the backoff):
+                    # the turn's tools phase, and its attachments, end with it.
+                    self._tools_turn = 0
                     assert self._chain_done is not None
                     self._chain_done.succeed()
                 case _:
