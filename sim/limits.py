@@ -24,6 +24,9 @@ MIN_PING_INTERVAL_MS = 1.0
 # Attachments per second of tool time, of one kind: every millisecond. Each is a message the
 # runtime appends; a rate of 1e300 would make one per nanosecond until the tools end.
 MAX_ATTACHMENT_RATE_PER_S = 1000.0
+# Attachments of one turn: past this many the user sends no more until the turn ends. At the
+# largest rate through a tool call of `MAX_DURATION_MS` they would be a billion messages.
+MAX_ATTACHMENTS_PER_TURN = 10_000
 # One count (tokens of a block, tool calls of a response, prompts of a session, result
 # characters, the values and characters of an input generated from a tool's schema).
 MAX_COUNT = 1_000_000

@@ -3,11 +3,15 @@ would run on anyway is stopped with a message naming the seed and the session.""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
 
+from sim.cli import main
+from sim.engine.bounds import SessionRunaway, session_bounds
 from sim.engine.simulation import simulate
+from sim.runtime.commands import WaitUntil
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.scenario.loader import load_scenario, with_overrides
 
@@ -60,3 +64,95 @@ def test_the_overloaded_storm_runs_to_its_end_without_a_horizon(tmp_path: Path) 
     )
     result = simulate(scenario, "streaming", 4.0)
     assert result.sessions_finished == 6
+
+
+# A small scenario whose first request is refused, so the loop asks to be woken for a retry.
+REFUSED = """
+name = "refused"
+seed = 11
+[load]
+mode = "closed"
+sessions = 1
+concurrency = 1
+[runtime]
+policies = ["streaming"]
+max_turns_per_prompt = 2
+[model.faults]
+http_529 = 1.0
+"""
+
+
+def refused(tmp_path: Path) -> Path:
+    path = tmp_path / "refused.toml"
+    path.write_text(REFUSED)
+    return path
+
+
+def wakes_forever(monkeypatch: pytest.MonkeyPatch, every_ns: int) -> None:
+    """A broken loop: each wake asks for another one `every_ns` later, for ever."""
+
+    def wake(loop: ToolTurnLoop, now_ns: int) -> list[object]:
+        return [WaitUntil(now_ns + every_ns)]
+
+    monkeypatch.setattr(ToolTurnLoop, "wake", wake)
+
+
+def test_a_session_that_acts_for_ever_at_one_instant_is_stopped_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wakes_forever(monkeypatch, 0)
+    scenario = load_scenario(refused(tmp_path))
+    bounds = session_bounds(scenario, 1.0)
+    with pytest.raises(SessionRunaway) as info:
+        simulate(scenario, "streaming", 1.0)
+    stop = info.value
+    assert (stop.seed, stop.session_id, stop.policy) == (11, 0, "streaming")
+    assert f"more than {bounds.actions:,} actions" in str(stop)
+    assert str(stop).startswith("session 0 (seed 11, policy streaming) stopped at ")
+
+
+def test_a_session_that_outlives_its_bound_is_stopped_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = load_scenario(refused(tmp_path))
+    bounds = session_bounds(scenario, 1.0)
+    # Few actions, far apart: the bound on simulated time is passed first.
+    wakes_forever(monkeypatch, bounds.span_ns // 5)
+    with pytest.raises(SessionRunaway) as info:
+        simulate(scenario, "streaming", 1.0)
+    stop = info.value
+    assert stop.session_id == 0
+    assert stop.time_ns > bounds.span_ns
+    assert "longer than its scenario allows" in str(stop)
+
+
+def test_sim_run_reports_a_runaway_in_one_line_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wakes_forever(monkeypatch, 0)
+    out = tmp_path / "out"
+    status = main(["run", str(refused(tmp_path)), "--no-report", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("sim run: error: session 0 (seed 11, policy streaming) stopped at ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_a_runaway_crosses_from_a_worker_process_intact() -> None:
+    stop = SessionRunaway(3, 7, "serial", 42, "more than 10 actions")
+    again = pickle.loads(pickle.dumps(stop))
+    assert isinstance(again, SessionRunaway)
+    assert str(again) == str(stop)
+
+
+@pytest.mark.parametrize("name", ["default", "interrupt_storm", "fallback_storm", "overload"])
+def test_the_shipped_scenarios_stay_well_inside_their_bounds(name: str) -> None:
+    scenario = with_overrides(load_scenario(ROOT / "scenarios" / f"{name}.toml"), sessions=8)
+    level = (scenario.load.levels or (None,))[-1]
+    bounds = session_bounds(scenario, level)
+    result = simulate(scenario, scenario.runtime.policies[0], level)
+    sessions = result.rows["sessions"]
+    assert len(sessions) == 8
+    for row in sessions:
+        assert row["end_ns"] - row["arrival_ns"] < bounds.span_ns / 100

@@ -23,6 +23,12 @@ Why a user interrupt during streaming first feeds the events due before it: the 
 batches, so the loop may be behind the simulated clock; it must see exactly what had arrived.
 Cancelled work (an abandoned stream's pending timeout, a stale wake or interrupt) is left to fire
 and is ignored: that is cheaper than removing it and keeps every path simple.
+
+Every callback the session is handed counts as one action (but a tool's progress and an attachment:
+each chain has its cap and ends with its call or turn). A session that takes more actions, or acts
+later after its arrival, than its scenario allows (`sim.engine.bounds`) is broken, not slow:
+it is stopped with `SessionRunaway` (naming seed, policy and session) instead of running forever.
+The user sends at most `MAX_ATTACHMENTS_PER_TURN` attachments in one turn.
 """
 
 from __future__ import annotations
@@ -30,16 +36,18 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Callable, Generator
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import simpy
 
+from sim.engine.bounds import SessionRunaway
 from sim.engine.context import SimulationContext
 from sim.engine.draws import AttachmentArrivals, InterruptDraw, SessionDraws
 from sim.engine.feed_points import feed_points
 from sim.engine.request_log import CANCELLED, RequestLog
 from sim.engine.strict import StrictModeStop
 from sim.engine.tool_run import ToolRun
+from sim.limits import MAX_ATTACHMENTS_PER_TURN
 from sim.model.response import HttpError, Turn
 from sim.runtime.attachments import AttachmentKind
 from sim.runtime.commands import (
@@ -80,6 +88,20 @@ def _strict_stops(method: Callable[P, R]) -> Callable[P, R]:
             raise session.strict_stop(str(error)) from error
 
     return guarded
+
+
+def _acts(method: Callable[P, R]) -> Callable[P, R]:
+    """Count a callback the session is handed; past the session's bounds, stop the run."""
+
+    @functools.wraps(method)
+    def counted(*args: P.args, **kwargs: P.kwargs) -> R:
+        session = cast(Session, args[0])
+        session.actions += 1
+        if session.actions > session.max_actions or session.env.now > session.deadline_ns:
+            raise session.runaway()
+        return method(*args, **kwargs)
+
+    return counted
 
 
 def _jitter_of(session: weakref.ref[Session]) -> Callable[[int], float]:
@@ -127,6 +149,10 @@ class Session:
         self.loop = context.loops.new_loop(_jitter_of(weakref.ref(self)))
         self.requests: list[RequestLog] = []
         self.pairing_violations = 0
+        bounds = context.bounds
+        self.actions = 0
+        self.max_actions = bounds.actions
+        self.deadline_ns = arrival_ns + bounds.span_ns
         # `check_pairing` of each request, checking only what is new since the last one.
         self._pairing = PairingMonitor()
         self.events_fed = 0
@@ -156,6 +182,7 @@ class Session:
         self.end_ns = env.now
         self.context.on_session_end(self)
 
+    @_acts
     @_strict_stops
     def _start(self, prompt: int) -> None:
         text = f"Prompt {prompt + 1} of session {self.session_id}: please continue the task."
@@ -163,6 +190,19 @@ class Session:
 
     def strict_stop(self, detail: str) -> StrictModeStop:
         return StrictModeStop(
+            self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
+        )
+
+    def runaway(self) -> SessionRunaway:
+        bounds = self.context.bounds
+        if self.actions > self.max_actions:
+            detail = f"more than {bounds.actions:,} actions, the most its scenario allows"
+        else:
+            detail = (
+                f"still acting {bounds.span_ns / 1e9:,.3f} s after its arrival, longer than "
+                "its scenario allows"
+            )
+        return SessionRunaway(
             self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
         )
 
@@ -199,6 +239,7 @@ class Session:
                 case _:
                     pass  # ToolProgress, ResultReady, DiscardedResult: for observers only.
 
+    @_acts
     @_strict_stops
     def _wake(self, token: int) -> None:
         if token == self._wake_token:
@@ -224,6 +265,7 @@ class Session:
     # (for a slot, for its stream's decision points, for its end), and a process costs a
     # generator resumption and more scheduled events per wait.
 
+    @_acts
     def _serve(self, command: SendRequest, stream: _Stream) -> None:
         if stream.closed:
             return  # Cancelled before it was served.
@@ -242,6 +284,7 @@ class Session:
             endpoint.admit()
             self._admitted(command, stream)
 
+    @_acts
     def _admitted(self, command: SendRequest, stream: _Stream) -> None:
         """The request holds a slot: ask the model, then report its error or feed its stream."""
         stream.queued = None
@@ -295,6 +338,7 @@ class Session:
         else:
             self._stream_ended(stream)
 
+    @_acts
     def _feed_at(self, stream: _Stream, points: list[int], index: int, end_ns: int) -> None:
         if stream.closed:
             return
@@ -348,6 +392,7 @@ class Session:
         if stop > stream.fed:
             self._feed(stream, stop)
 
+    @_acts
     @_strict_stops
     def _failed(self, stream: _Stream, error: HttpError) -> None:
         if stream.closed:
@@ -362,6 +407,7 @@ class Session:
             )
         )
 
+    @_acts
     @_strict_stops
     def _stream_ended(self, stream: _Stream) -> None:
         if stream.closed:
@@ -407,6 +453,7 @@ class Session:
     def _progress(self, tool_use_id: str, progress: Any) -> None:
         self._dispatch(self.loop.tool_progress(tool_use_id, progress, self.env.now))
 
+    @_acts
     @_strict_stops
     def _finished(self, tool_use_id: str, outcome: ToolOutcome, text: str) -> None:
         self._tools.pop(tool_use_id, None)
@@ -418,6 +465,7 @@ class Session:
         decided_ns = self.env.now + plan.permission_delay_ns
         self.env.call_at(decided_ns, self._decided, command.tool_use_id, plan.permitted)
 
+    @_acts
     @_strict_stops
     def _decided(self, tool_use_id: str, allowed: bool) -> None:
         self._dispatch(self.loop.permission_decided(tool_use_id, allowed, self.env.now))
@@ -446,6 +494,7 @@ class Session:
         if arrivals is not None:
             self._next_attachment(arrivals, turn, 1)
 
+    @_acts
     @_strict_stops
     def _user_interrupt(self, turn: int, phase: str) -> None:
         if not self._in_phase(turn, phase):
@@ -467,6 +516,8 @@ class Session:
 
     def _next_attachment(self, arrivals: AttachmentArrivals, turn: int, count: int) -> None:
         """Attachment `count` of `turn` arrives after the next gap, if the tools still run."""
+        if count > MAX_ATTACHMENTS_PER_TURN:
+            return
         gap_ns, kind = arrivals.next()
         self.env.call_at(self.env.now + gap_ns, self._attach, arrivals, turn, count, kind)
 
