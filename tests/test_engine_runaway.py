@@ -4,6 +4,7 @@ would run on anyway is stopped with a message naming the seed and the session.""
 from __future__ import annotations
 
 import pickle
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from sim.cli import main
 from sim.engine.bounds import SessionRunaway, session_bounds
 from sim.engine.simulation import simulate
+from sim.limits import MAX_ATTACHMENTS_PER_TURN
 from sim.runtime.commands import WaitUntil
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.scenario.loader import load_scenario, with_overrides
@@ -156,3 +158,45 @@ def test_the_shipped_scenarios_stay_well_inside_their_bounds(name: str) -> None:
     assert len(sessions) == 8
     for row in sessions:
         assert row["end_ns"] - row["arrival_ns"] < bounds.span_ns / 100
+
+
+def test_a_turn_takes_at_most_so_many_attachments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A notification every millisecond through a 20 s tool call: 20,000 of them, uncapped.
+    per_turn: Counter[tuple[int, int]] = Counter()
+    attach = ToolTurnLoop.attachment
+
+    def count(loop: ToolTurnLoop, *args: object, **kwargs: object) -> object:
+        per_turn[id(loop), loop.turn] += 1
+        return attach(loop, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ToolTurnLoop, "attachment", count)
+    path = tmp_path / "busy.toml"
+    path.write_text(
+        """
+name = "busy"
+seed = 3
+[load]
+mode = "closed"
+sessions = 1
+concurrency = 1
+[runtime]
+policies = ["streaming"]
+[session.attachments]
+notification = 1000
+[model.script]
+kind = "generated"
+end_probability = 0.0
+max_turns = 2
+tool_mix = { Slow = 1 }
+[tools]
+catalogue = "none"
+[[tools.define]]
+name = "Slow"
+duration = { kind = "fixed", ms = 20000 }
+"""
+    )
+    result = simulate(load_scenario(path), "streaming", 1.0)
+    assert result.sessions_finished == 1
+    assert max(per_turn.values()) == MAX_ATTACHMENTS_PER_TURN
