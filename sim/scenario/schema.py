@@ -428,7 +428,8 @@ class ToolsConfig(_Section):
 class Scenario(_Section):
     """One scenario file. Cross-section rules: a generated script's tool_mix names only tools of the
     scenario and has tools to call; fallback is configured in both [runtime] and [model.faults] or
-    in neither."""
+    in neither; with every draw at its largest, one response lasts at most `MAX_SPAN_MS` and one
+    session at most `MAX_SESSION_MS` (`longest_session_ns`)."""
 
     name: str = Field(min_length=1, description="Short name, shown in results.")
     description: str = Field(default="", description="What the scenario is for.")
