@@ -24,11 +24,12 @@ batches, so the loop may be behind the simulated clock; it must see exactly what
 Cancelled work (an abandoned stream's pending timeout, a stale wake or interrupt) is left to fire
 and is ignored: that is cheaper than removing it and keeps every path simple.
 
-Every callback the session is handed counts as one action (but a tool's progress and an attachment:
-each chain has its cap and ends with its call or turn). A session that takes more actions, or acts
-later after its arrival, than its scenario allows (`sim.engine.bounds`) is broken, not slow:
-it is stopped with `SessionRunaway` (naming seed, policy and session) instead of running forever.
-The user sends at most `MAX_ATTACHMENTS_PER_TURN` attachments in one turn.
+Every callback the session is handed counts as one action, except a tool's progress and an
+attachment (each of those chains has its own cap and ends with its call or turn). A session that
+takes more actions than its scenario allows, or still acts longer after its arrival than it
+allows (`sim.engine.bounds`), is broken, not slow: it is stopped with `SessionRunaway` (naming
+seed, policy and session) instead of running forever. The user sends at most
+`MAX_ATTACHMENTS_PER_TURN` attachments in one turn.
 """
 
 from __future__ import annotations
