@@ -3,7 +3,10 @@ would run on anyway is stopped with a message naming the seed and the session.""
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -200,3 +203,30 @@ duration = { kind = "fixed", ms = 20000 }
     result = simulate(load_scenario(path), "streaming", 1.0)
     assert result.sessions_finished == 1
     assert max(per_turn.values()) == MAX_ATTACHMENTS_PER_TURN
+
+
+def test_a_runaway_in_a_worker_process_is_reported_in_one_line(tmp_path: Path) -> None:
+    # Worker processes are spawned (fresh interpreters): the broken loop comes in through a
+    # sitecustomize module on their path, as it does in the parent.
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "from sim.runtime.commands import WaitUntil\n"
+        "from sim.runtime.loop import ToolTurnLoop\n"
+        "ToolTurnLoop.wake = lambda loop, now_ns: [WaitUntil(now_ns)]\n"
+    )
+    scenario = tmp_path / "refused.toml"
+    scenario.write_text(
+        REFUSED.replace('policies = ["streaming"]', 'policies = ["streaming", "serial"]')
+    )
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "sim.cli", "run", str(scenario), "--jobs", "2", "--no-report",
+         "--out", str(out)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith("sim run: error: session 0 (seed 11, policy ")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert not out.exists()
