@@ -24,6 +24,25 @@ MIN_PING_INTERVAL_MS = 1.0
 # Attachments per second of tool time, of one kind: every millisecond. Each is a message the
 # runtime appends; a rate of 1e300 would make one per nanosecond until the tools end.
 MAX_ATTACHMENT_RATE_PER_S = 1000.0
+# Attachments of one turn: past this many the user sends no more until the turn ends. At the
+# largest rate through a tool call of `MAX_DURATION_MS` they would be a billion messages.
+MAX_ATTACHMENTS_PER_TURN = 10_000
+# The endpoint's latency_growth: at full utilisation every latency is at most 101 times its idle
+# value. A growth of 1e7 made a response last months (and a keep-alive ping every 10 s of it),
+# one of 1e300 an infinite latency.
+MAX_LATENCY_GROWTH = 100.0
+# Keep-alive pings of one stream: past this many the connection stays silent until its next event.
+# A 1 ms ping interval through a first token of `MAX_DURATION_MS` would be a billion events.
+MAX_PINGS_PER_STREAM = 10_000
+# The max_tokens of every request the simulated runtime sends (the loop's default): the model
+# stops a response there, which bounds how long one can last.
+REQUEST_MAX_TOKENS = 4096
+# The longest a session of a scenario could last, every draw at its largest: about 158 years,
+# within int64 nanoseconds (292 years) with room for arrivals and queueing.
+# The longest response is held to `MAX_SPAN_MS` (its times are summed in int64 arrays).
+MAX_SESSION_MS = 5e12
+# Retries of one request: the SDK's default is 2; a budget of 1e18 at no backoff never ends.
+MAX_RETRIES = 100
 # One count (tokens of a block, tool calls of a response, prompts of a session, result
 # characters, the values and characters of an input generated from a tool's schema).
 MAX_COUNT = 1_000_000

@@ -14,7 +14,8 @@ import pytest
 from sim.cli import main
 from sim.distributions import LogNormal, sample_short_runs
 from sim.errors import UserError
-from sim.limits import MAX_COUNT, MAX_DURATION_MS
+from sim.limits import MAX_COUNT, MAX_DURATION_MS, MAX_PINGS_PER_STREAM
+from sim.model.disruption import with_keepalive_pings
 from sim.randomness import stream
 from sim.scenario.counts import LogNormalCount
 from sim.scenario.loader import load_scenario
@@ -62,6 +63,25 @@ def error_of(tmp_path: Path, text: str) -> str:
         (OPEN + "sweep = [1, 1e-30]\n", "load.sweep", "at least 1e-06"),
         (OPEN + "trace_ms = [0, 1, 2, 1e30]\n", "load.trace_ms", "less than or equal"),
         (CLOSED + "horizon_s = 1e30\n", "load.horizon_s", "less than or equal"),
+        # Issue 13, defect 3: each value within its bound, the run not.
+        (CLOSED + "[model.endpoint]\ncapacity = 2\nlatency_growth = 1e300\n",
+         "model.endpoint.latency_growth", "less than or equal to 100"),
+        (CLOSED + "[model.endpoint]\ncapacity = 2\nlatency_growth = 1e7\n",
+         "model.endpoint.latency_growth", "less than or equal to 100"),
+        (CLOSED.replace("sessions = 4", "sessions = 10000000"),
+         "load.sessions", "less than or equal to 1000000"),
+        (CLOSED + "[runtime.retries]\nmax_retries = 1000000000000000000\n",
+         "runtime.retries.max_retries", "less than or equal to 100"),
+        (CLOSED + "[runtime]\nmax_turns_per_prompt = 1000000000\n",
+         "runtime.max_turns_per_prompt", "less than or equal to 1000000"),
+        (CLOSED + "[model.latency]\ntoken_gap = { kind = 'fixed', ms = 1e9 }\n",
+         "model", "one response could last"),
+        (CLOSED + "[model.endpoint]\ncapacity = 2\nlatency_growth = 100\n"
+         "[model.latency]\ntoken_gap = { kind = 'fixed', ms = 1e6 }\n",
+         "model", "one response could last"),
+        (CLOSED + "[session]\nuser_prompts = 1000000\n"
+         "think_time = { kind = 'fixed', ms = 1e9 }\n",
+         "session", "one session could last"),
     ],
 )  # fmt: skip
 def test_values_beyond_the_bounds_are_refused_naming_the_field(
@@ -114,3 +134,29 @@ def test_a_run_with_extreme_but_valid_draws_writes_its_results(tmp_path: Path) -
     assert status == 0
     turns = pq.read_table(out / "turns.parquet").to_pylist()
     assert turns and all(0 <= row["turn_end_ns"] < 2**63 for row in turns)
+
+
+def test_a_stream_sends_at_most_so_many_keepalive_pings() -> None:
+    # A 1 ms ping interval through a first token of 11.6 days: a billion pings, uncapped.
+    times, events = [0, MAX_DURATION_NS, MAX_DURATION_NS + 1], [{"type": "a"}] * 3
+    pinged_times, pinged = with_keepalive_pings(
+        times, events, 2 * MAX_DURATION_NS, 1_000_000, None
+    )
+    pings = [event for event in pinged if event["type"] == "ping"]
+    assert len(pings) == MAX_PINGS_PER_STREAM
+    assert pinged_times == sorted(pinged_times)
+    assert [event for event in pinged if event["type"] != "ping"] == events
+
+
+def test_the_largest_latency_growth_runs_to_its_end(tmp_path: Path) -> None:
+    # latency_growth = 1e7 took 886 MB for 3 sessions (a ping every 10 s of months-long
+    # responses); the largest growth allowed now is an ordinary run.
+    path = tmp_path / "s.toml"
+    path.write_text(
+        CLOSED.replace("sessions = 4", "sessions = 3").replace("concurrency = 2", "concurrency = 3")
+        + "[runtime]\npolicies = ['streaming']\n"
+        + "[model.endpoint]\ncapacity = 2\nlatency_growth = 100\n"
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(path), "--no-report", "--out", str(out)]) == 0
+    assert pq.read_table(out / "sessions.parquet").num_rows == 3

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sim.limits import REQUEST_MAX_TOKENS
 from sim.runtime.executor import build_validators
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.permission import PermissionDecision
@@ -64,6 +65,7 @@ class LoopFactory:
             fallback_model=self._fallback,
             fallback_after=self._fallback_after,
             max_turns=self._scenario.runtime.max_turns_per_prompt,
+            max_tokens=REQUEST_MAX_TOKENS,
             retry=settings,
             strict=self._scenario.runtime.strict,
             permission=self._permission,

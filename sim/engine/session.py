@@ -16,13 +16,21 @@ next) and carries out every command the loop returns:
 User behaviour is the simulated user's (`sim.user`, the same as the live driver's): its prompts
 and think times, at most one interrupt per turn, `after` the start of its phase (the turn's first
 stream event, or its first tool start), dropped if the phase is over by then; attachments
-arriving while the turn's tools run (from its first tool start to its end); permission answers.
-This module schedules them in simulated time.
+arriving while the turn's tools run (from its first tool start to its end, or to the end of the
+prompt's chain when that comes first); permission answers. This module schedules them in
+simulated time.
 
 Why a user interrupt during streaming first feeds the events due before it: the stream is fed in
 batches, so the loop may be behind the simulated clock; it must see exactly what had arrived.
 Cancelled work (an abandoned stream's pending timeout, a stale wake or interrupt) is left to fire
 and is ignored: that is cheaper than removing it and keeps every path simple.
+
+Every callback the session is handed counts as one action, except a tool's progress and an
+attachment (each of those chains has its own cap and ends with its call or turn). A session that
+takes more actions than its scenario allows, or still acts longer after its arrival than it
+allows (`sim.engine.bounds`), is broken, not slow: it is stopped with `SessionRunaway` (naming
+seed, policy and session) instead of running forever. The user sends at most
+`MAX_ATTACHMENTS_PER_TURN` attachments in one turn.
 """
 
 from __future__ import annotations
@@ -30,17 +38,19 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Callable, Generator
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import simpy
 
 from sim.distributions import ms_to_ns
+from sim.engine.bounds import SessionRunaway
 from sim.engine.context import SimulationContext
 from sim.engine.draws import SessionDraws
 from sim.engine.feed_points import feed_points
 from sim.engine.request_log import CANCELLED, RequestLog
 from sim.engine.strict import StrictModeStop
 from sim.engine.tool_run import ToolRun
+from sim.limits import MAX_ATTACHMENTS_PER_TURN
 from sim.model.response import HttpError, Turn
 from sim.runtime.attachments import AttachmentKind
 from sim.runtime.commands import (
@@ -90,6 +100,20 @@ def _strict_stops(method: Callable[P, R]) -> Callable[P, R]:
     return guarded
 
 
+def _acts(method: Callable[P, R]) -> Callable[P, R]:
+    """Count a callback the session is handed; past the session's bounds, stop the run."""
+
+    @functools.wraps(method)
+    def counted(*args: P.args, **kwargs: P.kwargs) -> R:
+        session = cast(Session, args[0])
+        session.actions += 1
+        if session.actions > session.max_actions or session.env.now > session.deadline_ns:
+            raise session.runaway()
+        return method(*args, **kwargs)
+
+    return counted
+
+
 def _jitter_of(session: weakref.ref[Session]) -> Callable[[int], float]:
     """The retry jitter of `session`'s loop. Through a weak reference: the loop keeps its jitter
     function for life, and a bound method would make session and loop a reference cycle, freed
@@ -136,6 +160,10 @@ class Session:
         self.loop = context.loops.new_loop(_jitter_of(weakref.ref(self)))
         self.requests: list[RequestLog] = []
         self.pairing_violations = 0
+        bounds = context.bounds
+        self.actions = 0
+        self.max_actions = bounds.actions
+        self.deadline_ns = arrival_ns + bounds.span_ns
         # `check_pairing` of each request, checking only what is new since the last one.
         self._pairing = PairingMonitor()
         self.events_fed = 0
@@ -163,12 +191,26 @@ class Session:
         self.end_ns = env.now
         self.context.on_session_end(self)
 
+    @_acts
     @_strict_stops
     def _start(self, prompt: int) -> None:
         self._dispatch(self.loop.start(self.user.prompt_text(prompt), self.env.now))
 
     def strict_stop(self, detail: str) -> StrictModeStop:
         return StrictModeStop(
+            self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
+        )
+
+    def runaway(self) -> SessionRunaway:
+        bounds = self.context.bounds
+        if self.actions > self.max_actions:
+            detail = f"more than {bounds.actions:,} actions, the most its scenario allows"
+        else:
+            detail = (
+                f"still acting {bounds.span_ns / 1e9:,.3f} s after its arrival, longer than "
+                "its scenario allows"
+            )
+        return SessionRunaway(
             self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
         )
 
@@ -196,11 +238,16 @@ class Session:
                 case TurnEnded():
                     self._tools_turn = 0
                 case SessionEnded():
+                    # The chain can end without its turn's TurnEnded (a retry refused after the
+                    # tools of a discarded attempt started, an interrupt during the backoff):
+                    # the turn's tools phase, and its attachments, end with it.
+                    self._tools_turn = 0
                     assert self._chain_done is not None
                     self._chain_done.succeed()
                 case _:
                     pass  # ToolProgress, ResultReady, DiscardedResult: for observers only.
 
+    @_acts
     @_strict_stops
     def _wake(self, token: int) -> None:
         if token == self._wake_token:
@@ -225,6 +272,7 @@ class Session:
     # (for a slot, for its stream's decision points, for its end), and a process costs a
     # generator resumption and more scheduled events per wait.
 
+    @_acts
     def _serve(self, command: SendRequest, stream: _Stream) -> None:
         if stream.closed:
             return  # Cancelled before it was served.
@@ -243,6 +291,7 @@ class Session:
             endpoint.admit()
             self._admitted(command, stream)
 
+    @_acts
     def _admitted(self, command: SendRequest, stream: _Stream) -> None:
         """The request holds a slot: ask the model, then report its error or feed its stream."""
         stream.queued = None
@@ -296,6 +345,7 @@ class Session:
         else:
             self._stream_ended(stream)
 
+    @_acts
     def _feed_at(self, stream: _Stream, points: list[int], index: int, end_ns: int) -> None:
         if stream.closed:
             return
@@ -349,6 +399,7 @@ class Session:
         if stop > stream.fed:
             self._feed(stream, stop)
 
+    @_acts
     @_strict_stops
     def _failed(self, stream: _Stream, error: HttpError) -> None:
         if stream.closed:
@@ -363,6 +414,7 @@ class Session:
             )
         )
 
+    @_acts
     @_strict_stops
     def _stream_ended(self, stream: _Stream) -> None:
         if stream.closed:
@@ -416,6 +468,7 @@ class Session:
     def _progress(self, tool_use_id: str, progress: Any) -> None:
         self._dispatch(self.loop.tool_progress(tool_use_id, progress, self.env.now))
 
+    @_acts
     @_strict_stops
     def _finished(self, tool_use_id: str, outcome: ToolOutcome, text: str) -> None:
         self._tools.pop(tool_use_id, None)
@@ -429,6 +482,7 @@ class Session:
             self.env.now + answer.delay_ns, self._decided, command.tool_use_id, answer.allowed
         )
 
+    @_acts
     @_strict_stops
     def _decided(self, tool_use_id: str, allowed: bool) -> None:
         self._dispatch(self.loop.permission_decided(tool_use_id, allowed, self.env.now))
@@ -445,6 +499,7 @@ class Session:
         if arrivals is not None:
             self._next_attachment(arrivals, turn, 1)
 
+    @_acts
     @_strict_stops
     def _user_interrupt(self, turn: int, phase: InterruptPhase) -> None:
         if not in_phase(self.loop, turn, phase):
@@ -458,6 +513,8 @@ class Session:
 
     def _next_attachment(self, arrivals: AttachmentArrivals, turn: int, count: int) -> None:
         """Attachment `count` of `turn` arrives after the next gap, if the tools still run."""
+        if count > MAX_ATTACHMENTS_PER_TURN:
+            return
         gap_ns, kind = arrivals.next()
         self.env.call_at(self.env.now + gap_ns, self._attach, arrivals, turn, count, kind)
 

@@ -20,6 +20,7 @@ from typing import Any
 import simpy
 
 from sim.engine.arrivals import ClosedLoop, OpenLoop, arrivals_for
+from sim.engine.bounds import session_bounds
 from sim.engine.clock import Clock
 from sim.engine.collector import fewer_collections
 from sim.engine.context import SimulationContext
@@ -68,7 +69,8 @@ def simulate(
     """Run `scenario` under `policy` at load `level` (a concurrency, an arrival rate, or None for
     a trace of arrivals), the sweep's level number `load_level` (recorded in every row); with
     `trace`, keep a row per stream event fed (`result.trace`). Raises `StrictModeStop` in strict
-    mode when a transcript breaks pairing."""
+    mode when a transcript breaks pairing, and `SessionRunaway` when a session goes past its
+    bounds (`sim.engine.bounds`)."""
     wall_start = time.perf_counter()
     env = Clock()
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
@@ -113,6 +115,7 @@ def simulate(
         endpoint=SimEndpoint(env, model.endpoint),
         loops=LoopFactory(scenario, policy, model.name, model.fallback_name),
         on_session_end=on_session_end,
+        bounds=session_bounds(scenario, level),
         trace=events_trace,
     )
 

@@ -263,6 +263,9 @@ class _Driver:
                     self._turns.append(command)
                     self._tools_turn = 0
                 case SessionEnded():
+                    # As the simulator's session does: a chain can end without its turn's
+                    # TurnEnded, and its attachments must end with it (issue 13, defect 1).
+                    self._tools_turn = 0
                     if not self._ended.done():
                         self._ended.set_result(command.reason)
                 case _:

@@ -47,7 +47,12 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sim.distributions import Distribution, fixed_ms
-from sim.limits import MAX_DURATION_MS, MIN_PING_INTERVAL_MS, MIN_RATE_PER_S
+from sim.limits import (
+    MAX_DURATION_MS,
+    MAX_LATENCY_GROWTH,
+    MIN_PING_INTERVAL_MS,
+    MIN_RATE_PER_S,
+)
 from sim.scenario.counts import Count, EmpiricalCount, FixedCount, UniformCount, fixed_count
 from sim.tools.json_values import JsonObject
 
@@ -222,6 +227,7 @@ class EndpointConfig(_Config):
     latency_growth: float = Field(
         default=0.0,
         ge=0,
+        le=MAX_LATENCY_GROWTH,
         description="Latency factor is 1 + latency_growth * utilisation (in-flight / capacity).",
     )
     overflow: Literal["queue", "refuse"] = Field(

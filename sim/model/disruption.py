@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.distributions import Distribution
+from sim.limits import MAX_PINGS_PER_STREAM
 from sim.model.api_errors import error_event
 from sim.model.faults import ERROR_EVENT_FAULTS, STALL, FaultDice
 from sim.model.response import StreamEnding
@@ -121,8 +122,9 @@ def with_keepalive_pings(
     stall_at: int | None,
 ) -> tuple[list[int], list[dict[str, Any]]]:
     """The stream's times and events with a ping every `interval_ns` of silence while the
-    connection is open, except in a stall (a stalled server sends nothing). The lists given are
-    returned as they are when no ping is due."""
+    connection is open, except in a stall (a stalled server sends nothing), and at most
+    `MAX_PINGS_PER_STREAM` of them (the connection then stays silent until its next event). The
+    lists given are returned as they are when no ping is due."""
     # The usual case: no silence that long. A stream that lasts less than the interval has none
     # (settled without a pass over the gaps).
     if end_ns - times[0] <= interval_ns or (
@@ -132,17 +134,19 @@ def with_keepalive_pings(
         return times, events
     pinged_times: list[int] = []
     pinged: list[dict[str, Any]] = []
+    left = MAX_PINGS_PER_STREAM
     previous = times[0]
     for index, (at, event) in enumerate(zip(times, events, strict=True)):
-        if at - previous > interval_ns and index != stall_at:
-            silence = range(previous + interval_ns, at, interval_ns)
+        if at - previous > interval_ns and index != stall_at and left:
+            silence = range(previous + interval_ns, at, interval_ns)[:left]
+            left -= len(silence)
             pinged_times.extend(silence)
             pinged.extend({"type": "ping"} for _ in silence)
         pinged_times.append(at)
         pinged.append(event)
         previous = at
-    if end_ns - previous > interval_ns and stall_at != len(events):
-        silence = range(previous + interval_ns, end_ns, interval_ns)
+    if end_ns - previous > interval_ns and stall_at != len(events) and left:
+        silence = range(previous + interval_ns, end_ns, interval_ns)[:left]
         pinged_times.extend(silence)
         pinged.extend({"type": "ping"} for _ in silence)
     return pinged_times, pinged

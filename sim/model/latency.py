@@ -15,6 +15,8 @@ Calibration (medians; the spread is our choice, lognormal as latencies are right
 The ranges are the ones restated in issue 4. The pauses (before a tool_use block, between the
 chunks of a JSON burst, between blocks) and the ping cadence are not published; they are set to
 plausible values and can be overridden per scenario.
+
+`longest_response_ns` is the other end: a response with every latency drawn at its largest.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sim.distributions import Distribution, LogNormal, Uniform, ms_to_ns
-from sim.model.config import LatencyConfig, ProfileName
+from sim.distributions import Distribution, Empirical, Fixed, LogNormal, Uniform, ms_to_ns
+from sim.model.config import ExplicitScript, LatencyConfig, ModelConfig, ProfileName, Script
 
 # Spread of one token's gap around its median. Wide per token, yet over a response of a few
 # hundred tokens the speed settles close to the mean (the law of large numbers).
@@ -111,3 +113,47 @@ def resolve_latency(profile: ProfileName, overrides: LatencyConfig) -> Latency:
 
 def _chosen(override: Distribution | None, preset: Distribution) -> Distribution:
     return preset if override is None else override
+
+
+def largest_ns(distribution: Distribution) -> int:
+    """The largest draw of `distribution`, in ns."""
+    if isinstance(distribution, Fixed):
+        return ms_to_ns(distribution.ms)
+    if isinstance(distribution, Uniform):
+        return ms_to_ns(distribution.high_ms)
+    if isinstance(distribution, LogNormal):
+        return ms_to_ns(distribution.cap_ms)
+    assert isinstance(distribution, Empirical)
+    return ms_to_ns(max(distribution.values_ms))
+
+
+def most_tool_calls(script: Script) -> int:
+    """The most tool calls one response of `script` makes."""
+    if isinstance(script, ExplicitScript):
+        return max(
+            sum(block.type == "tool_use" for block in response.blocks)
+            for response in script.responses
+        )
+    return script.tool_calls.largest()
+
+
+def longest_response_ns(config: ModelConfig, max_tokens: int) -> int:
+    """The longest one attempt can take from admission to its end, every draw at its largest: a
+    response of `max_tokens` tokens (the model stops there) from the slower of the model and its
+    fallback, at the endpoint's slowest, with a stall; or an HTTP error's delay, as slow."""
+    latencies = [resolve_latency(config.profile, config.latency)]
+    if config.faults.fallback is not None:
+        latencies.append(resolve_latency(config.faults.fallback, LatencyConfig()))
+    blocks = 2 + most_tool_calls(config.script)  # thinking, text, the calls
+    # Tool JSON arrives in fragments of at least four characters, a token per four: a fragment
+    # per token, another where a key/value pair ends, and a block's empty first one.
+    fragments = 2 * max_tokens + 2 * blocks
+    slowest = max(
+        max(largest_ns(latency.ttft), largest_ns(latency.http_error_delay))
+        + blocks * (largest_ns(latency.block_gap) + largest_ns(latency.tool_use_pause))
+        + max_tokens * largest_ns(latency.token_gap)
+        + fragments * largest_ns(latency.json_chunk_gap)
+        for latency in latencies
+    )
+    factor = 1.0 + config.endpoint.latency_growth
+    return int(slowest * factor) + 1 + largest_ns(config.faults.stall_duration)

@@ -36,6 +36,11 @@ class _Count(BaseModel):
         """The smallest count a draw can give."""
         raise NotImplementedError
 
+    @abstractmethod
+    def largest(self) -> int:
+        """The largest count a draw can give."""
+        raise NotImplementedError
+
 
 class FixedCount(_Count):
     kind: Literal["fixed"]
@@ -46,6 +51,9 @@ class FixedCount(_Count):
         return self.n
 
     def smallest(self) -> int:
+        return self.n
+
+    def largest(self) -> int:
         return self.n
 
 
@@ -65,6 +73,9 @@ class UniformCount(_Count):
 
     def smallest(self) -> int:
         return self.low
+
+    def largest(self) -> int:
+        return self.high
 
 
 class LogNormalCount(_Count):
@@ -86,6 +97,9 @@ class LogNormalCount(_Count):
         # A draw below one half rounds to 0, however unlikely.
         return 0
 
+    def largest(self) -> int:
+        return MAX_COUNT if self.max is None else self.max
+
 
 class EmpiricalCount(_Count):
     """Draws uniformly from observed counts."""
@@ -100,6 +114,9 @@ class EmpiricalCount(_Count):
 
     def smallest(self) -> int:
         return min(self.values)
+
+    def largest(self) -> int:
+        return max(self.values)
 
 
 def _bare_int_is_fixed(value: Any) -> Any:

@@ -31,17 +31,23 @@ from pydantic import (
 from sim.distributions import NS_PER_MS, Distribution, LogNormal
 from sim.limits import (
     MAX_ATTACHMENT_RATE_PER_S,
+    MAX_COUNT,
     MAX_DURATION_MS,
+    MAX_RETRIES,
     MAX_SEED,
+    MAX_SESSION_MS,
     MAX_SPAN_MS,
     MIN_HORIZON_S,
     MIN_RATE_PER_S,
+    REQUEST_MAX_TOKENS,
 )
 from sim.model.config import GeneratedScript, ModelConfig
+from sim.model.latency import largest_ns, longest_response_ns, most_tool_calls
 from sim.runtime.tooldef import ToolDefinition
 from sim.scenario.counts import Count, fixed_count
 from sim.scenario.validation import FieldProblem, problems_under, raise_at, raise_problems
 from sim.tools.catalogue import catalogue
+from sim.tools.execution import TOOL_TIMEOUT_NS
 from sim.tools.override import apply_override
 from sim.tools.spec import ToolSpec
 
@@ -72,7 +78,9 @@ class LoadConfig(_Section):
     mode: Literal["closed", "open"] = Field(
         description="closed: fixed concurrency; open: arrivals."
     )
-    sessions: int = Field(ge=1, description="Sessions to run (per load level when sweeping).")
+    sessions: int = Field(
+        ge=1, le=MAX_COUNT, description="Sessions to run (per load level when sweeping)."
+    )
     concurrency: int | None = Field(
         default=None, ge=1, description="closed: sessions running at once."
     )
@@ -285,7 +293,9 @@ class RetryConfig(_Section):
     """Retries of requests refused before any event (429, 529, 500), as the anthropic SDK does them:
     backoff doubles from initial to max, multiplied by a jitter factor in [1 - jitter, 1]."""
 
-    max_retries: int = Field(default=2, ge=0, description="Retries after the first attempt.")
+    max_retries: int = Field(
+        default=2, ge=0, le=MAX_RETRIES, description="Retries after the first attempt."
+    )
     initial_backoff_ms: float = Field(
         default=500, ge=0, le=MAX_DURATION_MS, description="Backoff before the first retry."
     )
@@ -331,7 +341,10 @@ class RuntimeConfig(_Section):
         default=False, description="A pairing mismatch stops the run instead of being repaired."
     )
     max_turns_per_prompt: int = Field(
-        default=50, ge=1, description="The loop's limit on model turns answering one prompt."
+        default=50,
+        ge=1,
+        le=MAX_COUNT,
+        description="The loop's limit on model turns answering one prompt.",
     )
     retries: RetryConfig = Field(default_factory=RetryConfig, description="Retries with backoff.")
     fallback_after_overloads: int | None = Field(
@@ -415,7 +428,8 @@ class ToolsConfig(_Section):
 class Scenario(_Section):
     """One scenario file. Cross-section rules: a generated script's tool_mix names only tools of the
     scenario and has tools to call; fallback is configured in both [runtime] and [model.faults] or
-    in neither."""
+    in neither; with every draw at its largest, one response lasts at most `MAX_SPAN_MS` and one
+    session at most `MAX_SESSION_MS` (`longest_session_ns`)."""
 
     name: str = Field(min_length=1, description="Short name, shown in results.")
     description: str = Field(default="", description="What the scenario is for.")
@@ -472,6 +486,76 @@ class Scenario(_Section):
             )
         raise_problems("Scenario", problems)
         return self
+
+    @model_validator(mode="after")
+    def _fits_simulated_time(self) -> Scenario:
+        # Every value may be within its bound and their product still not: a response's times
+        # are summed in int64 arrays, a session's end is an int64 column.
+        response_ns = longest_response_ns(self.model, REQUEST_MAX_TOKENS)
+        if response_ns > MAX_SPAN_MS * NS_PER_MS:
+            raise_at(
+                "Scenario",
+                ("model",),
+                f"one response could last {response_ns / NS_PER_S / 86400:.4g} days with every "
+                f"latency at its largest ({REQUEST_MAX_TOKENS} tokens, latency_growth and a "
+                f"stall included), more than {MAX_SPAN_MS / 1000 / 86400:.4g}: lower the "
+                "latencies' largest values",
+            )
+        session_ns = self.longest_session_ns(1)
+        if session_ns > MAX_SESSION_MS * NS_PER_MS:
+            raise_at(
+                "Scenario",
+                ("session",),
+                f"one session could last {session_ns / NS_PER_S / 86400:.4g} days with every "
+                "draw at its largest (session.user_prompts times runtime.max_turns_per_prompt "
+                "turns of every retry, response and tool call), more than "
+                f"{MAX_SESSION_MS / 1000 / 86400:.4g}: lower some of them",
+            )
+        return self
+
+    @property
+    def attempts_per_turn(self) -> int:
+        """The most requests one turn sends: the retry budget, fresh once after a fallback."""
+        runtime = self.runtime
+        fallback = runtime.fallback_after_overloads is not None
+        return (runtime.retries.max_retries + 1) * (2 if fallback else 1)
+
+    @property
+    def tool_calls_per_response(self) -> int:
+        """The most tool calls one response makes."""
+        return most_tool_calls(self.model.script)
+
+    def longest_session_ns(self, at_once: int) -> int:
+        """How long one session could last from its arrival with every draw at its largest,
+        `at_once` sessions sharing the endpoint: per attempt, the queue (when the endpoint
+        queues, every other session ahead, each for one attempt), the response, the longest
+        backoff or retry-after, and every tool call one after another (permission delay, then its
+        run or the tool timeout of a hang); per turn, every attempt and the interrupt's delay;
+        per session, every prompt's think time and turns."""
+        endpoint = self.model.endpoint
+        response_ns = longest_response_ns(self.model, REQUEST_MAX_TOKENS)
+        queues = endpoint.capacity is not None and endpoint.overflow == "queue"
+        queue_ns = (at_once - 1) * response_ns if queues else 0
+        backoff_ns = max(
+            self.runtime.retries.max_backoff_ns,
+            round(self.model.faults.retry_after_ms * NS_PER_MS),
+            round(endpoint.retry_after_ms * NS_PER_MS),
+        )
+        call_ns = max(
+            (
+                largest_ns(spec.permission.decision_delay)
+                + max(largest_ns(spec.duration), TOOL_TIMEOUT_NS)
+                for spec in self.tool_specs
+            ),
+            default=0,
+        )
+        attempt_ns = (
+            queue_ns + response_ns + backoff_ns + self.tool_calls_per_response * call_ns
+        )
+        session = self.session
+        turn_ns = self.attempts_per_turn * attempt_ns + largest_ns(session.interrupts.after)
+        prompt_ns = largest_ns(session.think_time) + self.runtime.max_turns_per_prompt * turn_ns
+        return session.user_prompts.largest() * prompt_ns
 
     @property
     def tool_specs(self) -> tuple[ToolSpec, ...]:
