@@ -45,12 +45,15 @@ class SessionRunaway(UserError):
     def __init__(
         self, seed: int, session_id: int, policy: str, time_ns: int, detail: str
     ) -> None:
-        super().__init__(seed, session_id, policy, time_ns, detail)
+        # Exception's own __init__, not UserError's: `args` must be these fields to unpickle.
+        Exception.__init__(self, seed, session_id, policy, time_ns, detail)
         self.seed = seed
         self.session_id = session_id
         self.policy = policy
         self.time_ns = time_ns
         self.detail = detail
+        self.message = str(self)
+        self.details = ()
 
     def __str__(self) -> str:
         return (
