@@ -14,7 +14,8 @@ Rules
 -----
 1. Requests. Every request is built from `messages` after `ensure_tool_result_pairing` (strict
    mode: `PairingError` instead of repairing); each repair is recorded and kept. The body is a
-   legal Messages API body: model, max_tokens, messages, tools, stream=True (and system if set).
+   legal Messages API body: model, max_tokens, messages, tools, stream=True (and system if set),
+   and `SendRequest.pairing_violations` is the check of its messages.
 2. Streaming. Events go to a fresh `StreamAccumulator` per attempt. Each completed tool_use block
    goes to the attempt's `ToolExecutor` at once, while the stream still runs (whether the call
    starts then is the executor policy's business); a block whose id an earlier block of the same
@@ -380,6 +381,10 @@ class ToolTurnLoop:
             raise PairingError(violations)
         else:
             messages, repairs = ensure_tool_result_pairing(self.messages)
+            # The verdict on the body sent (`SendRequest.pairing_violations`, empty if the
+            # repair keeps its guarantee); the monitor then holds the transcript the next
+            # request grows, so the next check is of its new messages only.
+            violations = self._pairing.check(messages)
         for repair in repairs:
             self.record.add(now_ns, RecordKind.REPAIR, tool_use_id=repair.tool_use_id,
                             detail=repair.kind.value, value=repair.message_index)
@@ -401,7 +406,9 @@ class ToolTurnLoop:
         self.phase = Phase.AWAITING_RESPONSE
         self.requests_sent += 1
         self.record.add(now_ns, RecordKind.REQUEST_SENT, name=self.model, value=self._attempt)
-        return SendRequest(body, self.model, self._attempt, self.requests_sent)
+        return SendRequest(
+            body, self.model, self._attempt, self.requests_sent, tuple(violations)
+        )
 
     def _block_complete(self, done: BlockMessage, now_ns: int) -> list[Command]:
         block = done.block
