@@ -265,7 +265,7 @@ class Session:
         times = stream.times = response.times
         if events:
             self._schedule_streaming_interrupt(log.turn, times[0])
-        points = feed_points(events, response.tool_stops)
+        points = feed_points(response.tool_stops, len(events))
         self._feed_points(stream, points, 0, response.end_ns)
 
     def _model_turn(self, command: SendRequest, stream: _Stream) -> Turn:

@@ -303,19 +303,17 @@ class MockModel:
                 hit.times, hit.events, hit.end_ns, hit.ending, hit.stall_at
             )
             faults.extend(hit.faults)
-        sent_times, sent = with_keepalive_pings(
-            times, events, end_ns, latency.ping_interval_ns, stall_at
+        # What is left of the timeline is a prefix of it; an error event takes the place of the
+        # first event cut. The pings then move the stops along with their events.
+        kept = len(events) - 1 if ending == "error_event" else len(events)
+        tool_stops = tuple(
+            span.stop for span in timeline.spans if span.type == "tool_use" and span.stop < kept
         )
-        tool_stops = None
-        if len(sent) == len(events):  # no ping inserted: the layout's indices still hold
-            # What is left of the timeline is a prefix of it; an error event takes the place of
-            # the first event cut.
-            kept = len(events) - 1 if ending == "error_event" else len(events)
-            tool_stops = tuple(
-                span.stop for span in timeline.spans if span.type == "tool_use" and span.stop < kept
-            )
+        sent_times, sent, tool_stops = with_keepalive_pings(
+            times, events, end_ns, latency.ping_interval_ns, stall_at, tool_stops
+        )
         return StreamResponse(
-            sent_times, sent, end_ns, ending, message_id, model, tuple(faults), tool_stops
+            sent_times, sent, end_ns, ending, message_id, model, tool_stops, tuple(faults)
         )
 
     def _tool_call_faults(
