@@ -366,7 +366,7 @@ class Session:
         if status is not None and log.status == "pending":
             log.status = status
         log.end_ns = self.env.now
-        log.note_stream_end(stream.events, stream.times, stream.fed)
+        log.response = self.loop.response_summary(log.request_index)
         endpoint = self.context.endpoint
         if stream.queued is not None:
             endpoint.withdraw(stream.queued)

@@ -77,6 +77,7 @@ from jsonschema.protocols import Validator
 
 from sim.runtime.accumulator import (
     BlockMessage,
+    ResponseSummary,
     StreamAccumulator,
     StreamProtocolError,
     merge_block_messages,
@@ -175,6 +176,9 @@ class ToolTurnLoop:
         self._wake_ns = 0
         self._pending: list[Attachment] = []
         self._accumulator = StreamAccumulator()
+        # When the current request's message_stop came; the summaries of the earlier requests.
+        self._message_stop_ns: int | None = None
+        self._summaries: list[ResponseSummary] = []
         self._executor = self._new_executor()
         self._executors: list[ToolExecutor] = []
         self._owner: dict[str, ToolExecutor] = {}
@@ -227,6 +231,7 @@ class ToolTurnLoop:
         if done is not None:
             return self._block_complete(done, now_ns)
         if accumulator.finished:
+            self._message_stop_ns = now_ns
             return self._response_ended(now_ns)
         if accumulator.error is not None:
             error_type = str(accumulator.error.get("type", "error"))
@@ -343,6 +348,13 @@ class ToolTurnLoop:
         """The current turn, counted over the whole session (1-based; 0 before the first)."""
         return self._turn
 
+    def response_summary(self, request_id: int) -> ResponseSummary:
+        """The `ResponseSummary` of request `request_id` (1, 2, ...): the current request's as
+        far as it was read, an earlier one's as it was when the next one was sent."""
+        if request_id == self.requests_sent:
+            return self._accumulator.summary(self._message_stop_ns)
+        return self._summaries[request_id - 1]
+
     def call_records(self) -> list[CallRecord]:
         """Every call of the session, attempt by attempt, in tool_use order."""
         return [record for executor in self._executors for record in executor.records()]
@@ -399,7 +411,10 @@ class ToolTurnLoop:
         }
         if self.system is not None:
             body["system"] = self.system
+        if self.requests_sent:
+            self._summaries.append(self._accumulator.summary(self._message_stop_ns))
         self._accumulator = StreamAccumulator()
+        self._message_stop_ns = None
         self._executor = self._new_executor()
         self._executors.append(self._executor)
         self._results = []
