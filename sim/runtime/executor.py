@@ -152,9 +152,8 @@ class _Call:
     def freeze(self, turn: int, attempt: int) -> CallRecord:
         return CallRecord(
             self.tool_use_id, self.name, turn, attempt, self.state, self.block_complete_ns,
-            self.queued_ns,
-            self.admitted_ns, self.start_ns, self.end_ns, self.handed_over_ns, self.outcome,
-            self.synthetic_cause, self.wasted,
+            self.queued_ns, self.admitted_ns, self.start_ns, self.end_ns, self.handed_over_ns,
+            self.outcome, self.synthetic_cause, self.wasted,
         )
 
 
