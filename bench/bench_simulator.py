@@ -52,8 +52,8 @@ _INPUTS = (
 Call = tuple[str, tuple[Any, ...], dict[str, Any]]
 
 
-# A request as the model was asked: body, turn, utilisation, pairing, origin_ns.
-Request = tuple[dict[str, Any], Turn, float, list[str] | None, int]
+# A request as the model was asked (`MockModel.answer`): body, turn, utilisation, origin_ns.
+Request = tuple[dict[str, Any], Turn, float, int]
 
 
 @dataclasses.dataclass
@@ -135,32 +135,29 @@ def record(fixed: Scenario) -> Recording:
     TapeLoop.tapes = []
     requests: list[Request] = []
     answered = 0
-    original_loop, original_respond = LoopFactory.loop_class, MockModel.respond
+    original_loop, original_answer = LoopFactory.loop_class, MockModel.answer
 
-    def respond(
+    def recorded_answer(
         self: MockModel,
         body: dict[str, Any],
         turn: Turn,
         utilisation: float = 0.0,
         *,
-        pairing: list[str] | None = None,
         origin_ns: int = 0,
     ) -> Response:
         nonlocal answered
-        requests.append((body, turn, utilisation, pairing, origin_ns))
-        response = original_respond(
-            self, body, turn, utilisation, pairing=pairing, origin_ns=origin_ns
-        )
+        requests.append((body, turn, utilisation, origin_ns))
+        response = original_answer(self, body, turn, utilisation, origin_ns=origin_ns)
         answered += len(response.events) if isinstance(response, StreamResponse) else 0
         return response
 
     LoopFactory.loop_class = TapeLoop
-    MockModel.respond = respond  # type: ignore[method-assign]
+    MockModel.answer = recorded_answer  # type: ignore[method-assign]
     try:
         run_engine(fixed)
     finally:
         LoopFactory.loop_class = original_loop
-        MockModel.respond = original_respond  # type: ignore[method-assign]
+        MockModel.answer = original_answer  # type: ignore[method-assign]
     return Recording(TapeLoop.tapes, requests, answered)
 
 
@@ -169,8 +166,8 @@ def answer(fixed: Scenario, requests: list[Request]) -> int:
     model = MockModel(fixed.model, fixed.seed, tool_inputs(fixed.tool_specs))
     answered = 0
     with fewer_collections():
-        for body, turn, utilisation, pairing, origin_ns in requests:
-            response = model.respond(body, turn, utilisation, pairing=pairing, origin_ns=origin_ns)
+        for body, turn, utilisation, origin_ns in requests:
+            response = model.answer(body, turn, utilisation, origin_ns=origin_ns)
             if isinstance(response, StreamResponse):
                 answered += len(response.events)
     return answered

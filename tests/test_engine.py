@@ -340,19 +340,10 @@ def test_endpoint_queue_is_first_come_first_served() -> None:
 
 
 def test_feed_points_are_tool_block_stops_and_the_last_event() -> None:
-    events: list[dict[str, Any]] = [
-        {"type": "message_start", "message": {}},
-        {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
-        {"type": "content_block_stop", "index": 0},
-        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use"}},
-        {"type": "content_block_delta", "index": 1, "delta": {}},
-        {"type": "content_block_stop", "index": 1},
-        {"type": "message_delta", "delta": {}},
-        {"type": "message_stop"},
-    ]
-    assert feed_points(events) == [5, 7]
-    assert feed_points(events[:6]) == [5]
-    assert feed_points([]) == []
+    # message_start, text start / stop, tool_use start / delta / stop (5), message_delta, _stop
+    assert feed_points((5,), 8) == [5, 7]
+    assert feed_points((5,), 6) == [5]  # cut right after the tool_use block's stop
+    assert feed_points((), 0) == []
 
 
 def test_session_draws_are_keyed_not_ordered() -> None:

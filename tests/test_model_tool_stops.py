@@ -1,10 +1,11 @@
 """`StreamResponse.tool_stops`: where the model says its tool_use blocks stop is where a scan of
-the events finds them, under every fault that cuts or ends a stream; with keep-alive pings
-inserted (indices moved) it says nothing, and the engine scans."""
+the events finds them, under every fault that cuts or ends a stream, and with keep-alive pings
+inserted (the stops move with their events); the engine's decision points are made of them."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sim.engine.feed_points import feed_points
 from sim.model.config import LatencyConfig
@@ -14,6 +15,20 @@ from sim.model.tool_inputs import tool_inputs
 from sim.scenario.loader import load_scenario
 
 GOLDEN = Path(__file__).parent / "golden"
+
+
+def scanned_tool_stops(events: list[dict[str, Any]]) -> tuple[int, ...]:
+    """The indices of the tool_use blocks' stops, found by a pass over the events."""
+    stops = []
+    tool_blocks: set[int] = set()
+    for position, event in enumerate(events):
+        kind = event["type"]
+        if kind == "content_block_start":
+            if event["content_block"]["type"] == "tool_use":
+                tool_blocks.add(event["index"])
+        elif kind == "content_block_stop" and event["index"] in tool_blocks:
+            stops.append(position)
+    return tuple(stops)
 
 
 def _streams(model: MockModel, turns: int) -> list[StreamResponse]:
@@ -55,13 +70,17 @@ def test_tool_stops_are_where_the_events_say() -> None:
     with_tools = 0
     for stream in streams:
         assert stream.tool_stops is not None
-        assert feed_points(stream.events, stream.tool_stops) == feed_points(stream.events)
+        assert stream.tool_stops == scanned_tool_stops(stream.events)
         with_tools += bool(stream.tool_stops)
     assert with_tools > 20
 
 
-def test_no_tool_stops_once_pings_moved_the_events() -> None:
+def test_the_tool_stops_move_with_their_events_when_pings_come_in() -> None:
     streams = _streams(_faulty_model(ping_interval_ms=50.0), 20)
     pinged = [s for s in streams if sum(e["type"] == "ping" for e in s.events) > 1]
     assert pinged
-    assert all(stream.tool_stops is None for stream in pinged)
+    assert sum(bool(stream.tool_stops) for stream in pinged) > 5
+    for stream in pinged:
+        assert stream.tool_stops == scanned_tool_stops(stream.events)
+        last = len(stream.events) - 1
+        assert feed_points(stream.tool_stops, len(stream.events))[-1] == last

@@ -11,29 +11,14 @@ the events due before it (`sim.engine.session`).
 
 from __future__ import annotations
 
-from typing import Any
 
-
-def feed_points(
-    events: list[dict[str, Any]], tool_stops: tuple[int, ...] | None = None
-) -> list[int]:
-    """Indices of the events after which the stream must be fed, increasing; the last event's
-    index is always the last one (empty for an empty stream). `tool_stops`, the indices of the
-    tool_use blocks' stops when the model gave them (`StreamResponse.tool_stops`), spares a pass
-    over every event."""
-    if tool_stops is not None:
-        points = list(tool_stops)
-    else:
-        points = []
-        tool_blocks: set[int] = set()
-        for position, event in enumerate(events):
-            kind = event["type"]
-            if kind == "content_block_start":
-                if event["content_block"]["type"] == "tool_use":
-                    tool_blocks.add(event["index"])
-            elif kind == "content_block_stop" and event["index"] in tool_blocks:
-                points.append(position)
-    last = len(events) - 1
+def feed_points(tool_stops: tuple[int, ...], count: int) -> list[int]:
+    """Indices of the events after which a stream of `count` events must be fed, increasing:
+    `tool_stops`, the indices of its tool_use blocks' stops as the model laid them out
+    (`StreamResponse.tool_stops`), then the last event's (empty for an empty stream). No pass
+    over the events: the model knows where it put them."""
+    points = list(tool_stops)
+    last = count - 1
     if last >= 0 and (not points or points[-1] != last):
         points.append(last)
     return points

@@ -204,17 +204,13 @@ def record_session(
     names its simulation (`policy`, `load_level`, `load`: `schema.UNIT_COLUMNS`)."""
     unit = _Unit({"policy": policy, "load_level": load_level, "load": load})
     turns: dict[int, _TurnFacts] = {}
-    call_turns: list[tuple[str | None, int]] = []
     interrupts = 0
     requests_seen = 0
     session_id = session.session_id
     repairs = rows["repairs"]
     for entry in session.loop.record.entries:
         kind = entry.kind
-        if kind is RecordKind.BLOCK_COMPLETE:
-            if entry.tool_use_id is not None:
-                call_turns.append((entry.tool_use_id, entry.turn))
-        elif kind is RecordKind.REQUEST_SENT:
+        if kind is RecordKind.REQUEST_SENT:
             requests_seen += 1
             facts = turns.get(entry.turn)
             if facts is None:
@@ -254,7 +250,7 @@ def record_session(
         elif kind is RecordKind.INTERRUPT:
             interrupts += 1
 
-    _tool_rows(session, rows, unit, call_turns, turns)
+    _tool_rows(session, rows, unit, turns)
     turn_requests = _request_rows(session, rows, unit, horizon_ns)
     _turn_rows(session, rows, unit, horizon_ns, turns, turn_requests)
     rows["sessions"].append(
@@ -283,19 +279,11 @@ def _tool_rows(
     session: FinishedSession,
     rows: Rows,
     unit: _Unit,
-    call_turns: list[tuple[str | None, int]],
     turns: dict[int, _TurnFacts],
 ) -> None:
-    calls = session.loop.call_records()
-    if len(calls) != len(call_turns):
-        raise AssertionError(
-            f"session {session.session_id}: {len(calls)} calls but {len(call_turns)} tool_use "
-            "blocks"
-        )
     tools = rows["tools"]
-    for call, (tool_use_id, turn) in zip(calls, call_turns, strict=True):
-        if call.tool_use_id != tool_use_id:
-            raise AssertionError(f"call {call.tool_use_id} recorded as block {tool_use_id}")
+    for call in session.loop.call_records():
+        turn = call.turn
         cause = call.synthetic_cause
         facts = turns[turn]
         if cause is not None:

@@ -1,15 +1,19 @@
 """What the engine knows about one model request that the runtime's record does not: the answer's
-HTTP status, injected faults, tokens and event count, and when the stream ended."""
+HTTP status, injected faults, event count, when the stream ended, and the loop's summary of the
+response (tokens, message_stop time)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from sim.runtime.accumulator import ResponseSummary
 
 # `status` of a request the client gave up (a user interrupt) before any answer came.
 CANCELLED = "cancelled"
 # `status` of a request still unanswered when the simulation stopped at its horizon.
 PENDING = "pending"
+# The summary of a response nothing of which was read.
+UNREAD = ResponseSummary(0, 0, None, None)
 
 
 @dataclass(slots=True)
@@ -22,26 +26,20 @@ class RequestLog:
     status: str = PENDING
     fault: str | None = None
     first_event_ns: int | None = None
-    message_stop_ns: int | None = None
     end_ns: int | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
     n_events: int = 0
+    # The loop's summary of what it read of the response (`ToolTurnLoop.response_summary`),
+    # taken when the stream ends.
+    response: ResponseSummary = UNREAD
 
-    def note_stream_end(self, events: list[dict[str, Any]], times: list[int], fed: int) -> None:
-        """Take tokens and the message_stop time from the events fed so far (`fed` of them, at
-        `times` in simulated time)."""
-        if fed == 0:
-            return
-        first = events[0]
-        if first["type"] == "message_start":
-            self.input_tokens = int(first["message"]["usage"].get("input_tokens", 0))
-        # message_delta and message_stop, when they came, are among the last few events.
-        for index in reversed(range(max(0, fed - 4), fed)):
-            event = events[index]
-            kind = event["type"]
-            if kind == "message_stop":
-                self.message_stop_ns = times[index]
-            elif kind == "message_delta":
-                self.output_tokens = int(event["usage"].get("output_tokens", 0))
-                break
+    @property
+    def input_tokens(self) -> int:
+        return self.response.input_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.response.output_tokens
+
+    @property
+    def message_stop_ns(self) -> int | None:
+        return self.response.message_stop_ns

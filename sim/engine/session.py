@@ -3,10 +3,11 @@
 The session process sends the user's prompts (with think time between the answer to one and the
 next) and carries out every command the loop returns:
 
-- `SendRequest`: check the body with `check_pairing` (a violation is counted and marks the
-  request; in strict mode it stops the run), take a slot at the endpoint (or queue, or be
-  refused with 429/529), ask the mock model, then report an HTTP error at its time or feed the
-  stream in batches between decision points (`sim.engine.feed_points`).
+- `SendRequest`: take a slot at the endpoint (or queue, or be refused with 429/529), ask the
+  mock model, then report an HTTP error at its time or feed the stream in batches between
+  decision points (`sim.engine.feed_points`). The body's pairing is the loop's verdict
+  (`pairing_violations`, not checked again): a violation, which only a broken repair makes, is
+  counted, marks the request and gets the API's 400.
 - `WaitUntil`: call `wake` at that time (only the latest wait counts).
 - `StartTool` / `CancelTool`: start a tool run (`sim.engine.tool_run`) / cancel it.
 - `AskPermission`: the simulated user answers after the plan's decision delay.
@@ -51,7 +52,7 @@ from sim.engine.request_log import CANCELLED, RequestLog
 from sim.engine.strict import StrictModeStop
 from sim.engine.tool_run import ToolRun
 from sim.limits import MAX_ATTACHMENTS_PER_TURN
-from sim.model.response import HttpError, Turn
+from sim.model.response import HttpError, Response, Turn
 from sim.runtime.attachments import AttachmentKind
 from sim.runtime.commands import (
     AskPermission,
@@ -65,7 +66,6 @@ from sim.runtime.commands import (
     WaitUntil,
 )
 from sim.runtime.outcomes import ToolOutcome
-from sim.runtime.pairing import PairingMonitor
 from sim.runtime.repair import PairingError
 from sim.tools.execution import CallPlan, scripted_plan
 from sim.user import (
@@ -130,12 +130,10 @@ def _jitter_of(session: weakref.ref[Session]) -> Callable[[int], float]:
 class _Stream:
     """The request being answered: its log, and the stream's events once there is one."""
 
-    __slots__ = ("log", "pairing", "events", "times", "fed", "closed", "holds_slot", "queued")
+    __slots__ = ("log", "events", "times", "fed", "closed", "holds_slot", "queued")
 
     def __init__(self, log: RequestLog) -> None:
         self.log = log
-        # `check_pairing` of the request, made when it is sent and handed on to the model.
-        self.pairing: list[str] = []
         # The stream's events and their arrival times in simulated time.
         self.events: list[dict[str, Any]] = []
         self.times: list[int] = []
@@ -159,13 +157,12 @@ class Session:
         self.user = SimulatedUser(context.scenario, context.seed, session_id)
         self.loop = context.loops.new_loop(_jitter_of(weakref.ref(self)))
         self.requests: list[RequestLog] = []
+        # Pairing violations in the requests sent, as the loop found them (`_send`).
         self.pairing_violations = 0
         bounds = context.bounds
         self.actions = 0
         self.max_actions = bounds.actions
         self.deadline_ns = arrival_ns + bounds.span_ns
-        # `check_pairing` of each request, checking only what is new since the last one.
-        self._pairing = PairingMonitor()
         self.events_fed = 0
         # The simulation's event trace, or None (the usual case: nothing per event is kept).
         self.trace = context.trace
@@ -265,7 +262,9 @@ class Session:
         stream = _Stream(log)
         self._active = stream
         self.user.request_sent(log.turn)
-        stream.pairing = self._check_pairing(command, log)
+        if command.pairing_violations:
+            self.pairing_violations += len(command.pairing_violations)
+            log.fault = PAIRING_VIOLATION
         self.env.call_at(self.env.now, self._serve, command, stream)
 
     # A request is served by a chain of callbacks rather than a simpy process: it only waits
@@ -301,13 +300,16 @@ class Session:
         log = stream.log
         endpoint = self.context.endpoint
         stream.holds_slot = True
-        response = self.context.model.respond(
-            command.request_body,
-            self._model_turn(command, stream),
-            endpoint.utilisation_of_others(),
-            pairing=stream.pairing,
-            origin_ns=now,
-        )
+        model = self.context.model
+        turn = self._model_turn(command, stream)
+        utilisation = endpoint.utilisation_of_others()
+        response: Response
+        if command.pairing_violations:  # the API's 400, worded by the loop's check
+            response = model.reject(
+                command.pairing_violations[0], turn, utilisation, origin_ns=now
+            )
+        else:
+            response = model.answer(command.request_body, turn, utilisation, origin_ns=now)
         if response.faults:
             log.fault = ",".join(response.faults)
         if isinstance(response, HttpError):
@@ -318,7 +320,7 @@ class Session:
         times = stream.times = response.times
         if events:
             self._plan_interrupt(self.user.streaming_interrupt(log.turn, times[0]))
-        points = feed_points(events, response.tool_stops)
+        points = feed_points(response.tool_stops, len(events))
         self._feed_points(stream, points, 0, response.end_ns)
 
     def _model_turn(self, command: SendRequest, stream: _Stream) -> Turn:
@@ -352,15 +354,6 @@ class Session:
         self._feed(stream, points[index] + 1)
         if not stream.closed:
             self._feed_points(stream, points, index + 1, end_ns)
-
-    def _check_pairing(self, command: SendRequest, log: RequestLog) -> list[str]:
-        violations = self._pairing.check(command.request_body["messages"])
-        if violations:
-            self.pairing_violations += len(violations)
-            log.fault = PAIRING_VIOLATION
-            if self.context.scenario.runtime.strict:
-                raise self.strict_stop("; ".join(violations))
-        return violations
 
     @_strict_stops
     def _feed(self, stream: _Stream, stop: int) -> None:
@@ -431,7 +424,7 @@ class Session:
         if status is not None and log.status == "pending":
             log.status = status
         log.end_ns = self.env.now
-        log.note_stream_end(stream.events, stream.times, stream.fed)
+        log.response = self.loop.response_summary(log.request_index)
         endpoint = self.context.endpoint
         if stream.queued is not None:
             endpoint.withdraw(stream.queued)

@@ -120,21 +120,26 @@ def with_keepalive_pings(
     end_ns: int,
     interval_ns: int,
     stall_at: int | None,
-) -> tuple[list[int], list[dict[str, Any]]]:
+    marks: tuple[int, ...] = (),
+) -> tuple[list[int], list[dict[str, Any]], tuple[int, ...]]:
     """The stream's times and events with a ping every `interval_ns` of silence while the
     connection is open, except in a stall (a stalled server sends nothing), and at most
-    `MAX_PINGS_PER_STREAM` of them (the connection then stays silent until its next event). The
-    lists given are returned as they are when no ping is due."""
+    `MAX_PINGS_PER_STREAM` of them (the connection then stays silent until its next event); and
+    `marks`, indices of events (increasing), moved to where those events are once the pings are
+    in. The lists and marks given are returned as they are when no ping is due."""
     # The usual case: no silence that long. A stream that lasts less than the interval has none
     # (settled without a pass over the gaps).
     if end_ns - times[0] <= interval_ns or (
         max(map(operator.sub, times[1:], times[:-1]), default=0) <= interval_ns
         and end_ns - times[-1] <= interval_ns
     ):
-        return times, events
+        return times, events, marks
     pinged_times: list[int] = []
     pinged: list[dict[str, Any]] = []
     left = MAX_PINGS_PER_STREAM
+    moved: list[int] = []
+    next_mark = iter(marks)
+    mark = next(next_mark, -1)
     previous = times[0]
     for index, (at, event) in enumerate(zip(times, events, strict=True)):
         if at - previous > interval_ns and index != stall_at and left:
@@ -142,6 +147,9 @@ def with_keepalive_pings(
             left -= len(silence)
             pinged_times.extend(silence)
             pinged.extend({"type": "ping"} for _ in silence)
+        if index == mark:
+            moved.append(len(pinged))
+            mark = next(next_mark, -1)
         pinged_times.append(at)
         pinged.append(event)
         previous = at
@@ -149,4 +157,4 @@ def with_keepalive_pings(
         silence = range(previous + interval_ns, end_ns, interval_ns)[:left]
         pinged_times.extend(silence)
         pinged.extend({"type": "ping"} for _ in silence)
-    return pinged_times, pinged
+    return pinged_times, pinged, tuple(moved)

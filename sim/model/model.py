@@ -9,7 +9,8 @@ happened in the run.
 What it checks and draws, in order:
 
 1. the request: required fields and the transcript's pairing (400, pairing worded by
-   `check_pairing`), then the model name (404 if unknown);
+   `check_pairing`; `respond` checks them, `answer` takes a body its caller has checked, as the
+   simulator takes the loop's verdict), then the model name (404 if unknown);
 2. HTTP faults (429, 529, 500 before streaming);
 3. the content (explicit script or generated), then tool-call faults (unknown tool, invalid
    input, malformed JSON, duplicate id), chunking, `max_tokens` (the request's, and the
@@ -149,19 +150,30 @@ class MockModel:
         turn: Turn,
         utilisation: float = 0.0,
         *,
-        pairing: list[str] | None = None,
         origin_ns: int = 0,
     ) -> Response:
-        """The response to request `body` sent by `turn` while the endpoint is at `utilisation`.
-
-        `pairing` is `check_pairing(body["messages"])` when the caller has already run it (the
-        simulator checks every request itself); None: the model runs it. The response's times
+        """The response to request `body` sent by `turn` while the endpoint is at `utilisation`:
+        the API's 400 for a body it would reject (`reject`), else `answer`. The response's times
         count from `origin_ns` (the simulator passes the clock's time: no shift of every event
         time afterwards).
         """
-        problem = self._request_problem(body, pairing)
+        problem = self._request_problem(body)
         if problem is not None:
-            return self._error(400, INVALID_REQUEST, problem, turn, utilisation, origin_ns)
+            return self.reject(problem, turn, utilisation, origin_ns=origin_ns)
+        return self.answer(body, turn, utilisation, origin_ns=origin_ns)
+
+    def answer(
+        self,
+        body: Mapping[str, Any],
+        turn: Turn,
+        utilisation: float = 0.0,
+        *,
+        origin_ns: int = 0,
+    ) -> Response:
+        """`respond` to a body known to have the required fields and to pass `check_pairing`,
+        without checking them again: what a simulator does with a loop's `SendRequest`, whose
+        `pairing_violations` is that check. A 404 for an unknown model, an HTTP fault, or the
+        stream."""
         model = body["model"]
         latency = self._latencies.get(model)
         if latency is None:
@@ -181,19 +193,25 @@ class MockModel:
             body, turn, model, latency, dice if primary else None, utilisation, origin_ns
         )
 
+    def reject(
+        self, message: str, turn: Turn, utilisation: float = 0.0, *, origin_ns: int = 0
+    ) -> HttpError:
+        """The API's 400 `invalid_request_error` for a request it will not take, saying
+        `message` (a missing field, a pairing violation as `check_pairing` words it)."""
+        return self._error(400, INVALID_REQUEST, message, turn, utilisation, origin_ns)
+
     # -- errors -------------------------------------------------------------------------------
 
     @staticmethod
-    def _request_problem(body: Mapping[str, Any], pairing: list[str] | None) -> str | None:
+    def _request_problem(body: Mapping[str, Any]) -> str | None:
         """Why the API would reject `body` with 400, worded as it words it, or None."""
         for field in REQUIRED_FIELDS:
             if field not in body:
                 return f"{field}: Field required"
-        if pairing is None:
-            try:
-                pairing = check_pairing(body["messages"])
-            except TranscriptShapeError as error:
-                return str(error)
+        try:
+            pairing = check_pairing(body["messages"])
+        except TranscriptShapeError as error:
+            return str(error)
         return pairing[0] if pairing else None
 
     def _error_delay(self, turn: Turn, utilisation: float) -> int:
@@ -303,19 +321,17 @@ class MockModel:
                 hit.times, hit.events, hit.end_ns, hit.ending, hit.stall_at
             )
             faults.extend(hit.faults)
-        sent_times, sent = with_keepalive_pings(
-            times, events, end_ns, latency.ping_interval_ns, stall_at
+        # What is left of the timeline is a prefix of it; an error event takes the place of the
+        # first event cut. The pings then move the stops along with their events.
+        kept = len(events) - 1 if ending == "error_event" else len(events)
+        tool_stops = tuple(
+            span.stop for span in timeline.spans if span.type == "tool_use" and span.stop < kept
         )
-        tool_stops = None
-        if len(sent) == len(events):  # no ping inserted: the layout's indices still hold
-            # What is left of the timeline is a prefix of it; an error event takes the place of
-            # the first event cut.
-            kept = len(events) - 1 if ending == "error_event" else len(events)
-            tool_stops = tuple(
-                span.stop for span in timeline.spans if span.type == "tool_use" and span.stop < kept
-            )
+        sent_times, sent, tool_stops = with_keepalive_pings(
+            times, events, end_ns, latency.ping_interval_ns, stall_at, tool_stops
+        )
         return StreamResponse(
-            sent_times, sent, end_ns, ending, message_id, model, tuple(faults), tool_stops
+            sent_times, sent, end_ns, ending, message_id, model, tool_stops, tuple(faults)
         )
 
     def _remember_scripted_runs(self, turn: Turn, calls: list[int], ids: dict[int, str]) -> None:

@@ -43,7 +43,7 @@ class StreamResponse:
     stream or one ended by an `error` event, later for a cut that follows a silence (a stall).
     `faults` names every fault that took effect, in the order they were decided.
     `tool_stops`: the indices in `events` of the `content_block_stop` of each tool_use block, in
-    order, when the model knows them (None: not given; find them in the events).
+    order (the model's layout, keep-alive pings counted), so that no driver scans the events.
     """
 
     times: list[int]
@@ -52,8 +52,8 @@ class StreamResponse:
     ending: StreamEnding
     message_id: str
     model: str
+    tool_stops: tuple[int, ...]
     faults: tuple[str, ...] = ()
-    tool_stops: tuple[int, ...] | None = None
 
     @property
     def timed(self) -> list[tuple[int, dict[str, Any]]]:

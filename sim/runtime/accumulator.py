@@ -45,6 +45,7 @@ from sim.runtime.strict_json import parse_json
 
 __all__ = [
     "BlockMessage",
+    "ResponseSummary",
     "StreamAccumulator",
     "StreamProtocolError",
     "merge_block_messages",
@@ -53,6 +54,19 @@ __all__ = [
 
 class StreamProtocolError(Exception):
     """An event broke the stream protocol; the message says what arrived and why it does not fit."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseSummary:
+    """What a response said about itself, as far as it was read: the usage's `input_tokens`, the
+    final `output_tokens` (message_delta's count; 0 before it came), the stop reason (None before
+    message_delta) and when message_stop came (None: it did not). The accumulator knows no time:
+    `message_stop_ns` is its caller's."""
+
+    input_tokens: int
+    output_tokens: int
+    stop_reason: str | None
+    message_stop_ns: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +181,8 @@ class StreamAccumulator:
         self.message_id: str | None = None
         self.model: str | None = None
         self.usage: dict[str, Any] = {}
+        # message_delta's output_tokens, the final count (the message_start's is a first one).
+        self.final_output_tokens = 0
         self.stop_reason: str | None = None
         self.stop_sequence: str | None = None
         self.started = False
@@ -268,6 +284,17 @@ class StreamAccumulator:
         except (KeyError, TypeError):
             return position
         return len(events)
+
+    def summary(self, message_stop_ns: int | None = None) -> ResponseSummary:
+        """The response's `ResponseSummary` so far; `message_stop_ns` is when the caller saw
+        message_stop (None if it has not come)."""
+        input_tokens = self.usage.get("input_tokens", 0)
+        return ResponseSummary(
+            input_tokens if type(input_tokens) is int else 0,
+            self.final_output_tokens,
+            self.stop_reason,
+            message_stop_ns,
+        )
 
     def snapshot(self) -> dict[str, Any]:
         """The assistant message so far, from completed blocks only, in API Message shape
@@ -406,6 +433,9 @@ class StreamAccumulator:
         for key, value in usage.items():
             if value is not None:
                 self.usage[key] = value
+        output_tokens = usage.get("output_tokens")
+        if type(output_tokens) is int:
+            self.final_output_tokens = output_tokens
 
 
 def _block_index(done: BlockMessage) -> int:

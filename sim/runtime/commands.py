@@ -11,7 +11,8 @@ Commands for the driver to act on:
   for it is accepted and ignored).
 - `AskPermission`: ask whoever decides (a user, a policy service) whether this call may run, and
   report the answer with `permission_decided`.
-- `SendRequest`: send this Messages API request (streaming) and feed its events back.
+- `SendRequest`: send this Messages API request (streaming) and feed its events back; it says
+  how the body fares against the API's pairing rules.
 - `CancelRequest`: stop reading the current response stream (user interrupt).
 - `WaitUntil`: call `wake(now_ns)` at this time (retry backoff).
 
@@ -85,6 +86,11 @@ class SendRequest:
     # The session's request counter (1, 2, ...): pass it back with the response's input so
     # that input about an older request is recognised and ignored.
     request_id: int
+    # The loop's verdict on the body: `check_pairing` of its messages, one API-worded line per
+    # violation. Empty, as the loop repairs (or in strict mode refuses to send) a transcript that
+    # fails; a line here means the repair broke its guarantee. A driver hands this on rather
+    # than checking the body again.
+    pairing_violations: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

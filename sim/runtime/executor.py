@@ -101,10 +101,13 @@ class ExecutorClosedError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class CallRecord:
-    """What happened to one call, with times in ns (None: the call never reached that step)."""
+    """What happened to one call, with times in ns (None: the call never reached that step),
+    and the turn and attempt of the response that made it (its executor's)."""
 
     tool_use_id: str
     name: str
+    turn: int
+    attempt: int
     state: CallState
     block_complete_ns: int
     queued_ns: int | None
@@ -146,11 +149,11 @@ class _Call:
         self.result: dict[str, Any] | None = None
         self.wasted = False
 
-    def freeze(self) -> CallRecord:
+    def freeze(self, turn: int, attempt: int) -> CallRecord:
         return CallRecord(
-            self.tool_use_id, self.name, self.state, self.block_complete_ns, self.queued_ns,
-            self.admitted_ns, self.start_ns, self.end_ns, self.handed_over_ns, self.outcome,
-            self.synthetic_cause, self.wasted,
+            self.tool_use_id, self.name, turn, attempt, self.state, self.block_complete_ns,
+            self.queued_ns, self.admitted_ns, self.start_ns, self.end_ns, self.handed_over_ns,
+            self.outcome, self.synthetic_cause, self.wasted,
         )
 
 
@@ -175,6 +178,8 @@ class ToolExecutor:
         self._admission = admission_for(self.policy)
         self._permission = permission
         self.record = record if record is not None else Record()
+        # The batch is one response's: its calls belong to the record's turn and attempt now.
+        self.turn, self.attempt = self.record.turn, self.record.attempt
         self._validators = validators if validators is not None else build_validators(tools)
         self._calls: dict[str, _Call] = {}
         self._order: list[_Call] = []
@@ -342,7 +347,8 @@ class ToolExecutor:
 
     def records(self) -> list[CallRecord]:
         """A frozen snapshot of every call, in tool_use order."""
-        return [call.freeze() for call in self._order]
+        turn, attempt = self.turn, self.attempt
+        return [call.freeze(turn, attempt) for call in self._order]
 
     # ----- internals -----
 

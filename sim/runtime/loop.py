@@ -14,7 +14,8 @@ Rules
 -----
 1. Requests. Every request is built from `messages` after `ensure_tool_result_pairing` (strict
    mode: `PairingError` instead of repairing); each repair is recorded and kept. The body is a
-   legal Messages API body: model, max_tokens, messages, tools, stream=True (and system if set).
+   legal Messages API body: model, max_tokens, messages, tools, stream=True (and system if set),
+   and `SendRequest.pairing_violations` is the check of its messages.
 2. Streaming. Events go to a fresh `StreamAccumulator` per attempt. Each completed tool_use block
    goes to the attempt's `ToolExecutor` at once, while the stream still runs (whether the call
    starts then is the executor policy's business); a block whose id an earlier block of the same
@@ -76,6 +77,7 @@ from jsonschema.protocols import Validator
 
 from sim.runtime.accumulator import (
     BlockMessage,
+    ResponseSummary,
     StreamAccumulator,
     StreamProtocolError,
     merge_block_messages,
@@ -174,6 +176,9 @@ class ToolTurnLoop:
         self._wake_ns = 0
         self._pending: list[Attachment] = []
         self._accumulator = StreamAccumulator()
+        # When the current request's message_stop came; the summaries of the earlier requests.
+        self._message_stop_ns: int | None = None
+        self._summaries: list[ResponseSummary] = []
         self._executor = self._new_executor()
         self._executors: list[ToolExecutor] = []
         self._owner: dict[str, ToolExecutor] = {}
@@ -226,6 +231,7 @@ class ToolTurnLoop:
         if done is not None:
             return self._block_complete(done, now_ns)
         if accumulator.finished:
+            self._message_stop_ns = now_ns
             return self._response_ended(now_ns)
         if accumulator.error is not None:
             error_type = str(accumulator.error.get("type", "error"))
@@ -342,6 +348,13 @@ class ToolTurnLoop:
         """The current turn, counted over the whole session (1-based; 0 before the first)."""
         return self._turn
 
+    def response_summary(self, request_id: int) -> ResponseSummary:
+        """The `ResponseSummary` of request `request_id` (1, 2, ...): the current request's as
+        far as it was read, an earlier one's as it was when the next one was sent."""
+        if request_id == self.requests_sent:
+            return self._accumulator.summary(self._message_stop_ns)
+        return self._summaries[request_id - 1]
+
     def call_records(self) -> list[CallRecord]:
         """Every call of the session, attempt by attempt, in tool_use order."""
         return [record for executor in self._executors for record in executor.records()]
@@ -380,6 +393,10 @@ class ToolTurnLoop:
             raise PairingError(violations)
         else:
             messages, repairs = ensure_tool_result_pairing(self.messages)
+            # The verdict on the body sent (`SendRequest.pairing_violations`, empty if the
+            # repair keeps its guarantee); the monitor then holds the transcript the next
+            # request grows, so the next check is of its new messages only.
+            violations = self._pairing.check(messages)
         for repair in repairs:
             self.record.add(now_ns, RecordKind.REPAIR, tool_use_id=repair.tool_use_id,
                             detail=repair.kind.value, value=repair.message_index)
@@ -394,14 +411,19 @@ class ToolTurnLoop:
         }
         if self.system is not None:
             body["system"] = self.system
+        if self.requests_sent:
+            self._summaries.append(self._accumulator.summary(self._message_stop_ns))
         self._accumulator = StreamAccumulator()
+        self._message_stop_ns = None
         self._executor = self._new_executor()
         self._executors.append(self._executor)
         self._results = []
         self.phase = Phase.AWAITING_RESPONSE
         self.requests_sent += 1
         self.record.add(now_ns, RecordKind.REQUEST_SENT, name=self.model, value=self._attempt)
-        return SendRequest(body, self.model, self._attempt, self.requests_sent)
+        return SendRequest(
+            body, self.model, self._attempt, self.requests_sent, tuple(violations)
+        )
 
     def _block_complete(self, done: BlockMessage, now_ns: int) -> list[Command]:
         block = done.block

@@ -17,9 +17,15 @@ accepts it only if:
 6. pairing blocks stay on their side: `tool_use`, server tool uses and their results only in
    assistant messages, `tool_result` only in user messages.
 
-`check_pairing` returns one string per violation, worded as the real API words its 400 errors
-where we have seen the real wording (the source is cited beside each template), so that the mock
-server can answer with them. An empty list means the transcript passes.
+One walk judges every rule. Rule 1's roles and empty messages are judged message by message;
+the rest by one classifier of a message's blocks (`classify_assistant`, `classify_user`), which
+yields each violation as a `Finding` whose kind names both its API wording and its repair.
+`check_pairing` words the findings of a walk over the messages: one string per violation, worded
+as the real API words its 400 errors where we have seen the real wording (the source is cited
+beside each template), so that the mock server can answer with them. An empty list means the
+transcript passes. `sim.runtime.repair` applies the findings of the same classifier to the
+transcript's role runs (consecutive messages of one role, merged): where roles alternate, those
+are its messages and both see the very same findings.
 
 Anything that is not a transcript at all (messages that are not a list, a message without a
 string role, content that is neither a string nor a list, a block without a type or id) is not a
@@ -30,7 +36,9 @@ violations, or that error.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 TOOL_USE = "tool_use"
@@ -228,6 +236,233 @@ MISPLACED_BLOCK = (
 )
 
 
+class RepairKind(enum.StrEnum):
+    """What one repair did (`sim.runtime.repair`); named here because each `FindingKind` names
+    the repair it gets."""
+
+    MISSING_RESULT_INSERTED = "missing_result_inserted"
+    ORPHAN_RESULT_REMOVED = "orphan_result_removed"
+    DUPLICATE_TOOL_USE_REMOVED = "duplicate_tool_use_removed"
+    DUPLICATE_RESULT_REMOVED = "duplicate_result_removed"
+    RESULT_MOVED_TO_FRONT = "result_moved_to_front"
+    LEADING_ORPHAN_REMOVED = "leading_orphan_removed"
+    SAME_ROLE_MERGED = "same_role_merged"
+    PLACEHOLDER_INSERTED = "placeholder_inserted"
+    USER_MESSAGE_INSERTED = "user_message_inserted"
+    SERVER_TOOL_USE_REMOVED = "server_tool_use_removed"
+    MISPLACED_BLOCK_REMOVED = "misplaced_block_removed"
+    EMPTY_TEXT_REMOVED = "empty_text_removed"
+
+
+class FindingKind(enum.Enum):
+    """What the classifier found in one message's blocks: the rule broken, then the template
+    `check_pairing` words it with, then `repair` (what `sim.runtime.repair` does about it)."""
+
+    # Rule 2, DUPLICATE_TOOL_USE_ID: the block is removed (the first use of the id stays).
+    DUPLICATE_TOOL_USE = "duplicate_tool_use"
+    # Rule 5, MISSING_SERVER_RESULT: the server tool use is removed (its result is the server's
+    # own, and cannot be forged honestly).
+    UNANSWERED_SERVER_USE = "unanswered_server_use"
+    # Rule 5, UNEXPECTED_SERVER_RESULT: the result block is removed.
+    UNEXPECTED_SERVER_RESULT = "unexpected_server_result"
+    # Rules 4 and 5, DUPLICATE_RESULT: the second result for an id is removed.
+    DUPLICATE_RESULT = "duplicate_result"
+    # Rule 6, MISPLACED_BLOCK: the block is removed.
+    MISPLACED_BLOCK = "misplaced_block"
+    # Rule 1, EMPTY_TEXT_BLOCK: the block is removed.
+    EMPTY_TEXT = "empty_text"
+    # Rule 4, UNEXPECTED_RESULTS (one line for a message's every such id, at the first one's
+    # position): the result is removed.
+    UNEXPECTED_RESULT = "unexpected_result"
+    # Rule 3, RESULTS_NOT_FIRST (one line counting a message's results after other blocks, said
+    # only when none is missing): the result moves to the front. A result that follows only
+    # blocks the repair removes is already at the front once they are gone: no move is reported.
+    RESULT_NOT_FIRST = "result_not_first"
+    # Rule 3, MISSING_RESULTS (one line for a message's every missing id): an is_error result is
+    # inserted first. Its `position` is the message's block count: it is about no block.
+    MISSING_RESULT = "missing_result"
+
+    @property
+    def repair(self) -> RepairKind:
+        """The repair of this finding (an orphan result in the transcript's first message is
+        a `LEADING_ORPHAN_REMOVED` instead: the repair knows where it is)."""
+        return _REPAIR_OF[self]
+
+
+_REPAIR_OF = {
+    FindingKind.DUPLICATE_TOOL_USE: RepairKind.DUPLICATE_TOOL_USE_REMOVED,
+    FindingKind.UNANSWERED_SERVER_USE: RepairKind.SERVER_TOOL_USE_REMOVED,
+    FindingKind.UNEXPECTED_SERVER_RESULT: RepairKind.ORPHAN_RESULT_REMOVED,
+    FindingKind.DUPLICATE_RESULT: RepairKind.DUPLICATE_RESULT_REMOVED,
+    FindingKind.MISPLACED_BLOCK: RepairKind.MISPLACED_BLOCK_REMOVED,
+    FindingKind.EMPTY_TEXT: RepairKind.EMPTY_TEXT_REMOVED,
+    FindingKind.UNEXPECTED_RESULT: RepairKind.ORPHAN_RESULT_REMOVED,
+    FindingKind.RESULT_NOT_FIRST: RepairKind.RESULT_MOVED_TO_FRONT,
+    FindingKind.MISSING_RESULT: RepairKind.MISSING_RESULT_INSERTED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One violation in one message's blocks: its kind, the block's position in the message's
+    content, the tool id it concerns (None for an empty text block), and the block itself (None
+    for a missing result)."""
+
+    kind: FindingKind
+    position: int
+    tool_use_id: str | None
+    block: Mapping[str, Any] | None
+
+
+def classify_assistant(
+    blocks: Sequence[Mapping[str, Any]], seen_use_ids: set[str]
+) -> tuple[list[Finding], list[str]]:
+    """The findings of rules 1, 2, 5 and 6 in an assistant message's (checked) blocks, in block
+    order then each unanswered server tool use in order; and the message's client tool_use ids
+    that the next message must answer. `seen_use_ids` (the ids of earlier messages) gains the
+    message's new ids."""
+    findings: list[Finding] = []
+    tool_use_ids: list[str] = []
+    open_server_uses: dict[str, int] = {}  # id -> position
+    answered_server_ids: set[str] = set()
+    for position, block in enumerate(blocks):
+        block_type = block["type"]
+        if block_type == TOOL_USE or block_type in SERVER_TOOL_USES:
+            use_id = block["id"]
+            if use_id in seen_use_ids:
+                findings.append(Finding(FindingKind.DUPLICATE_TOOL_USE, position, use_id, block))
+                continue
+            seen_use_ids.add(use_id)
+            if block_type == TOOL_USE:
+                tool_use_ids.append(use_id)
+            else:
+                open_server_uses[use_id] = position
+        elif is_server_result(block_type):
+            use_id = block["tool_use_id"]
+            if use_id in answered_server_ids:
+                findings.append(Finding(FindingKind.DUPLICATE_RESULT, position, use_id, block))
+            elif use_id in open_server_uses:
+                answered_server_ids.add(use_id)
+            else:
+                findings.append(
+                    Finding(FindingKind.UNEXPECTED_SERVER_RESULT, position, use_id, block)
+                )
+        elif block_type == TOOL_RESULT:
+            findings.append(
+                Finding(FindingKind.MISPLACED_BLOCK, position, block["tool_use_id"], block)
+            )
+        elif block_type == "text" and block.get("text") == "":
+            findings.append(Finding(FindingKind.EMPTY_TEXT, position, None, block))
+    if len(answered_server_ids) != len(open_server_uses):
+        for use_id, position in open_server_uses.items():
+            if use_id not in answered_server_ids:
+                findings.append(
+                    Finding(FindingKind.UNANSWERED_SERVER_USE, position, use_id, blocks[position])
+                )
+    return findings, tool_use_ids
+
+
+def classify_user(
+    blocks: Sequence[Mapping[str, Any]], awaiting: Sequence[str]
+) -> list[Finding]:
+    """The findings of rules 1, 3, 4 and 6 in a user message's (checked) blocks, given the
+    client tool_use ids of the assistant message before it (`awaiting`, in order; empty if the
+    message before is not an assistant one): in block order, then each missing result in
+    `awaiting` order."""
+    findings: list[Finding] = []
+    expected = set(awaiting)
+    answered: set[str] = set()
+    leading = True
+    for position, block in enumerate(blocks):
+        block_type = block["type"]
+        if block_type == TOOL_RESULT:
+            use_id = block["tool_use_id"]
+            if use_id in answered:
+                findings.append(Finding(FindingKind.DUPLICATE_RESULT, position, use_id, block))
+            elif use_id in expected:
+                answered.add(use_id)
+                if not leading:
+                    findings.append(
+                        Finding(FindingKind.RESULT_NOT_FIRST, position, use_id, block)
+                    )
+            else:
+                findings.append(Finding(FindingKind.UNEXPECTED_RESULT, position, use_id, block))
+            continue
+        leading = False
+        if is_assistant_only(block_type):
+            use_id = block.get("id", block.get("tool_use_id"))
+            findings.append(Finding(FindingKind.MISPLACED_BLOCK, position, use_id, block))
+        elif block_type == "text" and block.get("text") == "":
+            findings.append(Finding(FindingKind.EMPTY_TEXT, position, None, block))
+    if len(answered) != len(awaiting):
+        end = len(blocks)
+        for use_id in awaiting:
+            if use_id not in answered:
+                findings.append(Finding(FindingKind.MISSING_RESULT, end, use_id, None))
+    return findings
+
+
+def api_wording(findings: Sequence[Finding], index: int) -> list[str]:
+    """The API's words for the findings of `messages[index]`: one line per finding in order,
+    except the kinds it words per message (see `FindingKind`), which come after, in the order
+    unexpected results, then missing results or else results not first."""
+    lines: list[str] = []
+    unexpected: list[Finding] = []
+    missing: list[str] = []
+    not_first = 0
+    for finding in findings:
+        kind, position = finding.kind, finding.position
+        block = finding.block
+        if kind is FindingKind.UNEXPECTED_RESULT:
+            unexpected.append(finding)
+        elif kind is FindingKind.MISSING_RESULT:
+            assert finding.tool_use_id is not None
+            missing.append(finding.tool_use_id)
+        elif kind is FindingKind.RESULT_NOT_FIRST:
+            not_first += 1
+        elif kind is FindingKind.DUPLICATE_TOOL_USE:
+            lines.append(DUPLICATE_TOOL_USE_ID.format(index=index, position=position))
+        elif kind is FindingKind.EMPTY_TEXT:
+            lines.append(EMPTY_TEXT_BLOCK)
+        else:
+            assert block is not None
+            lines.append(_block_wording(kind, block, index, position))
+    if unexpected:
+        ids = ", ".join(str(finding.tool_use_id) for finding in unexpected)
+        lines.append(
+            UNEXPECTED_RESULTS.format(index=index, position=unexpected[0].position, ids=ids)
+        )
+    if missing:
+        lines.append(_missing(index - 1, missing))
+    elif not_first:
+        lines.append(RESULTS_NOT_FIRST.format(index=index, count=not_first))
+    return lines
+
+
+def _block_wording(
+    kind: FindingKind, block: Mapping[str, Any], index: int, position: int
+) -> str:
+    """The line for a finding about one block that the API words on its own."""
+    block_type = block["type"]
+    if kind is FindingKind.UNANSWERED_SERVER_USE:
+        return MISSING_SERVER_RESULT.format(
+            index=index,
+            name=_server_tool_name(block),
+            id=block["id"],
+            result_type=expected_server_result_type(block),
+        )
+    if kind is FindingKind.MISPLACED_BLOCK:
+        role = "assistant" if block_type == TOOL_RESULT else "user"
+        return MISPLACED_BLOCK.format(
+            index=index, position=position, block_type=block_type, role=role
+        )
+    duplicate = kind is FindingKind.DUPLICATE_RESULT
+    template = DUPLICATE_RESULT if duplicate else UNEXPECTED_SERVER_RESULT
+    return template.format(
+        index=index, position=position, block_type=block_type, id=block["tool_use_id"]
+    )
+
+
 def check_pairing(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     """Every way `messages` breaks the API's pairing rules, worded as the API's 400 errors.
 
@@ -280,7 +515,8 @@ class PairingMonitor:
 
 
 class _Walk:
-    """The state of a check, message by message: what `check_pairing` carries along."""
+    """The state of a check, message by message: what `check_pairing` carries along. Rule 1's
+    roles and empty messages are judged here; every other rule by the classifier."""
 
     __slots__ = ("violations", "seen_use_ids", "previous_role", "awaiting")
 
@@ -316,11 +552,14 @@ class _Walk:
         blocks: Sequence[Mapping[str, Any]] = () if isinstance(content, str) else content
         if role == "assistant":
             if self.awaiting:
+                # Two assistant messages in a row: the first one's calls went unanswered.
                 violations.append(_missing(index - 1, self.awaiting))
-            self.awaiting = _check_assistant(blocks, index, self.seen_use_ids, violations)
+            findings, self.awaiting = classify_assistant(blocks, self.seen_use_ids)
         else:
-            _check_user(blocks, index, self.awaiting, violations)
+            findings = classify_user(blocks, self.awaiting)
             self.awaiting = []
+        if findings:
+            violations += api_wording(findings, index)
         self.previous_role = role
 
     def finish(self, last: int) -> list[str]:
@@ -332,116 +571,3 @@ class _Walk:
 
 def _missing(index: int, ids: Sequence[str]) -> str:
     return MISSING_RESULTS.format(index=index, ids=", ".join(ids))
-
-
-def _check_assistant(
-    blocks: Sequence[Mapping[str, Any]],
-    index: int,
-    seen_use_ids: set[str],
-    violations: list[str],
-) -> list[str]:
-    """Check one assistant message; return its client tool_use ids that need results next."""
-    tool_use_ids: list[str] = []
-    open_server_uses: dict[str, Mapping[str, Any]] = {}
-    answered_server_ids: set[str] = set()
-    for position, block in enumerate(blocks):
-        block_type = block["type"]
-        if block_type == TOOL_USE or block_type in SERVER_TOOL_USES:
-            use_id = block["id"]
-            if use_id in seen_use_ids:
-                violations.append(DUPLICATE_TOOL_USE_ID.format(index=index, position=position))
-                continue
-            seen_use_ids.add(use_id)
-            if block_type == TOOL_USE:
-                tool_use_ids.append(use_id)
-            else:
-                open_server_uses[use_id] = block
-        elif is_server_result(block_type):
-            use_id = block["tool_use_id"]
-            if use_id in answered_server_ids:
-                violations.append(
-                    DUPLICATE_RESULT.format(
-                        index=index, position=position, block_type=block_type, id=use_id
-                    )
-                )
-            elif use_id in open_server_uses:
-                answered_server_ids.add(use_id)
-            else:
-                violations.append(
-                    UNEXPECTED_SERVER_RESULT.format(
-                        index=index, position=position, block_type=block_type, id=use_id
-                    )
-                )
-        elif block_type == TOOL_RESULT:
-            violations.append(
-                MISPLACED_BLOCK.format(
-                    index=index, position=position, block_type=block_type, role="assistant"
-                )
-            )
-        elif block_type == "text" and block.get("text") == "":
-            violations.append(EMPTY_TEXT_BLOCK)
-    for use_id, use_block in open_server_uses.items():
-        if use_id not in answered_server_ids:
-            violations.append(
-                MISSING_SERVER_RESULT.format(
-                    index=index,
-                    name=_server_tool_name(use_block),
-                    id=use_id,
-                    result_type=expected_server_result_type(use_block),
-                )
-            )
-    return tool_use_ids
-
-
-def _check_user(
-    blocks: Sequence[Mapping[str, Any]],
-    index: int,
-    awaiting: Sequence[str],
-    violations: list[str],
-) -> None:
-    """Check one user message against the tool_use ids of the assistant message before it."""
-    expected = set(awaiting)
-    answered: set[str] = set()
-    unexpected: list[str] = []
-    first_unexpected = -1
-    leading = True
-    not_leading = 0
-    for position, block in enumerate(blocks):
-        block_type = block["type"]
-        if block_type == TOOL_RESULT:
-            use_id = block["tool_use_id"]
-            if use_id in answered:
-                violations.append(
-                    DUPLICATE_RESULT.format(
-                        index=index, position=position, block_type=block_type, id=use_id
-                    )
-                )
-            elif use_id in expected:
-                answered.add(use_id)
-                if not leading:
-                    not_leading += 1
-            else:
-                if not unexpected:
-                    first_unexpected = position
-                unexpected.append(use_id)
-            continue
-        leading = False
-        if is_assistant_only(block_type):
-            violations.append(
-                MISPLACED_BLOCK.format(
-                    index=index, position=position, block_type=block_type, role="user"
-                )
-            )
-        elif block_type == "text" and block.get("text") == "":
-            violations.append(EMPTY_TEXT_BLOCK)
-    if unexpected:
-        violations.append(
-            UNEXPECTED_RESULTS.format(
-                index=index, position=first_unexpected, ids=", ".join(unexpected)
-            )
-        )
-    missing = [use_id for use_id in awaiting if use_id not in answered]
-    if missing:
-        violations.append(_missing(index - 1, missing))
-    elif not_leading:
-        violations.append(RESULTS_NOT_FIRST.format(index=index, count=not_leading))

@@ -5,7 +5,10 @@
 executor and the loop come first), so it expects to find little, and it is a fixed point: repairing
 its own output reports nothing.
 
-The repair, in one pass over the transcript (linear in messages plus blocks):
+The repair, in one pass over the transcript (linear in messages plus blocks). It merges role
+runs first; every block-level change is then the repair of a `Finding` of the classifier that
+`check_pairing` words (`sim.runtime.pairing`), so that the check and the repair cannot disagree
+about what is wrong:
 
 - Consecutive messages of one role merge into one (`SAME_ROLE_MERGED`; string content becomes a
   text block). A transcript whose first message is an assistant one gets a user message
@@ -39,24 +42,25 @@ visible (the merged message, the message a block was removed from or inserted in
 message itself).
 
 Unchanged messages are shared with the input, never copied; changed ones are new dicts. The input
-is never mutated. With `strict=True` nothing is repaired: `PairingError` lists every violation.
+is never mutated. With `strict=True` nothing is repaired: the transcript is checked, and if
+`check_pairing` finds anything, `PairingError` lists every violation.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sim.runtime.pairing import (
-    SERVER_TOOL_USES,
     TOOL_RESULT,
-    TOOL_USE,
+    Finding,
+    FindingKind,
+    RepairKind,
     check_message_list,
     check_pairing,
-    is_assistant_only,
-    is_server_result,
+    classify_assistant,
+    classify_user,
     message_blocks,
     message_role,
 )
@@ -80,23 +84,6 @@ PLACEHOLDER_TEXT = (
     "[empty message] All content of this message was removed by the tool-result pairing repair."
 )
 RESUMED_SESSION_TEXT = "[session resumed] Earlier messages of this conversation are not available."
-
-
-class RepairKind(enum.StrEnum):
-    """What one repair did."""
-
-    MISSING_RESULT_INSERTED = "missing_result_inserted"
-    ORPHAN_RESULT_REMOVED = "orphan_result_removed"
-    DUPLICATE_TOOL_USE_REMOVED = "duplicate_tool_use_removed"
-    DUPLICATE_RESULT_REMOVED = "duplicate_result_removed"
-    RESULT_MOVED_TO_FRONT = "result_moved_to_front"
-    LEADING_ORPHAN_REMOVED = "leading_orphan_removed"
-    SAME_ROLE_MERGED = "same_role_merged"
-    PLACEHOLDER_INSERTED = "placeholder_inserted"
-    USER_MESSAGE_INSERTED = "user_message_inserted"
-    SERVER_TOOL_USE_REMOVED = "server_tool_use_removed"
-    MISPLACED_BLOCK_REMOVED = "misplaced_block_removed"
-    EMPTY_TEXT_REMOVED = "empty_text_removed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,66 +206,21 @@ class _Repairer:
             if content or is_last:
                 return _as_dict(run.first)
             return self._emptied(run, index)
-        used_ids = self.used_ids
-        kept: list[Mapping[str, Any]] = []
-        tool_use_ids: list[str] = []
-        open_server_ids: set[str] = set()
-        answered_server_ids: set[str] = set()
-        changed = run.merged > 0
-        for block in content:
-            block_type = block["type"]
-            if block_type == TOOL_USE or block_type in SERVER_TOOL_USES:
-                use_id = block["id"]
-                if use_id in used_ids:
-                    self._report(RepairKind.DUPLICATE_TOOL_USE_REMOVED, index, use_id)
-                    changed = True
-                    continue
-                used_ids.add(use_id)
-                if block_type == TOOL_USE:
-                    tool_use_ids.append(use_id)
-                else:
-                    open_server_ids.add(use_id)
-            elif block_type == "text":
-                if block.get("text") == "":
-                    self._report(RepairKind.EMPTY_TEXT_REMOVED, index)
-                    changed = True
-                    continue
-            elif block_type == TOOL_RESULT:
-                self._report(RepairKind.MISPLACED_BLOCK_REMOVED, index, block["tool_use_id"])
-                changed = True
-                continue
-            elif is_server_result(block_type):
-                use_id = block["tool_use_id"]
-                if use_id in answered_server_ids:
-                    self._report(RepairKind.DUPLICATE_RESULT_REMOVED, index, use_id)
-                    changed = True
-                    continue
-                if use_id not in open_server_ids:
-                    self._report(RepairKind.ORPHAN_RESULT_REMOVED, index, use_id)
-                    changed = True
-                    continue
-                answered_server_ids.add(use_id)
-            kept.append(block)
-        if len(answered_server_ids) != len(open_server_ids):
-            kept = self._drop_unanswered_server_uses(kept, answered_server_ids, index)
-            changed = True
-        self.awaiting = tool_use_ids
+        findings, self.awaiting = classify_assistant(content, self.used_ids)
+        changed = run.merged > 0 or bool(findings)
+        kept = content
+        if findings:
+            # Every finding in an assistant message is a block to remove.
+            removed: set[int] = set()
+            for finding in findings:
+                self._report(finding.kind.repair, index, finding.tool_use_id)
+                removed.add(finding.position)
+            kept = [block for position, block in enumerate(content) if position not in removed]
         if not kept and (changed or not is_last):
             return self._emptied(run, index)
         if not changed:
             return _as_dict(run.first)
         return {**run.first, "content": kept}
-
-    def _drop_unanswered_server_uses(
-        self, blocks: list[Mapping[str, Any]], answered: set[str], index: int
-    ) -> list[Mapping[str, Any]]:
-        kept = []
-        for block in blocks:
-            if block["type"] in SERVER_TOOL_USES and block["id"] not in answered:
-                self._report(RepairKind.SERVER_TOOL_USE_REMOVED, index, block["id"])
-                continue
-            kept.append(block)
-        return kept
 
     def _user(self, run: _Run, index: int) -> dict[str, Any]:
         awaiting = self.awaiting
@@ -291,49 +233,45 @@ class _Repairer:
                 return _as_dict(run.first)
             content = [_text(content)]
             return {**run.first, "content": self._synthetic(awaiting, index) + content}
-        expected = set(awaiting)
-        answered: set[str] = set()
+        findings = classify_user(content, awaiting)
+        changed = run.merged > 0
+        if not (findings or changed) and content:
+            return _as_dict(run.first)
         results: list[Mapping[str, Any]] = []
         others: list[Mapping[str, Any]] = []
-        changed = run.merged > 0
-        orphan_kind = (
-            RepairKind.LEADING_ORPHAN_REMOVED if index == 0 else RepairKind.ORPHAN_RESULT_REMOVED
-        )
-        for block in content:
-            block_type = block["type"]
-            if block_type == TOOL_RESULT:
-                use_id = block["tool_use_id"]
-                if use_id in answered:
-                    self._report(RepairKind.DUPLICATE_RESULT_REMOVED, index, use_id)
+        found = {finding.position: finding for finding in findings}
+        for position, block in enumerate(content):
+            finding = found.get(position)
+            if finding is None:
+                # No finding: an answering result at the front, or another block to keep.
+                (results if block["type"] == TOOL_RESULT else others).append(block)
+            elif finding.kind is FindingKind.RESULT_NOT_FIRST:
+                if others:  # a move past nothing kept is no move
+                    self._report(RepairKind.RESULT_MOVED_TO_FRONT, index, finding.tool_use_id)
                     changed = True
-                elif use_id in expected:
-                    answered.add(use_id)
-                    if others:
-                        self._report(RepairKind.RESULT_MOVED_TO_FRONT, index, use_id)
-                        changed = True
-                    results.append(block)
-                else:
-                    self._report(orphan_kind, index, use_id)
-                    changed = True
-            elif block_type == "text" and block.get("text") == "":
-                self._report(RepairKind.EMPTY_TEXT_REMOVED, index)
-                changed = True
-            elif is_assistant_only(block_type):
-                self._report(
-                    RepairKind.MISPLACED_BLOCK_REMOVED,
-                    index,
-                    block.get("id", block.get("tool_use_id")),
-                )
-                changed = True
+                results.append(block)
             else:
-                others.append(block)
-        missing = [use_id for use_id in awaiting if use_id not in answered]
+                self._report(self._repair_of(finding, index), index, finding.tool_use_id)
+                changed = True
+        missing = [
+            finding.tool_use_id
+            for finding in findings
+            if finding.kind is FindingKind.MISSING_RESULT and finding.tool_use_id is not None
+        ]
         synthetic = self._synthetic(missing, index)
         if not (results or others):
             return self._emptied(run, index, inserted=synthetic)
         if not (changed or synthetic):
             return _as_dict(run.first)
         return {**run.first, "content": synthetic + results + others}
+
+    @staticmethod
+    def _repair_of(finding: Finding, index: int) -> RepairKind:
+        """A finding's repair; an orphan result in the first message is a leading orphan, left
+        by a resumed session that no longer holds the turn it answered."""
+        if finding.kind is FindingKind.UNEXPECTED_RESULT and index == 0:
+            return RepairKind.LEADING_ORPHAN_REMOVED
+        return finding.kind.repair
 
     def _synthetic(self, missing: list[str], index: int) -> list[dict[str, Any]]:
         for use_id in missing:
