@@ -39,8 +39,9 @@ def simulated_requests(scenario: Scenario, monkeypatch: pytest.MonkeyPatch) -> S
     seen: Seen = []
 
     class Recording(MockModel):
-        def respond(self, body: dict[str, Any], turn: Turn, *args: Any, **kwargs: Any) -> Any:
-            response = super().respond(body, turn, *args, **kwargs)
+        # The engine asks `answer` for the loop's bodies (their pairing is the loop's verdict).
+        def answer(self, body: dict[str, Any], turn: Turn, *args: Any, **kwargs: Any) -> Any:
+            response = super().answer(body, turn, *args, **kwargs)
             seen.append((turn, body, response))
             return response
 

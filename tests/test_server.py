@@ -321,7 +321,7 @@ def test_a_failure_of_the_server_is_a_500_and_names_the_exception(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(model, "respond", broken)
+    monkeypatch.setattr(model, "answer", broken)
     with serving(model) as (_, client, log):
         with pytest.raises(anthropic.InternalServerError) as caught:
             client.messages.create(**request(model))

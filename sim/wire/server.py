@@ -371,8 +371,13 @@ class MockServer:
         """The model's answer; a request refused for capacity gets the endpoint's refusal."""
         if not holds_slot:
             return self.model.refuse(turn, self._endpoint.utilisation())
-        response = model.respond(body, turn, self._endpoint.utilisation_of_others(),
-                                 pairing=pairing)
+        # The body's shape was checked on arrival and its pairing just now: the model answers
+        # without checking either again.
+        utilisation = self._endpoint.utilisation_of_others()
+        if pairing:
+            response: Response = model.reject(pairing[0], turn, utilisation)
+        else:
+            response = model.answer(body, turn, utilisation)
         if self._rewrite is None or (isinstance(response, HttpError) and response.status == 400):
             return response  # a broken transcript is refused whatever the plan
         return self._rewrite(turn, response)
