@@ -16,6 +16,7 @@ from sim.commands.run import default_out_dir
 from sim.metrics.schema import TABLES
 from sim.scenario.loader import load_scenario
 from sim.scenario.schema import Scenario
+from tests.damaged_resume import damaged_resume  # noqa: F401 (a fixture)
 
 TINY = """
 name = "tiny"
@@ -251,6 +252,7 @@ def test_a_bad_scenario_exits_2_with_one_line(
     assert main(["run", str(tmp_path / "absent.toml")]) == 2
 
 
+@pytest.mark.usefixtures("damaged_resume")
 def test_strict_stop_exits_1_naming_seed_and_session(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,11 +17,14 @@ Rules
    legal Messages API body: model, max_tokens, messages, tools, stream=True (and system if set).
 2. Streaming. Events go to a fresh `StreamAccumulator` per attempt. Each completed tool_use block
    goes to the attempt's `ToolExecutor` at once, while the stream still runs (whether the call
-   starts then is the executor policy's business); a block whose id an earlier block of the same
-   response has is recorded (`DUPLICATE_TOOL_USE`) and not run, and rule 1's repair removes it
-   from the next request. The attempt's blocks enter the transcript only when the response ends,
-   merged into one assistant message per message id, without empty text blocks; so a discarded
-   attempt never reaches the transcript.
+   starts then is the executor policy's business). The attempt's blocks enter the transcript
+   only when the response ends, merged into one assistant message per message id, without empty
+   text blocks; so a discarded attempt never reaches the transcript.
+2a. Duplicate ids. A tool_use block whose id an earlier block of the same response has, or a
+   tool_use of the transcript already has (a resumed one included), is recorded
+   (`DUPLICATE_TOOL_USE`), not run, and never reaches the transcript: the transcript keeps the
+   first tool_use of an id and its result, so it is legal as it stands whenever the session
+   ends, and the boundary layer has nothing to remove.
 3. Batches. When the response has ended and every call's result is in, one user message is
    appended: the tool_results in tool_use order, then the attachments that arrived meanwhile
    (queued user input, notifications, file changes) in arrival order. Then the next turn's request
@@ -179,6 +182,10 @@ class ToolTurnLoop:
         self._owner: dict[str, ToolExecutor] = {}
         self._results: list[dict[str, Any]] = []
         self._end_reason: str | None = None
+        # Rule 2a: every tool_use id the transcript holds, and the block indexes of this
+        # attempt's duplicates (left out of the transcript).
+        self._transcript_ids = _tool_use_ids(self.messages)
+        self._duplicates: set[int] = set()
 
     # ----- driver inputs -----
 
@@ -398,6 +405,7 @@ class ToolTurnLoop:
         self._executor = self._new_executor()
         self._executors.append(self._executor)
         self._results = []
+        self._duplicates = set()
         self.phase = Phase.AWAITING_RESPONSE
         self.requests_sent += 1
         self.record.add(now_ns, RecordKind.REQUEST_SENT, name=self.model, value=self._attempt)
@@ -409,12 +417,12 @@ class ToolTurnLoop:
             self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, name=block["type"], value=done.index)
             return []
         tool_use_id = block["id"]
-        if self._owner.get(tool_use_id) is self._executor:
-            # The id came twice in one response (a model fault the API should not show). The
-            # first call answers it: a second would answer one id twice. The boundary repair
-            # removes this block from the next request.
+        if self._owner.get(tool_use_id) is self._executor or tool_use_id in self._transcript_ids:
+            # Rule 2a: a model fault the API should not show. The first call answers the id: a
+            # second would answer one id twice.
             self.record.add(now_ns, RecordKind.DUPLICATE_TOOL_USE, tool_use_id=tool_use_id,
                             name=block["name"], value=done.index)
+            self._duplicates.add(done.index)
             return []
         self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=tool_use_id,
                         name="tool_use", value=done.index)
@@ -430,10 +438,16 @@ class ToolTurnLoop:
         return self._route(self._executor.message_ended(now_ns), now_ns)
 
     def _keep_completed_blocks(self) -> None:
-        for message in merge_block_messages(self._accumulator.completed):
+        completed = self._accumulator.completed
+        if self._duplicates:
+            completed = [done for done in completed if done.index not in self._duplicates]
+        for message in merge_block_messages(completed):
             content = [b for b in message["content"] if not (b["type"] == "text" and not b["text"])]
             if content:
                 self.messages.append({"role": "assistant", "content": content})
+                self._transcript_ids.update(
+                    b["id"] for b in content if b["type"] == "tool_use"
+                )
 
     def _stream_error(self, now_ns: int, detail: str) -> list[Command]:
         self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=detail)
@@ -551,3 +565,19 @@ class ToolTurnLoop:
         self.phase = Phase.IDLE
         self.record.add(now_ns, RecordKind.SESSION_END, detail=reason)
         return SessionEnded(reason)
+
+
+def _tool_use_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ids of the tool_use blocks of a transcript; a malformed part holds none (the first
+    request's check reports it)."""
+    ids: set[str] = set()
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "tool_use":
+                tool_use_id = block.get("id")
+                if isinstance(tool_use_id, str):
+                    ids.add(tool_use_id)
+    return ids
