@@ -121,6 +121,11 @@ class SiblingErrors(str, Enum):
 CallSafety = Callable[[Mapping[str, Any]], bool]
 
 
+# Redirects, pipes, command separators, substitutions, a second line: a command holding one may
+# write or run more than its pattern shows.
+SHELL_METACHARACTERS = "<>|;&`$\n"
+
+
 @dataclass(frozen=True, slots=True)
 class InputPattern:
     """A call is safe when the string at `field` of its input fully matches `matches` and holds
@@ -129,7 +134,7 @@ class InputPattern:
 
     field: str
     matches: str
-    forbid: str = "<>|;&`$\n"
+    forbid: str = SHELL_METACHARACTERS
 
     def __post_init__(self) -> None:
         re.compile(self.matches)  # a bad pattern fails here, not at the first call
