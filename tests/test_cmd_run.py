@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from sim.cli import main
@@ -82,8 +83,37 @@ def test_overrides_reach_the_run(tiny: Path, tmp_path: Path) -> None:
     assert run_json["row_counts"]["sessions"] == 2
     assert list(run_json["summary"]) == ["at_message_stop"]
     assert run_json["metadata"]["extra"]["overrides"] == {
-        "seed": 4, "sessions": 2, "policies": ["at_message_stop"]
+        "seed": 4, "sessions": 2, "policies": ["at_message_stop"], "profiles": None,
     }
+
+
+def test_profiles_run_side_by_side_on_the_same_draws(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = ["run", str(tiny), "--out", str(out), "--no-report", "--policy", "streaming"]
+    assert main([*args, "--profile", "default", "--profile", "claude-code"]) == 0
+    printed = capsys.readouterr().out
+    assert "streaming [claude-code]" in printed
+    run_json = json.loads((out / "run.json").read_text())
+    assert sorted(run_json["summary"]) == ["streaming", "streaming [claude-code]"]
+    assert run_json["metadata"]["extra"]["profiles"] == ["default", "claude-code"]
+    for spec in TABLES:
+        table = pq.read_table(out / f"{spec.name}.parquet")
+        assert "profile" in table.column_names, spec.name
+        if spec.name != "repairs":  # none: the runtime needs no repair
+            assert set(table["profile"].to_pylist()) == {"default", "claude-code"}, spec.name
+    # Common random numbers: the same sessions arrive at the same times under both profiles.
+    sessions = pq.read_table(out / "sessions.parquet").to_pylist()
+    arrivals = {
+        profile: [(r["session_id"], r["arrival_ns"]) for r in sessions if r["profile"] == profile]
+        for profile in ("default", "claude-code")
+    }
+    assert arrivals["default"] == arrivals["claude-code"]
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--profile", "nope", "--force"])
+    assert exited.value.code == 2
+    assert "--profile: invalid choice: 'nope'" in capsys.readouterr().err
 
 
 def test_an_existing_folder_is_an_error_unless_forced(

@@ -25,7 +25,7 @@ def write(
     sha256: str = "0" * 64,
 ) -> Path:
     tables = collect(rows if rows is not None else handmade_rows(), scenario=scenario).tables()
-    speeds = None if speed is None else {"streaming": speed}
+    speeds = None if speed is None else {("default", "streaming"): speed}
     write_run(folder, tables, metadata(scenario, sha256), events_per_wall_s=speeds)
     return folder
 
@@ -79,6 +79,7 @@ def test_row_count_changes_fail(base: Path, tmp_path: Path) -> None:
             "repairs",
             {
                 "policy": "serial",
+                "profile": "default",
                 "session_id": 0,
                 "turn_index": 0,
                 "request_index": 0,

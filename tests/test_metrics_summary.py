@@ -58,7 +58,7 @@ def test_throughput_is_per_simulated_second_of_the_policys_span() -> None:
 
 
 def test_harness_speed_is_marked_wall_clock() -> None:
-    rows = summarize(handmade_tables(), events_per_wall_s={"serial": 250_000.0})
+    rows = summarize(handmade_tables(), events_per_wall_s={("default", "serial"): 250_000.0})
     speed = [row for row in rows if row.metric == "harness.events_per_wall_s"]
     assert speed == [SummaryRow("serial", "harness.events_per_wall_s", 250_000.0, "events/s", True)]
     assert not any(row.wall_clock for row in rows if row not in speed)
@@ -71,14 +71,15 @@ def test_policies_are_sorted_and_metric_order_is_fixed() -> None:
 
 
 def test_summary_round_trips_through_arrow() -> None:
-    rows = summarize(handmade_tables(), events_per_wall_s={"serial": 1.0})
+    rows = summarize(handmade_tables(), events_per_wall_s={("default", "serial"): 1.0})
     assert summary_from_arrow(summary_to_arrow(rows)) == rows
 
 
 def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
     collector.add_session(
-        policy="idle", session_id=0, arrival_ns=0, n_turns=0, outcome="completed", n_interrupts=0
+        policy="idle", profile="default", session_id=0, arrival_ns=0, n_turns=0,
+        outcome="completed", n_interrupts=0,
     )
     values = by_key(summarize(collector.tables()))
     assert values == {

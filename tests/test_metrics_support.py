@@ -36,6 +36,7 @@ def turn(
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "profile": "default",
         "session_id": session,
         "turn_index": index,
         "load": load,
@@ -70,6 +71,7 @@ def tool(
     start = None if lag is None else block_stop + lag
     return {
         "policy": policy,
+        "profile": "default",
         "session_id": session,
         "turn_index": index,
         "tool_use_id": tool_id,
@@ -89,6 +91,7 @@ def request(
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "profile": "default",
         "session_id": session,
         "turn_index": index,
         "request_index": 0,
@@ -109,6 +112,7 @@ def request(
 def repair(policy: str, session: int, index: int, kind: str, tool_id: str) -> dict[str, Any]:
     return {
         "policy": policy,
+        "profile": "default",
         "session_id": session,
         "turn_index": index,
         "request_index": 0,
@@ -122,6 +126,7 @@ def session(
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "profile": "default",
         "session_id": session_id,
         "load": load,
         "arrival_ns": 0,

@@ -51,7 +51,9 @@ def test_rows_are_sorted_by_policy_session_turn_whatever_the_order_added() -> No
 
 def test_omitted_nullable_columns_are_null() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
-    collector.add_repair(policy="p", session_id=0, turn_index=0, request_index=0, kind="k")
+    collector.add_repair(
+        policy="p", profile="default", session_id=0, turn_index=0, request_index=0, kind="k"
+    )
     assert collector.tables()["repairs"]["tool_use_id"].to_pylist() == [None]
 
 
@@ -93,7 +95,8 @@ def test_string_enums_and_numpy_integers_are_accepted() -> None:
 
     collector = RunCollector(run_id="r", scenario="s", seed=1)
     collector.add_repair(
-        policy="p", session_id=np.int64(4), turn_index=0, request_index=0, kind=Kind.MISSING
+        policy="p", profile="default", session_id=np.int64(4), turn_index=0, request_index=0,
+        kind=Kind.MISSING,
     )
     row = collector.tables()["repairs"].to_pylist()[0]
     assert (row["session_id"], row["kind"]) == (4, "missing_result")

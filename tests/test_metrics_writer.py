@@ -64,7 +64,7 @@ def test_pandas_reads_categories_and_integer_nanoseconds(tmp_path: Path) -> None
     assert nullable["ttfts_ns"].dtype == "Int64"
     assert nullable["ttfts_ns"].isna().sum() == 1
     summary = pd.read_parquet(tmp_path / "run" / "summary.parquet")
-    assert list(summary.columns) == ["policy", "metric", "value", "unit", "wall_clock"]
+    assert list(summary.columns) == ["policy", "profile", "metric", "value", "unit", "wall_clock"]
 
 
 def test_same_rows_give_byte_identical_folders_in_any_order(tmp_path: Path) -> None:

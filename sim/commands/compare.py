@@ -11,9 +11,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from sim.metrics.reader import read_run
+from sim.metrics.summary import arm_label
 from sim.metrics.summary_table import display_unit, format_value, output_console
 from sim.report.compare import MetricChange, compare_runs, parse_tolerances
 
@@ -54,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
     failed = [change for change in moved if change.beyond_tolerance]
     if moved:
         console.print(changes_table(moved, title=f"{args.base} -> {args.new}"))
-    policies = len({change.policy for change in changes})
+    arms = len({(change.profile, change.policy) for change in changes})
     console.print(
-        f"compared {len(changes)} metrics over {policies} policies: {len(moved)} moved, "
+        f"compared {len(changes)} metrics over {arms} policies: {len(moved)} moved, "
         f"{len(failed)} beyond tolerance"
     )
     return EXIT_REGRESSION if failed else 0
@@ -78,7 +80,7 @@ def changes_table(changes: list[MetricChange], title: str) -> Table:
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for change in changes:
         table.add_row(
-            change.policy,
+            escape(arm_label(change.profile, change.policy)),
             change.metric,
             display_unit(change.unit),
             _shown(change.base, change.unit),

@@ -1,19 +1,19 @@
 """`sim run SCENARIO`: simulate every executor policy of a scenario and write a run folder.
 
-    sim run scenarios/default.toml [--seed N] [--sessions N] [--policy P ...] [--jobs N]
-                                   [--out DIR] [--force] [--trace]
+    sim run scenarios/default.toml [--seed N] [--sessions N] [--policy P ...] [--profile R ...]
+                                   [--jobs N] [--out DIR] [--force] [--trace]
 
-Shows a progress bar per policy and load level (on a terminal), then the summary table with the
-policies side by side, then the folder written: `results/run-<scenario>-seed<seed>-<UTC time>`
-unless `--out` names another, with its figures and report.html in `report/` (unless
-`--no-report`). The scenario's name appears in the default folder's name with only letters,
-digits, `.`, `_` and `-` kept (others become `_`) and at most 64 characters. An existing folder
-is an error unless `--force`, and `--force` replaces only a run folder (a folder with run.json).
-The output location is checked before simulating. With `--trace` the folder also
-has `events.parquet`, a row per stream event fed to the runtime. Exit status: 0
-done, 1 strict mode stopped the run (the message names seed and session), 2 bad input, 130
-interrupted (Ctrl-C or SIGTERM; nothing is left half written, and an interrupt while drawing the
-report says that the run's tables were written and how to draw it).
+Shows a progress bar per policy, recovery profile and load level (on a terminal), then the summary
+table with the arms (profile x policy) side by side, then the folder written:
+`results/run-<scenario>-seed<seed>-<UTC time>` unless `--out` names another, with its figures and
+report.html in `report/` (unless `--no-report`). The scenario's name appears in the default folder's
+name with only letters, digits, `.`, `_` and `-` kept (others become `_`) and at most 64 characters.
+An existing folder is an error unless `--force`, and `--force` replaces only a run folder (a folder
+with run.json). The output location is checked before simulating. With `--trace` the folder also has
+`events.parquet`, a row per stream event fed to the runtime. Exit status: 0 done, 1 strict mode
+stopped the run (the message names seed and session), 2 bad input, 130 interrupted (Ctrl-C or
+SIGTERM; nothing is left half written, and an interrupt while drawing the report says that the run's
+tables were written and how to draw it).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from sim.metrics.atomic import check_destination
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary
 from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
+from sim.runtime.recovery import PROFILES
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.schema import ALL_POLICIES, Scenario
 
@@ -67,6 +68,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--policy", dest="policies", action="extend", nargs="+", choices=ALL_POLICIES,
         metavar="POLICY", help="executor policies to run (default: the scenario's); repeatable",
+    )
+    parser.add_argument(
+        "--profile", dest="profiles", action="extend", nargs="+", choices=list(PROFILES),
+        metavar="PROFILE",
+        help="recovery profiles to run, each under every policy (default: the scenario's); "
+        "repeatable",
     )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--out", type=Path, help="run folder to write (default: under results/)")
@@ -121,7 +128,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.sessions is not None and args.sessions < 1:
         raise UserError(f"--sessions: must be at least 1 (got {args.sessions})")
     scenario = with_overrides(
-        load_scenario(args.scenario), seed=args.seed, sessions=args.sessions, policies=args.policies
+        load_scenario(args.scenario), seed=args.seed, sessions=args.sessions,
+        policies=args.policies, profiles=args.profiles,
     )
     out_dir: Path = args.out or default_out_dir(scenario, datetime.now(UTC))
     if os.path.lexists(out_dir) and not args.force:
@@ -133,7 +141,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"sim run: {stop}", file=sys.stderr)
         print(
             f"sim run: reproduce with: sim run {args.scenario} --seed {stop.seed} "
-            f"--policy {stop.policy}",
+            f"--policy {stop.policy}"
+            + ("" if stop.profile == "default" else f" --profile {stop.profile}"),
             file=sys.stderr,
         )
         return EXIT_STRICT_STOP
@@ -182,8 +191,12 @@ def run_extra(scenario: Scenario, args: argparse.Namespace, result: RunResult) -
     load = scenario.load
     return {
         "scenario_file": str(args.scenario),
-        "overrides": {"seed": args.seed, "sessions": args.sessions, "policies": args.policies},
+        "overrides": {
+            "seed": args.seed, "sessions": args.sessions, "policies": args.policies,
+            "profiles": args.profiles,
+        },
         "policies": list(scenario.runtime.policies),
+        "profiles": list(scenario.runtime.profiles),
         "sessions": load.sessions,
         "load_mode": load.mode,
         "load_levels": list(load.levels),

@@ -31,3 +31,5 @@ class SimulationContext:
     on_session_end: Callable[[Session], None]
     # Where every session puts the events it feeds, when a trace was asked for.
     trace: EventTrace | None = None
+    # The recovery profile the loops run under (sim.runtime.recovery).
+    profile: str = "default"

@@ -107,11 +107,14 @@ class EventTrace:
                 blocks.append(None)
                 deltas.append(None)
 
-    def columns(self, policy: str, load: float | None) -> dict[str, list[Any]]:
+    def columns(
+        self, policy: str, load: float | None, profile: str = "default"
+    ) -> dict[str, list[Any]]:
         """The rows as columns of `schema.EVENTS` (every column but run_id)."""
         count = len(self)
         return {
             "policy": [policy] * count,
+            "profile": [profile] * count,
             "load": [load] * count,
             "session_id": self.session_id,
             "turn_index": self.turn_index,
@@ -138,7 +141,8 @@ class _TurnFacts:
 
 
 def record_session(
-    session: Session, rows: Rows, *, policy: str, load: float | None, horizon_ns: int | None
+    session: Session, rows: Rows, *, policy: str, load: float | None, horizon_ns: int | None,
+    profile: str = "default",
 ) -> None:
     """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`."""
     turns: dict[int, _TurnFacts] = {}
@@ -178,6 +182,7 @@ def record_session(
             repairs.append(
                 {
                     "policy": policy,
+                    "profile": profile,
                     "session_id": session_id,
                     "turn_index": entry.turn,
                     "request_index": requests_seen + 1,
@@ -192,12 +197,13 @@ def record_session(
         elif kind is RecordKind.INTERRUPT:
             interrupts += 1
 
-    _tool_rows(session, rows, policy, call_turns, turns)
-    turn_requests = _request_rows(session, rows, policy, horizon_ns)
-    _turn_rows(session, rows, policy, load, horizon_ns, turns, turn_requests)
+    _tool_rows(session, rows, policy, profile, call_turns, turns)
+    turn_requests = _request_rows(session, rows, policy, profile, horizon_ns)
+    _turn_rows(session, rows, policy, profile, load, horizon_ns, turns, turn_requests)
     rows["sessions"].append(
         {
             "policy": policy,
+            "profile": profile,
             "session_id": session_id,
             "load": load,
             "arrival_ns": session.arrival_ns,
@@ -214,6 +220,7 @@ def _tool_rows(
     session: Session,
     rows: Rows,
     policy: str,
+    profile: str,
     call_turns: list[tuple[str | None, int]],
     turns: dict[int, _TurnFacts],
 ) -> None:
@@ -239,6 +246,7 @@ def _tool_rows(
         tools.append(
             {
                 "policy": policy,
+                "profile": profile,
                 "session_id": session.session_id,
                 "turn_index": turn,
                 "tool_use_id": call.tool_use_id,
@@ -255,7 +263,7 @@ def _tool_rows(
 
 
 def _request_rows(
-    session: Session, rows: Rows, policy: str, horizon_ns: int | None
+    session: Session, rows: Rows, policy: str, profile: str, horizon_ns: int | None
 ) -> dict[int, list[Any]]:
     """Append the request rows; return per turn [model, input, output, message_stop_ns] of its
     requests (the last attempt's model and message_stop)."""
@@ -266,6 +274,7 @@ def _request_rows(
         requests.append(
             {
                 "policy": policy,
+                "profile": profile,
                 "session_id": session.session_id,
                 "turn_index": log.turn,
                 "request_index": log.request_index,
@@ -299,6 +308,7 @@ def _turn_rows(
     session: Session,
     rows: Rows,
     policy: str,
+    profile: str,
     load: float | None,
     horizon_ns: int | None,
     turns: dict[int, _TurnFacts],
@@ -321,6 +331,7 @@ def _turn_rows(
         out.append(
             {
                 "policy": policy,
+                "profile": profile,
                 "session_id": session.session_id,
                 "turn_index": turn,
                 "load": load,

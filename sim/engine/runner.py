@@ -1,7 +1,8 @@
-"""Every simulation of a run: each executor policy at each load level, serially or in worker
-processes, merged into one `RunCollector` in a fixed order.
+"""Every simulation of a run: each executor policy under each recovery profile at each load
+level, serially or in worker processes, merged into one `RunCollector` in a fixed order.
 
-The units are ordered load level by load level, policy by policy, as the scenario lists them.
+The units are ordered load level by load level, then profile by profile, then policy by policy,
+as the scenario lists them.
 With `jobs > 1` they run in worker processes (spawned, so it works the same on every platform),
 each taking one unit at a time over its own pipe; each unit is a pure function of the scenario,
 the policy and the level, and its rows are merged in unit order, so the Parquet tables are the
@@ -45,10 +46,12 @@ class Unit:
 
     policy: str
     load: float | None
+    profile: str = "default"
 
     @property
     def label(self) -> str:
-        return self.policy if self.load is None else f"{self.policy} @ {self.load:g}"
+        arm = self.policy if self.profile == "default" else f"{self.policy} [{self.profile}]"
+        return arm if self.load is None else f"{arm} @ {self.load:g}"
 
 
 # Called with (unit index, sessions finished in that unit).
@@ -56,10 +59,11 @@ UnitProgress = Callable[[int, int], None]
 
 
 def units_of(scenario: Scenario) -> list[Unit]:
-    """The run's simulations in their fixed order: by load level, then by policy."""
+    """The run's simulations in their fixed order: by load level, then profile, then policy."""
     return [
-        Unit(policy, level)
+        Unit(policy, level, profile)
         for level in load_levels(scenario.load)
+        for profile in scenario.runtime.profiles
         for policy in scenario.runtime.policies
     ]
 
@@ -84,18 +88,21 @@ class RunResult:
                     collector.add(name, row)
             if self.trace:
                 assert result.trace is not None, "a traced run's units are traced"
-                collector.add_columns(EVENTS.name, result.trace.columns(result.policy, result.load))
+                collector.add_columns(
+                    EVENTS.name, result.trace.columns(result.policy, result.load, result.profile)
+                )
         return collector
 
-    def events_per_wall_s(self) -> dict[str, float]:
-        """The harness's speed per policy: stream events fed per wall-clock second, over all its
-        load levels."""
-        events: dict[str, int] = {}
-        seconds: dict[str, float] = {}
+    def events_per_wall_s(self) -> dict[tuple[str, str], float]:
+        """The harness's speed per (profile, policy): stream events fed per wall-clock second,
+        over all its load levels."""
+        events: dict[tuple[str, str], int] = {}
+        seconds: dict[tuple[str, str], float] = {}
         for result in self.results:
-            events[result.policy] = events.get(result.policy, 0) + result.events
-            seconds[result.policy] = seconds.get(result.policy, 0.0) + result.wall_s
-        return {p: events[p] / seconds[p] if seconds[p] > 0 else 0.0 for p in events}
+            arm = (result.profile, result.policy)
+            events[arm] = events.get(arm, 0) + result.events
+            seconds[arm] = seconds.get(arm, 0.0) + result.wall_s
+        return {a: events[a] / seconds[a] if seconds[a] > 0 else 0.0 for a in events}
 
     @property
     def pairing_violations(self) -> int:
@@ -115,7 +122,8 @@ def run_scenario(
     if jobs <= 1 or len(units) == 1:
         results = [
             simulate(
-                scenario, unit.policy, unit.load, progress=_bind(progress, index), trace=trace
+                scenario, unit.policy, unit.load, progress=_bind(progress, index), trace=trace,
+                profile=unit.profile,
             )
             for index, unit in enumerate(units)
         ]
@@ -230,7 +238,10 @@ def _work(connection: Connection, data: dict[str, Any], report: bool, trace: boo
             return
         reporter = _reporter(connection, index) if report else None
         try:
-            result = simulate(scenario, unit.policy, unit.load, progress=reporter, trace=trace)
+            result = simulate(
+                scenario, unit.policy, unit.load, progress=reporter, trace=trace,
+                profile=unit.profile,
+            )
         except Exception as error:
             connection.send(("error", index, (error, traceback.format_exc())))
             return

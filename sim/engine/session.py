@@ -81,17 +81,25 @@ def _strict_stops(method: Callable[P, R]) -> Callable[P, R]:
     return guarded
 
 
-def _jitter_of(session: weakref.ref[Session]) -> Callable[[int], float]:
-    """The retry jitter of `session`'s loop. Through a weak reference: the loop keeps its jitter
-    function for life, and a bound method would make session and loop a reference cycle, freed
-    only by the cyclic collector (which runs rarely while simulating) instead of at once."""
+def _jitter_of(
+    session: weakref.ref[Session], *, unit: bool = False
+) -> Callable[[int], float]:
+    """The retry jitter of `session`'s loop (with `unit`, its draw in [0, 1)). Through a weak
+    reference: the loop keeps its jitter function for life, and a bound method would make
+    session and loop a reference cycle, freed only by the cyclic collector (which runs rarely
+    while simulating) instead of at once."""
 
     def jitter(retry: int) -> float:
         alive = session()
         assert alive is not None, "a loop draws jitter only while its session runs"
         return alive.draws.retry_jitter(alive.loop.turn, retry)
 
-    return jitter
+    def unit_jitter(retry: int) -> float:
+        alive = session()
+        assert alive is not None, "a loop draws jitter only while its session runs"
+        return alive.draws.retry_unit(alive.loop.turn, retry)
+
+    return unit_jitter if unit else jitter
 
 
 class _Stream:
@@ -123,7 +131,8 @@ class Session:
         self.start_ns: int | None = None
         self.end_ns: int | None = None
         self.draws = SessionDraws(context.scenario, context.seed, session_id)
-        self.loop = context.loops.new_loop(_jitter_of(weakref.ref(self)))
+        me = weakref.ref(self)
+        self.loop = context.loops.new_loop(_jitter_of(me), _jitter_of(me, unit=True))
         self.requests: list[RequestLog] = []
         self.pairing_violations = 0
         # `check_pairing` of each request, checking only what is new since the last one.
@@ -161,8 +170,10 @@ class Session:
         self._dispatch(self.loop.start(text, self.env.now))
 
     def strict_stop(self, detail: str) -> StrictModeStop:
+        context = self.context
         return StrictModeStop(
-            self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
+            context.seed, self.session_id, context.policy, int(self.env.now), detail,
+            context.profile,
         )
 
     # ----- commands -----

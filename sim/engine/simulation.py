@@ -1,4 +1,5 @@
-"""One simulation: one executor policy at one load level, in its own simpy environment.
+"""One simulation: one executor policy under one recovery profile at one load level, in its own
+simpy environment.
 
 Sessions arrive as `sim.engine.arrivals` says, run (`sim.engine.session`) against one mock model
 and one endpoint, and become metric rows as they end (`sim.engine.recorder`). With a horizon the
@@ -7,6 +8,7 @@ the outcome `horizon`). With `trace=True` every stream event fed to the runtime 
 (`sim.engine.recorder.EventTrace`, the `events` table); without it nothing per event is kept.
 
     result = simulate(load_scenario("scenarios/default.toml"), "streaming", 32.0)
+    simulate(scenario, "streaming", 32.0, profile="claude-code")   # the same draws, other rules
     result.rows["turns"][0]["ttfts_ns"]
 """
 
@@ -49,6 +51,7 @@ class SimulationResult:
     pairing_violations: int
     # The events fed, when the simulation was traced.
     trace: EventTrace | None = None
+    profile: str = "default"
 
     @property
     def events_per_wall_s(self) -> float:
@@ -62,10 +65,12 @@ def simulate(
     *,
     progress: Progress | None = None,
     trace: bool = False,
+    profile: str = "default",
 ) -> SimulationResult:
-    """Run `scenario` under `policy` at load `level` (a concurrency, an arrival rate, or None for
-    a trace of arrivals); with `trace`, keep a row per stream event fed (`result.trace`). Raises
-    `StrictModeStop` in strict mode when a transcript breaks pairing."""
+    """Run `scenario` under `policy` and the recovery `profile` at load `level` (a concurrency,
+    an arrival rate, or None for a trace of arrivals); with `trace`, keep a row per stream event
+    fed (`result.trace`). Raises `StrictModeStop` in strict mode when a transcript breaks
+    pairing."""
     wall_start = time.perf_counter()
     env = Clock()
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
@@ -86,7 +91,9 @@ def simulate(
 
     def collect(session: Session) -> None:
         del running[session.session_id]
-        record_session(session, rows, policy=policy, load=level, horizon_ns=horizon_ns)
+        record_session(
+            session, rows, policy=policy, load=level, horizon_ns=horizon_ns, profile=profile
+        )
         totals["events"] += session.events_fed
         totals["violations"] += session.pairing_violations
 
@@ -106,9 +113,10 @@ def simulate(
         policy=policy,
         model=model,
         endpoint=SimEndpoint(env, model.endpoint),
-        loops=LoopFactory(scenario, policy, model.name, model.fallback_name),
+        loops=LoopFactory(scenario, policy, model.name, model.fallback_name, profile=profile),
         on_session_end=on_session_end,
         trace=events_trace,
+        profile=profile,
     )
 
     if isinstance(arrivals, ClosedLoop):
@@ -129,6 +137,7 @@ def simulate(
         wall_s=time.perf_counter() - wall_start,
         pairing_violations=totals["violations"],
         trace=events_trace,
+        profile=profile,
     )
 
 

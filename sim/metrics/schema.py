@@ -6,6 +6,8 @@ Rules every table follows:
   ``int64``); durations (``latency_ns``, ``ttfts_ns``, ``start_lag_ns``) are differences of them.
 - Categories (policy, outcome, kind, cause, model, ...) are dictionary-encoded strings.
 - ``session_id`` is the integer index of the session within the run.
+- ``profile`` is the recovery profile a row ran under (``sim.runtime.recovery``), ``policy`` its
+  executor policy: together, one arm of the run's comparison.
 - A column is nullable only where the thing can be absent (``ttfts_ns`` of a turn without tools,
   ``start_ns`` of a tool cancelled before it started, ``fault`` of a request nothing was injected
   into); every other column must be filled for every row.
@@ -56,6 +58,7 @@ TURNS = TableSpec(
             _field("scenario", CATEGORY),
             _field("seed", pa.int64()),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
             _field("load", pa.float64(), nullable=True),
@@ -77,7 +80,7 @@ TURNS = TableSpec(
             _field("outcome", CATEGORY),
         ]
     ),
-    ("policy", "session_id", "turn_index"),
+    ("profile", "policy", "session_id", "turn_index"),
 )
 
 TOOLS = TableSpec(
@@ -86,6 +89,7 @@ TOOLS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
             _field("tool_use_id", pa.string()),
@@ -99,7 +103,7 @@ TOOLS = TableSpec(
             _field("synthetic_cause", CATEGORY, nullable=True),
         ]
     ),
-    ("policy", "session_id", "turn_index", "block_stop_ns", "tool_use_id"),
+    ("profile", "policy", "session_id", "turn_index", "block_stop_ns", "tool_use_id"),
 )
 
 REPAIRS = TableSpec(
@@ -108,6 +112,7 @@ REPAIRS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
             _field("request_index", pa.int64()),
@@ -115,7 +120,7 @@ REPAIRS = TableSpec(
             _field("tool_use_id", pa.string(), nullable=True),
         ]
     ),
-    ("policy", "session_id", "turn_index", "request_index"),
+    ("profile", "policy", "session_id", "turn_index", "request_index"),
 )
 
 REQUESTS = TableSpec(
@@ -124,6 +129,7 @@ REQUESTS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
             _field("request_index", pa.int64()),
@@ -140,7 +146,7 @@ REQUESTS = TableSpec(
             _field("n_events", COUNT),
         ]
     ),
-    ("policy", "session_id", "turn_index", "request_index", "attempt"),
+    ("profile", "policy", "session_id", "turn_index", "request_index", "attempt"),
 )
 
 SESSIONS = TableSpec(
@@ -149,6 +155,7 @@ SESSIONS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             _field("session_id", pa.int64()),
             _field("load", pa.float64(), nullable=True),
             _field("arrival_ns", NS),
@@ -159,7 +166,7 @@ SESSIONS = TableSpec(
             _field("n_interrupts", COUNT),
         ]
     ),
-    ("policy", "session_id"),
+    ("profile", "policy", "session_id"),
 )
 
 # The raw-event trace (`sim run --trace`): one row per stream event the runtime was fed, at its
@@ -174,6 +181,7 @@ EVENTS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             _field("load", pa.float64(), nullable=True),
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
@@ -185,7 +193,7 @@ EVENTS = TableSpec(
             _field("delta_type", CATEGORY, nullable=True),
         ]
     ),
-    ("policy", "load", "session_id", "turn_index", "request_index", "event_index"),
+    ("profile", "policy", "load", "session_id", "turn_index", "request_index", "event_index"),
 )
 
 # In the order they are written and reported: the tables every run folder has.
@@ -197,6 +205,7 @@ OPTIONAL_TABLES: tuple[TableSpec, ...] = (EVENTS,)
 SUMMARY_SCHEMA = pa.schema(
     [
         _field("policy", CATEGORY),
+        _field("profile", CATEGORY),
         _field("metric", pa.string()),
         _field("value", pa.float64()),
         _field("unit", CATEGORY),

@@ -1,4 +1,5 @@
-"""The run summary: one number per (policy, metric), in long form, computed from the run tables.
+"""The run summary: one number per (profile, policy, metric), in long form, computed from the run
+tables. An *arm* is one (recovery profile, executor policy) pair; "policy" below means an arm.
 
 Definitions (every number is exact for given tables, so two runs can be compared exactly):
 
@@ -24,7 +25,7 @@ Definitions (every number is exact for given tables, so two runs can be compared
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -54,53 +55,82 @@ EVENTS_PER_WALL_S = "harness.events_per_wall_s"
 
 @dataclass(frozen=True)
 class SummaryRow:
-    """One summary number: ``value`` in ``unit`` for ``metric`` under ``policy``."""
+    """One summary number: ``value`` in ``unit`` for ``metric`` under ``policy`` and
+    ``profile``."""
 
     policy: str
     metric: str
     value: float
     unit: str
     wall_clock: bool = False
+    profile: str = "default"
+
+    @property
+    def arm(self) -> Arm:
+        return (self.profile, self.policy)
+
+
+# (recovery profile, executor policy)
+Arm = tuple[str, str]
 
 
 @dataclass(frozen=True)
 class LoadPoint:
-    """Throughput and tail latency of one policy at one offered load of a load sweep."""
+    """Throughput and tail latency of one arm at one offered load of a load sweep."""
 
     policy: str
     load: float
     turns: int
     turns_per_s: float
     latency_p99_ns: float
+    profile: str = "default"
 
 
 def summarize(
     tables: Mapping[str, pa.Table],
     *,
-    events_per_wall_s: Mapping[str, float] | None = None,
+    events_per_wall_s: Mapping[Arm, float] | None = None,
 ) -> list[SummaryRow]:
-    """The summary of a run's tables, policies in sorted order, metrics in a fixed order.
+    """The summary of a run's tables, arms in sorted order (profile, then policy), metrics in a
+    fixed order.
 
-    ``events_per_wall_s`` maps a policy to the harness speed measured while it ran.
+    ``events_per_wall_s`` maps an arm to the harness speed measured while it ran.
     """
-    policies = sorted(
-        {policy for table in tables.values() for policy in categories(table, "policy")}
-        | set(events_per_wall_s or {})
+    arms = sorted(
+        {arm for table in tables.values() for arm in arms_of(table)} | set(events_per_wall_s or {})
     )
     outcomes = categories(tables["turns"], "outcome")
     kinds = categories(tables["repairs"], "kind")
     causes = categories(tables["tools"], "synthetic_cause")
     rows: list[SummaryRow] = []
-    for policy in policies:
-        mine = {name: rows_of(table, policy) for name, table in tables.items()}
-        rows += _distribution_rows(policy, mine)
-        rows += _count_rows(policy, mine, outcomes)
-        rows += _rate_rows(policy, mine, kinds, causes)
-        rows += _throughput_rows(policy, mine["turns"], mine["requests"])
-        if events_per_wall_s and policy in events_per_wall_s:
-            speed = float(events_per_wall_s[policy])
-            rows.append(SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True))
+    for profile, policy in arms:
+        mine = {name: rows_of(table, policy, profile) for name, table in tables.items()}
+        arm_rows = _distribution_rows(policy, mine)
+        arm_rows += _count_rows(policy, mine, outcomes)
+        arm_rows += _rate_rows(policy, mine, kinds, causes)
+        arm_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
+        if events_per_wall_s and (profile, policy) in events_per_wall_s:
+            speed = float(events_per_wall_s[profile, policy])
+            arm_rows.append(
+                SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
+            )
+        rows += [replace(row, profile=profile) for row in arm_rows]
     return rows
+
+
+def arm_label(profile: str, policy: str) -> str:
+    """How an arm is shown: its policy alone under the ``default`` profile, else the policy and
+    the profile in brackets (``streaming [claude-code]``)."""
+    return policy if profile == "default" else f"{policy} [{profile}]"
+
+
+def arms_of(table: pa.Table) -> list[Arm]:
+    """The distinct (profile, policy) pairs of a table's rows, sorted."""
+    if table.num_rows == 0:
+        return []
+    pairs = pa.table({"profile": _decoded(table["profile"]), "policy": _decoded(table["policy"])})
+    unique = pairs.group_by(["profile", "policy"]).aggregate([])
+    return sorted(zip(unique["profile"].to_pylist(), unique["policy"].to_pylist(), strict=True))
 
 
 def load_sweep(turns: pa.Table) -> list[LoadPoint]:
@@ -112,8 +142,8 @@ def load_sweep(turns: pa.Table) -> list[LoadPoint]:
     if len(loads) < 2:
         return []
     points = []
-    for policy in categories(turns, "policy"):
-        mine = rows_of(turns, policy)
+    for profile, policy in arms_of(turns):
+        mine = rows_of(turns, policy, profile)
         for load in loads:
             at_load = mine.filter(pc.equal(mine["load"], load))
             if at_load.num_rows == 0:
@@ -126,6 +156,7 @@ def load_sweep(turns: pa.Table) -> list[LoadPoint]:
                     turns=at_load.num_rows,
                     turns_per_s=_per_second(_completed(at_load), _span_ns(at_load)),
                     latency_p99_ns=float(np.percentile(latency, 99.0, method=PERCENTILE_METHOD)),
+                    profile=profile,
                 )
             )
     return points
@@ -135,7 +166,8 @@ def summary_to_arrow(rows: Iterable[SummaryRow]) -> pa.Table:
     """The summary rows as a table of ``SUMMARY_SCHEMA``, in their given order."""
     rows = list(rows)
     columns = {
-        "policy": pa.array([row.policy for row in rows]).dictionary_encode(),
+        "policy": pa.array([row.policy for row in rows], type=pa.string()).dictionary_encode(),
+        "profile": pa.array([row.profile for row in rows], type=pa.string()).dictionary_encode(),
         "metric": pa.array([row.metric for row in rows], type=pa.string()),
         "value": pa.array([row.value for row in rows], type=pa.float64()),
         "unit": pa.array([row.unit for row in rows], type=pa.string()).dictionary_encode(),
@@ -158,9 +190,12 @@ def _distinct(column: pa.ChunkedArray) -> list[Any]:
     return [value for value in pc.unique(_decoded(column)).to_pylist() if value is not None]
 
 
-def rows_of(table: pa.Table, policy: str) -> pa.Table:
-    """The rows of one policy."""
-    return table.filter(pc.equal(_decoded(table["policy"]), policy))
+def rows_of(table: pa.Table, policy: str, profile: str | None = None) -> pa.Table:
+    """The rows of one policy (of one profile, when given)."""
+    chosen = pc.equal(_decoded(table["policy"]), policy)
+    if profile is not None:
+        chosen = pc.and_(chosen, pc.equal(_decoded(table["profile"]), profile))
+    return table.filter(chosen)
 
 
 def values(table: pa.Table, column: str) -> np.ndarray:

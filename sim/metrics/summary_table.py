@@ -1,4 +1,5 @@
-"""The summary as a rich table: one row per metric, one column per policy, side by side."""
+"""The summary as a rich table: one row per metric, one column per arm (recovery profile x
+executor policy), side by side."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import os
 from collections.abc import Iterable
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from sim.metrics.summary import PER_1K, SummaryRow
+from sim.metrics.summary import PER_1K, Arm, SummaryRow, arm_label
 from sim.runtime.policy import ExecutorPolicy
 
 NS_PER_MS = 1_000_000
@@ -23,6 +25,17 @@ def ordered_policies(policies: Iterable[str]) -> list[str]:
     """Distinct policies, the policy under test first, then its baselines, then others as met."""
     met = list(dict.fromkeys(policies))
     return sorted(met, key=lambda p: (POLICY_ORDER.get(p, len(POLICY_ORDER)), met.index(p)))
+
+
+def ordered_arms(rows: Iterable[SummaryRow]) -> list[Arm]:
+    """Distinct arms: the `default` profile first, then other profiles as met; within each,
+    the policies as `ordered_policies` orders them."""
+    rows = list(rows)
+    met = list(dict.fromkeys(row.profile for row in rows))
+    profiles = sorted(met, key=lambda profile: (profile != "default", met.index(profile)))
+    policies = ordered_policies(row.policy for row in rows)
+    present = {row.arm for row in rows}
+    return [(pr, po) for pr in profiles for po in policies if (pr, po) in present]
 
 
 def display_unit(unit: str) -> str:
@@ -40,26 +53,27 @@ def format_value(value: float, unit: str) -> str:
 
 
 def summary_table(rows: Iterable[SummaryRow], title: str = "Summary") -> Table:
-    """Policies as columns (streaming, at_message_stop, serial, then any other as met), metrics
-    as rows; '-' where absent.
+    """Arms as columns (the default profile's streaming, at_message_stop, serial, then any other
+    policy as met, then the other profiles' the same way), metrics as rows; '-' where absent.
 
     Wall-clock metrics are dimmed and labelled, since they vary from run to run.
     """
     rows = list(rows)
-    policies = ordered_policies(row.policy for row in rows)
-    cells = {(row.policy, row.metric): row for row in rows}
+    arms = ordered_arms(rows)
+    cells = {(row.arm, row.metric): row for row in rows}
     first = {row.metric: row for row in reversed(rows)}
     metrics = list(dict.fromkeys(row.metric for row in rows))
     table = Table(title=title)
     table.add_column("metric", no_wrap=True)
     table.add_column("unit", no_wrap=True)
-    for policy in policies:
-        table.add_column(policy, justify="right", no_wrap=True)
+    for arm in arms:
+        # Escaped: "[claude-code]" would otherwise be read as rich markup.
+        table.add_column(escape(arm_label(*arm)), justify="right", no_wrap=True)
     for metric in metrics:
         unit = first[metric].unit
         shown = [
-            format_value(cells[policy, metric].value, unit) if (policy, metric) in cells else "-"
-            for policy in policies
+            format_value(cells[arm, metric].value, unit) if (arm, metric) in cells else "-"
+            for arm in arms
         ]
         wall = first[metric].wall_clock
         label = f"{metric} (wall clock)" if wall else metric

@@ -4,7 +4,7 @@ Layout of ``<out_dir>/``::
 
     turns.parquet tools.parquet repairs.parquet requests.parquet sessions.parquet
     events.parquet    only when the run was traced (``sim run --trace``): one row per event
-    summary.parquet   long form: policy, metric, value, unit, wall_clock
+    summary.parquet   long form: policy, profile, metric, value, unit, wall_clock
     run.json          metadata, row counts and the summary, for people
 
 Every Parquet file is zstd-compressed and carries the run metadata as JSON under the key-value
@@ -26,7 +26,14 @@ import pyarrow.parquet as pq
 from sim.metrics.atomic import atomic_directory
 from sim.metrics.provenance import git_commit, package_versions
 from sim.metrics.schema import OPTIONAL_TABLES, TABLES
-from sim.metrics.summary import PERCENTILE_METHOD, SummaryRow, summarize, summary_to_arrow
+from sim.metrics.summary import (
+    PERCENTILE_METHOD,
+    Arm,
+    SummaryRow,
+    arm_label,
+    summarize,
+    summary_to_arrow,
+)
 from sim.metrics.tables import MetricsError
 
 METADATA_KEY = b"sim.run"
@@ -90,15 +97,15 @@ def write_run(
     tables: Mapping[str, pa.Table],
     metadata: RunMetadata,
     *,
-    events_per_wall_s: Mapping[str, float] | None = None,
+    events_per_wall_s: Mapping[Arm, float] | None = None,
     replace: bool = False,
 ) -> list[SummaryRow]:
     """Writes the run folder ``out_dir`` atomically and returns the summary it wrote.
 
     ``tables`` are the five run tables as built by ``RunCollector.tables()``, and ``events``
     (``schema.EVENTS``) when the run was traced; the summary is of the five alone.
-    ``events_per_wall_s`` is the harness speed per policy (see ``summarize``). An existing
-    ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
+    ``events_per_wall_s`` is the harness speed per (profile, policy) (see ``summarize``). An
+    existing ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
     """
     _check_tables(tables)
     run_tables = {spec.name: tables[spec.name] for spec in TABLES}
@@ -144,7 +151,8 @@ def _write_parquet(path: Path, table: pa.Table, key_value: dict[bytes, bytes]) -
 
 
 def _by_policy(summary: list[SummaryRow]) -> dict[str, dict[str, float]]:
+    """Metric values by arm, each named by `arm_label` (the policy alone under `default`)."""
     by_policy: dict[str, dict[str, float]] = {}
     for row in summary:
-        by_policy.setdefault(row.policy, {})[row.metric] = row.value
+        by_policy.setdefault(arm_label(*row.arm), {})[row.metric] = row.value
     return by_policy

@@ -17,18 +17,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-import pyarrow.compute as pc
-
 from sim.errors import UserError
 from sim.metrics.reader import RunFolder
-from sim.metrics.summary import SummaryRow
+from sim.metrics.summary import SummaryRow, arms_of, rows_of
 
 ROWS_UNIT = "rows"
 
 
 @dataclass(frozen=True)
 class MetricChange:
-    """One (policy, metric) of two runs; ``None`` where a run lacks it."""
+    """One (profile, policy, metric) of two runs; ``None`` where a run lacks it."""
 
     policy: str
     metric: str
@@ -37,6 +35,7 @@ class MetricChange:
     new: float | None
     tolerance: float
     wall_clock: bool
+    profile: str = "default"
 
     @property
     def moved(self) -> bool:
@@ -107,7 +106,7 @@ def compare_runs(
     _check_same_scenario(base, new)
     base_rows = _keyed(base.summary + _row_counts(base))
     new_rows = _keyed(new.summary + _row_counts(new))
-    metrics = {metric for _, metric in base_rows} | {metric for _, metric in new_rows}
+    metrics = {key[-1] for key in base_rows} | {key[-1] for key in new_rows}
     for pattern in tolerances:
         if not any(fnmatchcase(metric, pattern) for metric in metrics):
             raise UserError(f"--tolerance {pattern!r}: matches no metric of either run")
@@ -117,13 +116,14 @@ def compare_runs(
         base_row, new_row = base_rows.get(key), new_rows.get(key)
         changes.append(
             MetricChange(
-                policy=key[0],
-                metric=key[1],
+                policy=either.policy,
+                metric=either.metric,
                 unit=either.unit,
                 base=base_row.value if base_row else None,
                 new=new_row.value if new_row else None,
-                tolerance=tolerance_for(key[1], tolerances),
+                tolerance=tolerance_for(either.metric, tolerances),
                 wall_clock=either.wall_clock,
+                profile=either.profile,
             )
         )
     return changes
@@ -139,16 +139,16 @@ def _check_same_scenario(base: RunFolder, new: RunFolder) -> None:
             )
 
 
-def _keyed(rows: list[SummaryRow]) -> dict[tuple[str, str], SummaryRow]:
-    return {(row.policy, row.metric): row for row in rows}
+def _keyed(rows: list[SummaryRow]) -> dict[tuple[str, str, str], SummaryRow]:
+    return {(row.profile, row.policy, row.metric): row for row in rows}
 
 
 def _row_counts(run: RunFolder) -> list[SummaryRow]:
     rows = []
     for name, table in run.tables.items():
-        counts = pc.value_counts(table["policy"].combine_chunks().dictionary_decode())
-        for entry in sorted(counts.to_pylist(), key=lambda item: item["values"]):
+        for profile, policy in arms_of(table):
+            count = rows_of(table, policy, profile).num_rows
             rows.append(
-                SummaryRow(entry["values"], f"rows.{name}", float(entry["counts"]), ROWS_UNIT)
+                SummaryRow(policy, f"rows.{name}", float(count), ROWS_UNIT, profile=profile)
             )
     return rows

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from sim.metrics.summary import SummaryRow
+from sim.metrics.summary import SummaryRow, arm_label
 from sim.metrics.summary_table import display_unit, format_value
 from sim.report.plots import Drawn, Skipped
 
@@ -61,11 +61,11 @@ def _identity(metadata: dict[str, Any]) -> str:
 
 
 def _summary_table(summary: Sequence[SummaryRow]) -> str:
-    policies = list(dict.fromkeys(row.policy for row in summary))
+    arms = list(dict.fromkeys(row.arm for row in summary))
     metrics = list(dict.fromkeys(row.metric for row in summary))
-    cells = {(row.policy, row.metric): row for row in summary}
+    cells = {(row.arm, row.metric): row for row in summary}
     first = {row.metric: row for row in reversed(summary)}
-    head = "".join(f"<th>{escape(policy)}</th>" for policy in policies)
+    head = "".join(f"<th>{escape(arm_label(*arm))}</th>" for arm in arms)
     lines = [f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>"]
     for metric in metrics:
         unit = first[metric].unit
@@ -73,7 +73,7 @@ def _summary_table(summary: Sequence[SummaryRow]) -> str:
             f'<td class="value">'
             f"{escape(format_value(cells[p, metric].value, unit)) if (p, metric) in cells else '-'}"
             "</td>"
-            for p in policies
+            for p in arms
         )
         css = ' class="wall"' if first[metric].wall_clock else ""
         lines.append(
