@@ -103,11 +103,12 @@ def default_scenario(sessions: int) -> Scenario:
 
 
 def run(
-    scenario: Scenario, policy: str = "streaming", level: float | None = None
+    scenario: Scenario, policy: str = "streaming", level: float | None = None,
+    profile: str = "default",
 ) -> SimulationResult:
     if level is None and scenario.load.levels:
         level = scenario.load.levels[0]
-    return simulate(scenario, policy, level)
+    return simulate(scenario, policy, level, profile=profile)
 
 
 def first_turn(result: SimulationResult) -> dict[str, Any]:

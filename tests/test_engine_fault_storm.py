@@ -1,10 +1,12 @@
-"""Every model fault, often, under every policy, with several calls per response: the runtime
+"""Every model fault, often, under every policy and recovery profile, with several calls per
+response: the runtime
 ends every session with legal requests and a legal transcript of its own (no boundary repair,
 issue 13's defect 6), one result per call, and the rows fill, whatever the fault does. (A fault
 that only broke with two calls in one response once crashed the whole run.)"""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import pytest
@@ -13,6 +15,7 @@ from sim.engine.simulation import SimulationResult
 from sim.model.faults import ALL_FAULTS
 from sim.runtime.executor import CallState
 from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.recovery import PROFILES
 from sim.runtime.repair import check_pairing
 from sim.scenario.schema import ALL_POLICIES, Scenario
 from tests.test_engine import default_scenario, run
@@ -33,12 +36,13 @@ def storm(faults: dict[str, float]) -> Scenario:
 
 
 def checked_runs(scenario: Scenario, kept: list[ToolTurnLoop]) -> Iterator[SimulationResult]:
-    """The scenario under each policy, each run checked: every session finished, every request
-    and every final transcript legal as it stands, no repair, one result for each call."""
-    for policy in ALL_POLICIES:
+    """The scenario under each profile and policy, each run checked: every session finished,
+    every request and every final transcript legal as it stands, no repair, one result for each
+    call."""
+    for profile, policy in itertools.product(PROFILES, ALL_POLICIES):
         kept.clear()
-        result = run(scenario, policy)
-        where = (scenario.model.faults, policy)
+        result = run(scenario, policy, profile=profile)
+        where = (scenario.model.faults, policy, profile)
         assert result.sessions_finished == SESSIONS, where
         assert result.pairing_violations == 0, where
         assert result.rows["repairs"] == [], where

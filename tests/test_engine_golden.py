@@ -1,4 +1,4 @@
-"""Golden tests: the summaries of three small seeded scenarios are exact and checked in.
+"""Golden tests: the summaries of four small seeded scenarios are exact and checked in.
 
 Regenerate (after a change meant to move them) with `.venv/bin/python -m tests.golden.regenerate`.
 """
@@ -16,16 +16,19 @@ from tests.golden.regenerate import SCENARIOS, expected_path, golden_summary
 def test_summary_matches_the_checked_in_golden_file(name: str) -> None:
     expected = json.loads(expected_path(name).read_text(encoding="utf-8"))
     actual = golden_summary(name)
-    assert [(row["policy"], row["metric"]) for row in actual] == [
-        (row["policy"], row["metric"]) for row in expected
+    assert [(row["profile"], row["policy"], row["metric"]) for row in actual] == [
+        (row["profile"], row["policy"], row["metric"]) for row in expected
     ]
     assert actual == expected
 
 
 def test_the_golden_scenarios_exercise_what_they_are_for() -> None:
-    def metrics(name: str) -> dict[tuple[str, str], float]:
+    def metrics(name: str, profile: str = "default") -> dict[tuple[str, str], float]:
         rows = json.loads(expected_path(name).read_text(encoding="utf-8"))
-        return {(row["policy"], row["metric"]): row["value"] for row in rows}
+        return {
+            (row["policy"], row["metric"]): row["value"] for row in rows
+            if row["profile"] == profile
+        }
 
     closed = metrics("closed_faults")
     assert closed["streaming", "turns.outcome.stream_error"] > 0
@@ -36,5 +39,15 @@ def test_the_golden_scenarios_exercise_what_they_are_for() -> None:
     interrupts = metrics("interrupts")
     assert interrupts["streaming", "turns.outcome.interrupted"] > 0
     assert interrupts["streaming", "synthetic_per_1k_requests.user_interrupt"] > 0
+    # The same draws under both profiles: default ends a session at a cut, claude-code keeps
+    # what completed, lets every kept call finish and goes on (no synthetic result at all).
+    default, claude = metrics("claude_code"), metrics("claude_code", "claude-code")
+    assert default["streaming", "synthetic_per_1k_requests.stream_error"] > 0
+    assert claude["streaming", "synthetic_per_1k_requests.all"] == 0
+    assert claude["streaming", "turns.outcome.stream_error"] > 0
+    assert claude["streaming", "turns.outcome.completed"] > default["streaming",
+                                                                    "turns.outcome.completed"]
+    for arm in (default, claude):
+        assert arm["streaming", "repairs_per_1k_requests.all"] == 0
     sweep = metrics("open_sweep")
     assert sweep["streaming", "turns.outcome.request_failed"] > 0

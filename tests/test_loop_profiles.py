@@ -342,3 +342,16 @@ def test_a_profile_of_ones_own() -> None:
     feed(loop, partial_stream(), 100)
     assert of_type(SessionEnded, loop.stream_ended(900)) == []
     assert of_type(ResultReady, loop.tool_finished("a", "success", "A", 1_000))
+
+
+def test_run_each_with_only_a_repeat_of_a_transcript_id_ends_as_without_calls() -> None:
+    loop = started("claude-code")
+    feed(loop, tool_response("msg_1", ("t1", "Read", {"path": "/a"})), 100)
+    loop.tool_finished("t1", "success", "first", 500)
+    out = feed(loop, tool_response("msg_2", ("t1", "Read", {"path": "/b"}), text="Again."), 600)
+    assert [c.input for c in of_type(StartTool, out)] == [{"path": "/b"}]
+    out = loop.tool_finished("t1", "success", "again", 900)
+    assert of_type(SessionEnded, out) == [SessionEnded("tool_use")]
+    again = {"role": "assistant", "content": [{"type": "text", "text": "Again."}]}
+    assert loop.messages[-1] == again
+    clean(loop)

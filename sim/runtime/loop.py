@@ -31,7 +31,8 @@ Rules
    (`DUPLICATE_TOOL_USE`) and never reaches the transcript: the transcript keeps the first
    tool_use of an id and its result, so it is legal as it stands whenever the session ends, and
    the boundary layer has nothing to remove. `run_first`: the copy is not run. `run_each`: it
-   runs too, after the earlier call of its id (executor rule 3a), and its result is dropped.
+   runs too, after the earlier call of its id (executor rule 3a), and its result is dropped; a
+   response whose every call is so dropped ends the session as one without calls (rule 4).
 3. Batches. When the response has ended and every call's result is in, one user message is
    appended: the tool_results in tool_use order (or, under the `completion` result order, in the
    order the calls ended: executor rule 7), then the attachments that arrived meanwhile
@@ -689,7 +690,11 @@ class ToolTurnLoop:
         ):
             continuation = self.profile.continue_text  # Rule 5a.
         content = self._kept_results()
-        if calls or end is EndReason.INTERRUPTED or continuation is not None:
+        # Calls whose results reach the transcript: all of them, but under rule 2a's `run_each`
+        # a response whose calls all repeat the transcript's ids answers nothing new, and ends
+        # the session as a response without calls does (so no assistant message follows another).
+        answered = bool(content)
+        if answered or end is EndReason.INTERRUPTED or continuation is not None:
             content += self._take_attachments(now_ns)
         if end is EndReason.INTERRUPTED:
             content.append({"type": "text", "text": INTERRUPT_TEXT})
@@ -702,7 +707,7 @@ class ToolTurnLoop:
         commands: list[Command] = [TurnEnded(self._turn, stop_reason, calls)]
         if end is not None:
             commands.append(self._end_session(end, now_ns))
-        elif not calls and continuation is None:
+        elif not answered and continuation is None:
             commands.append(self._end_session(stop_reason, now_ns))
         elif self._chain_turns >= self.max_turns:
             commands.append(self._end_session(EndReason.MAX_TURNS, now_ns))
