@@ -67,10 +67,9 @@ def simulate(
     trace: bool = False,
     profile: str = "default",
 ) -> SimulationResult:
-    """Run `scenario` under `policy` and the recovery `profile` at load `level` (a concurrency,
-    an arrival rate, or None for a trace of arrivals); with `trace`, keep a row per stream event
-    fed (`result.trace`). Raises `StrictModeStop` in strict mode when a transcript breaks
-    pairing."""
+    """Run `scenario` under `policy` and recovery `profile` at load `level` (a concurrency, an
+    arrival rate, or None for a trace of arrivals); with `trace`, keep a row per stream event fed
+    (`result.trace`). Raises `StrictModeStop` in strict mode when a transcript breaks pairing."""
     wall_start = time.perf_counter()
     env = Clock()
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
