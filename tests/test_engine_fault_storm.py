@@ -104,3 +104,27 @@ def test_the_user_and_the_tools_misbehave_at_once(
     for result in checked_runs(scenario, kept_loops):
         outcomes = {row["outcome"] for row in result.rows["tools"]}
         assert {"success", "error", "permission_denied"} <= outcomes, outcomes
+
+
+def bash_overlaps(safe_when: dict[str, str] | None, profile: str = "default") -> int:
+    """Pairs of Bash calls of one turn that ran at the same time."""
+    data = storm({}).model_dump(mode="python", exclude_unset=True)
+    data["model"]["script"]["tool_mix"] = {"Bash": 1}
+    data["model"]["faults"] = {}
+    data["runtime"].pop("fallback_after_overloads")
+    if safe_when is not None:
+        data.setdefault("tools", {})["override"] = {"Bash": {"concurrency_safe_when": safe_when}}
+    tools = run(Scenario.model_validate(data), profile=profile).rows["tools"]
+    calls = [(t["session_id"], t["turn_index"], t["start_ns"], t["end_ns"]) for t in tools
+             if t["start_ns"] is not None]
+    return sum(
+        1 for a, b in itertools.combinations(calls, 2)
+        if a[:2] == b[:2] and a[2] < b[3] and b[2] < a[3]
+    )
+
+
+def test_read_only_bash_calls_run_side_by_side_when_the_scenario_or_profile_says_so() -> None:
+    # The catalogue's Bash examples include `git status`, `ls -la /repo/src`, `git diff --stat`.
+    assert bash_overlaps(None) == 0
+    assert bash_overlaps({"field": "command", "matches": r"(ls|git (status|diff))(\s.*)?"}) > 0
+    assert bash_overlaps(None, profile="claude-code") > 0
