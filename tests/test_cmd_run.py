@@ -116,6 +116,17 @@ def test_profiles_run_side_by_side_on_the_same_draws(
     assert "--profile: invalid choice: 'nope'" in capsys.readouterr().err
 
 
+def test_the_report_shows_every_arm_side_by_side(tiny: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(["run", str(tiny), "--out", str(out), "--profile", "default", "claude-code"]) == 0
+    page = (out / "report" / "report.html").read_text()
+    heads = re.findall(r"<th>([^<]*)</th>", page)
+    assert heads[:6] == [
+        "metric", "unit", "streaming", "serial", "streaming [claude-code]", "serial [claude-code]"
+    ]
+    assert (out / "report" / "ttfts_cdf.png").is_file()
+
+
 def test_an_existing_folder_is_an_error_unless_forced(
     tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

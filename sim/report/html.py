@@ -7,7 +7,7 @@ from html import escape
 from typing import Any
 
 from sim.metrics.summary import SummaryRow, arm_label
-from sim.metrics.summary_table import display_unit, format_value
+from sim.metrics.summary_table import display_unit, format_value, ordered_arms
 from sim.report.plots import Drawn, Skipped
 
 STYLE = """
@@ -61,7 +61,7 @@ def _identity(metadata: dict[str, Any]) -> str:
 
 
 def _summary_table(summary: Sequence[SummaryRow]) -> str:
-    arms = list(dict.fromkeys(row.arm for row in summary))
+    arms = ordered_arms(summary)
     metrics = list(dict.fromkeys(row.metric for row in summary))
     cells = {(row.arm, row.metric): row for row in summary}
     first = {row.metric: row for row in reversed(summary)}

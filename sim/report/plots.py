@@ -28,7 +28,7 @@ from sim.metrics.summary import (
     rows_of,
     values,
 )
-from sim.metrics.summary_table import ordered_policies
+from sim.metrics.summary_table import ordered_arms, ordered_policies
 
 NS_PER_MS = 1_000_000
 DPI = 110
@@ -85,7 +85,12 @@ def by_arm(run: RunFolder) -> RunFolder:
     if all(row.profile == "default" for row in run.summary):
         return run
     tables = {name: _arms_as_policies(table) for name, table in run.tables.items()}
-    summary = [replace(row, policy=arm_label(*row.arm), profile="default") for row in run.summary]
+    # In the summary table's order, which the figures' legends follow.
+    rank = {arm: index for index, arm in enumerate(ordered_arms(run.summary))}
+    summary = [
+        replace(row, policy=arm_label(*row.arm), profile="default")
+        for row in sorted(run.summary, key=lambda row: rank[row.arm])
+    ]
     return replace(run, tables=tables, summary=summary)
 
 
