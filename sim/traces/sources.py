@@ -1,10 +1,11 @@
 """LOGS arguments to logged sessions: find the files, tell their format, read them.
 
 Each argument is a file or a folder; a folder is searched recursively for `*.jsonl` files (so
-`~/.claude/projects` or one project's folder both work), in sorted order. A file's format is told
+`~/.claude/projects` or one project's folder both work) and for `sim serve --record` folders
+(`sim.traces.serve_recording`: a folder holding `recording.json` or a recording's table, so
+`sim probe --out DIR` gives one recording per case), in sorted order. A file's format is told
 from its first readable line: a line with `messages` or `request` is a request log
 (`sim.traces.request_log`), anything else a Claude Code session log (`sim.traces.claude_code`).
-(`sim serve --record` folders are not read yet: that recording format is not on main.)
 
 Lines that are not JSON objects are reported and skipped here, for every format; a file that
 cannot be read at all (missing, not UTF-8, too large) is a `UserError`, as is an argument that
@@ -23,6 +24,7 @@ from sim.runtime.strict_json import parse_json
 from sim.traces.claude_code import ClaudeCodeReader
 from sim.traces.logged import LoggedSession
 from sim.traces.request_log import RequestLogReader
+from sim.traces.serve_recording import RECORDING_NAMES, RecordingReader, is_recording
 from sim.traces.skipped import Skipped
 
 
@@ -42,11 +44,16 @@ def log_files(arguments: list[str]) -> list[Path]:
     files: list[Path] = []
     for argument in arguments:
         path = Path(argument)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-            if not found:
-                raise UserError(f"{argument}: no *.jsonl log files in this folder")
-            files.extend(found)
+        if path.is_dir() and is_recording(path):
+            files.append(path)
+        elif path.is_dir():
+            recordings = {p.parent for name in RECORDING_NAMES for p in path.rglob(name)}
+            found = [p for p in path.rglob("*.jsonl") if p.is_file()]
+            if not found and not recordings:
+                raise UserError(
+                    f"{argument}: no *.jsonl log files or sim serve --record folders in this folder"
+                )
+            files.extend(sorted(found + sorted(recordings)))
         elif path.is_file():
             files.append(path)
         else:
@@ -84,7 +91,13 @@ def read_logs(arguments: list[str]) -> Logs:
     logs = Logs()
     claude = ClaudeCodeReader(logs.skipped)
     requests = RequestLogReader(logs.skipped)
+    recordings = RecordingReader(logs.skipped)
     for path in log_files(arguments):
+        if path.is_dir():
+            logs.files.append(str(path))
+            logs.formats[str(path)] = "serve-recording"
+            logs.sessions.extend(recordings.read(path))
+            continue
         first_skipped = len(logs.skipped.lines)
         lines = json_lines(path, logs.skipped)
         kind = file_format(lines)
