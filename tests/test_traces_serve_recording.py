@@ -12,8 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from sim.cli import main
+from sim.errors import UserError
 from sim.model.response import Turn
 from sim.traces.calibrate import calibrated_scenario
+from sim.traces.replay import EMPTY_RESPONSE_TEXT, scripted_responses
 from sim.traces.sources import read_logs
 from sim.traces.stats import trace_stats
 from sim.wire.record_files import RECORDING_FILE, write_recording
@@ -189,3 +191,25 @@ def test_stats_over_a_folder_with_a_broken_recording_reports_and_goes_on(
     assert f"{broken}/requests.parquet:0: skipped: not a Parquet table" in err
     assert "sessions 1" in out and "requests 2" in out
     assert "2 of them from sim serve --record folders" in out
+
+
+def test_replay_scripts_a_recording_s_tool_sequence_and_round_trips() -> None:
+    [session] = read_logs([str(CLEAN)]).sessions
+    first, last = scripted_responses(session)
+    assert [(b["name"], b["input"], b["result"]) for b in first["blocks"]] == [
+        ("Read", {}, ""), ("Bash", {}, "")]  # no inputs or results in a recording
+    assert [b["duration_ms"] for b in first["blocks"]] == [
+        pytest.approx(87.19275), pytest.approx(40.145171)]
+    assert last["blocks"] == [{"type": "text", "text": EMPTY_RESPONSE_TEXT}]
+
+
+def test_a_search_finds_recordings_by_their_summary_not_run_folders(tmp_path: Path) -> None:
+    _copy(tmp_path / "recs", "two_calls_clean")
+    run = tmp_path / "recs" / "run-x"
+    run.mkdir()
+    (run / "run.json").write_text("{}", encoding="utf-8")
+    pq.write_table(pa.table({"a": [1]}), run / "requests.parquet")  # a run's own requests table
+    logs = read_logs([str(tmp_path)])
+    assert logs.files == [str(tmp_path / "recs" / "two_calls_clean")] and len(logs.skipped) == 0
+    with pytest.raises(UserError, match="no \\*.jsonl log files or sim serve --record folders"):
+        read_logs([str(run)])

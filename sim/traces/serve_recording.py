@@ -58,13 +58,19 @@ class _TableError(ValueError):
     pass
 
 
-RECORDING_NAMES = (RECORDING_FILE, *(f"{spec.name}.parquet" for spec in TABLES))
+TABLE_FILES = tuple(f"{spec.name}.parquet" for spec in TABLES)
+RUN_FILE = "run.json"  # a `sim run` folder, which has a `requests` table of its own
 
 
-def is_recording(folder: Path) -> bool:
-    """Whether `folder` is a `sim serve --record` folder: it holds `recording.json` or one of
-    the tables (a recording missing some of its files is still one, reported as such)."""
-    return any((folder / name).is_file() for name in RECORDING_NAMES)
+def is_recording(folder: Path, named: bool = False) -> bool:
+    """Whether `folder` is a `sim serve --record` folder: it holds `recording.json` (what the
+    recorder writes last, and what a search of a tree looks for); or, for a folder named on the
+    command line, one of the recording's tables and no `run.json` (a recording that lost its
+    summary is still one, reported as such)."""
+    if (folder / RECORDING_FILE).is_file():
+        return True
+    return named and not (folder / RUN_FILE).exists() and any(
+        (folder / name).is_file() for name in TABLE_FILES)
 
 
 def _rows(folder: Path, spec: TableSpec) -> list[dict[str, Any]]:

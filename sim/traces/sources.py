@@ -2,10 +2,12 @@
 
 Each argument is a file or a folder; a folder is searched recursively for `*.jsonl` files (so
 `~/.claude/projects` or one project's folder both work) and for `sim serve --record` folders
-(`sim.traces.serve_recording`: a folder holding `recording.json` or a recording's table, so
-`sim probe --out DIR` gives one recording per case), in sorted order. A file's format is told
-from its first readable line: a line with `messages` or `request` is a request log
-(`sim.traces.request_log`), anything else a Claude Code session log (`sim.traces.claude_code`).
+(`sim.traces.serve_recording`: a folder holding `recording.json`, so `sim probe --out DIR`
+gives one recording per case, and a `sim run` folder is no recording), in sorted order. A
+file's format is told from its first readable line: a line with `messages` or `request` is a
+request log (`sim.traces.request_log`), anything else a Claude Code session log
+(`sim.traces.claude_code`). A folder named as an argument is a recording also when it holds a
+recording's table but lost its `recording.json` (reported).
 
 Lines that are not JSON objects are reported and skipped here, for every format; a file that
 cannot be read at all (missing, not UTF-8, too large) is a `UserError`, as is an argument that
@@ -24,8 +26,9 @@ from sim.runtime.strict_json import parse_json
 from sim.traces.claude_code import ClaudeCodeReader
 from sim.traces.logged import LoggedSession
 from sim.traces.request_log import RequestLogReader
-from sim.traces.serve_recording import RECORDING_NAMES, RecordingReader, is_recording
+from sim.traces.serve_recording import RecordingReader, is_recording
 from sim.traces.skipped import Skipped
+from sim.wire.record_files import RECORDING_FILE
 
 
 @dataclass(slots=True)
@@ -44,10 +47,10 @@ def log_files(arguments: list[str]) -> list[Path]:
     files: list[Path] = []
     for argument in arguments:
         path = Path(argument)
-        if path.is_dir() and is_recording(path):
+        if path.is_dir() and is_recording(path, named=True):
             files.append(path)
         elif path.is_dir():
-            recordings = {p.parent for name in RECORDING_NAMES for p in path.rglob(name)}
+            recordings = {p.parent for p in path.rglob(RECORDING_FILE) if p.is_file()}
             found = [p for p in path.rglob("*.jsonl") if p.is_file()]
             if not found and not recordings:
                 raise UserError(
