@@ -48,8 +48,16 @@ baseline: $(STAMP)
 	done
 
 # The benchmarks alone, with the in-run ratios against their references (the SDK, the bare runtime).
+# Each run is saved as pytest-benchmark JSON under BENCH_STORAGE (.benchmarks/, ignored by git:
+# --benchmark-autosave); `make bench COMPARE=0001` compares this run with saved run 0001 (see
+# `.venv/bin/pytest-benchmark list`), and BENCH_FLAGS passes more pytest flags (-k, ...).
+BENCH_STORAGE ?= .benchmarks
+COMPARE ?=
+BENCH_FLAGS ?=
 bench: $(STAMP)
-	$(BIN)/python -m pytest bench --benchmark-only -o python_files='bench_*.py'
+	$(BIN)/python -m pytest bench --benchmark-only -o python_files='bench_*.py' \
+		--benchmark-storage='$(BENCH_STORAGE)' --benchmark-autosave \
+		$(if $(COMPARE),--benchmark-compare=$(COMPARE)) $(BENCH_FLAGS)
 
 # The simulator's fidelity on the default scenario: `sim fidelity` of 20 sessions at speed 10 and
 # at speed 1, recorded in bench/fidelity_default.json. Real time: ten minutes or more.
@@ -57,9 +65,14 @@ bench-fidelity: $(STAMP)
 	$(BIN)/python bench/fidelity.py
 
 # The wall-clock gate: this tree against BASE (default HEAD), both measured now on this machine.
+# GATE_JSON=DIR keeps both runs' pytest-benchmark JSON (base.json, new.json) in DIR;
+# GATE_SUMMARY=FILE appends the table as Markdown (in CI: "$$GITHUB_STEP_SUMMARY").
 BASE ?= HEAD
+GATE_JSON ?=
+GATE_SUMMARY ?=
 bench-gate: $(STAMP)
-	$(BIN)/python bench/gate.py --base $(BASE)
+	$(BIN)/python bench/gate.py --base $(BASE) $(if $(GATE_JSON),--json-dir '$(GATE_JSON)') \
+		$(if $(GATE_SUMMARY),--markdown '$(GATE_SUMMARY)')
 
 # Instructions per stream event of the engine, the bare runtime and the mock model (callgrind:
 # deterministic where wall time is not; needs valgrind; takes a few minutes).

@@ -6,8 +6,15 @@ no baseline. Instead both trees are measured now, one after the other, and compa
 of each benchmark's minimum over several rounds (the minimum is the least disturbed by other load).
 The gate fails only beyond a wide threshold and reports smaller moves.
 
+Reference benchmarks measure code that is not ours, beside ours for scale (the SDK's own
+accumulator, `json.dumps`): by name, a test called `test_sdk` or with `reference` in its name.
+They are reported, and never fail the gate: their moves are the base's dependencies' or the
+machine's, not this tree's.
+
     python bench/gate.py                 # working tree against HEAD
     python bench/gate.py --base main     # against another commit (a pull request's base, say)
+    python bench/gate.py --json-dir DIR  # keep both runs' pytest-benchmark JSON (base, new)
+    python bench/gate.py --markdown FILE # append the table as Markdown (a CI step summary)
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from rich.table import Table
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_FAIL_RATIO = 1.5
 DEFAULT_REPORT_RATIO = 1.10
+TITLE = "wall clock: this tree against the base (min of rounds)"
 
 
 def run_benchmarks(tree: Path, json_path: Path, selection: str | None) -> None:
@@ -61,31 +69,61 @@ def remove_checkout(path: Path) -> None:
                    check=False, capture_output=True)
 
 
+Row = tuple[str, str, str, str, str]  # benchmark, base, new, new/base, verdict
+COLUMNS = ("benchmark", "base", "new", "new/base", "verdict")
+
+
+def is_reference(name: str) -> bool:
+    """Whether `file::test[params]` is a reference benchmark (the rule in the docstring above)."""
+    test = name.rpartition("::")[2].partition("[")[0]
+    return test == "test_sdk" or "reference" in test
+
+
 def compare(base: dict[str, float], new: dict[str, float], fail_ratio: float,
-            report_ratio: float) -> tuple[Table, list[str]]:
-    table = Table(title="wall clock: this tree against the base (min of rounds)")
-    table.add_column("benchmark", no_wrap=True)
-    for column in ("base", "new", "new/base"):
-        table.add_column(column, justify="right")
-    table.add_column("verdict")
+            report_ratio: float) -> tuple[list[Row], list[str]]:
+    """The table's rows, and the benchmarks that fail the gate."""
+    rows: list[Row] = []
     failures = []
     for name in sorted(base.keys() | new.keys()):
         if name not in base or name not in new:
-            table.add_row(escape(name), _fmt(base.get(name)), _fmt(new.get(name)), "-",
-                          "new" if name in new else "removed")
+            rows.append((name, _fmt(base.get(name)), _fmt(new.get(name)), "-",
+                         "new" if name in new else "removed"))
             continue
         ratio = new[name] / base[name]
         if ratio > fail_ratio:
             verdict = f"SLOWER beyond {fail_ratio:.2f}x"
-            failures.append(name)
         elif ratio > report_ratio:
             verdict = "slower (within threshold)"
         elif ratio < 1 / report_ratio:
             verdict = "faster"
         else:
             verdict = "same"
-        table.add_row(escape(name), _fmt(base[name]), _fmt(new[name]), f"{ratio:.2f}", verdict)
-    return table, failures
+        if is_reference(name):
+            verdict += " (reference: not gated)"
+        elif ratio > fail_ratio:
+            failures.append(name)
+        rows.append((name, _fmt(base[name]), _fmt(new[name]), f"{ratio:.2f}", verdict))
+    return rows, failures
+
+
+def rich_table(rows: list[Row]) -> Table:
+    table = Table(title=TITLE)
+    table.add_column(COLUMNS[0], no_wrap=True)
+    for column in COLUMNS[1:4]:
+        table.add_column(column, justify="right")
+    table.add_column(COLUMNS[4])
+    for row in rows:
+        table.add_row(*map(escape, row))
+    return table
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """The rows as a GitHub-flavoured Markdown table, under the table's title."""
+    lines = [f"### {TITLE}", "", "| " + " | ".join(COLUMNS) + " |",
+             "|---|" + "---:|" * 3 + "---|"]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+              for row in rows]
+    return "\n".join(lines) + "\n"
 
 
 def _fmt(seconds: float | None) -> str:
@@ -101,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"call a move out when beyond this (default {DEFAULT_REPORT_RATIO})")
     parser.add_argument("-k", dest="selection", help="only benchmarks matching this expression")
     parser.add_argument("--json-dir", type=Path, help="keep the two benchmark JSON files here")
+    parser.add_argument("--markdown", type=Path,
+                        help="append the table and verdict as Markdown to this file")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="bench-gate-") as scratch:
@@ -116,17 +156,21 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             remove_checkout(base_tree)
         run_benchmarks(ROOT, json_dir / "new.json", args.selection)
-        table, failures = compare(minimum_seconds(json_dir / "base.json"),
-                                  minimum_seconds(json_dir / "new.json"),
-                                  args.fail_ratio, args.report_ratio)
+        rows, failures = compare(minimum_seconds(json_dir / "base.json"),
+                                 minimum_seconds(json_dir / "new.json"),
+                                 args.fail_ratio, args.report_ratio)
     # Wide enough for full benchmark names in a CI log, which has no terminal width.
-    Console(width=160).print(table)
+    Console(width=160).print(rich_table(rows))
     if failures:
-        print(f"wall-clock gate FAILED: {', '.join(failures)} slower than "
-              f"{args.fail_ratio}x the base")
-        return 1
-    print("wall-clock gate passed")
-    return 0
+        verdict = (f"wall-clock gate FAILED: {', '.join(failures)} slower than "
+                   f"{args.fail_ratio}x the base")
+    else:
+        verdict = "wall-clock gate passed"
+    print(verdict)
+    if args.markdown:
+        with args.markdown.open("a", encoding="utf-8") as summary:
+            summary.write(markdown_table(rows) + f"\n{verdict}\n")
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

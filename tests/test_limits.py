@@ -139,7 +139,7 @@ def test_a_run_with_extreme_but_valid_draws_writes_its_results(tmp_path: Path) -
 def test_a_stream_sends_at_most_so_many_keepalive_pings() -> None:
     # A 1 ms ping interval through a first token of 11.6 days: a billion pings, uncapped.
     times, events = [0, MAX_DURATION_NS, MAX_DURATION_NS + 1], [{"type": "a"}] * 3
-    pinged_times, pinged = with_keepalive_pings(
+    pinged_times, pinged, _ = with_keepalive_pings(
         times, events, 2 * MAX_DURATION_NS, 1_000_000, None
     )
     pings = [event for event in pinged if event["type"] == "ping"]

@@ -47,6 +47,7 @@ def simulated_requests(scenario: Scenario, monkeypatch: pytest.MonkeyPatch) -> S
 
     monkeypatch.setattr(simulation, "MockModel", Recording)
     simulate(scenario, "streaming", float(scenario.load.concurrency or 1))
+    assert seen
     return seen
 
 

@@ -27,7 +27,10 @@ from sim.scenario.loader import load_scenario
 from sim.user import PermissionAnswer, SimulatedUser, permission_answer
 from sim.wire.server import MockServer
 
-SPEED = 50.0
+# Slow enough that a loaded machine's scheduling jitter (a few ms) is unlikely to move an
+# interrupt or a refusal past a tool's end: at 50x, a 50 ms refusal was 1 ms of real time, and
+# the twin test failed now and then under load.
+SPEED = 10.0
 # Every turn interrupted once its tools have run 300 ms; notifications every ~10 ms of tool
 # time; Read asks the user, who refuses after 50 ms; Grep runs long enough to be interrupted.
 USERFUL = """

@@ -65,8 +65,9 @@ def test_the_verdict_is_a_check_of_the_body_not_an_assumption(
     assert expected and send.pairing_violations == tuple(expected)
 
 
+@pytest.mark.usefixtures("damaged_resume")
 def test_the_simulator_counts_a_broken_verdict_and_the_model_answers_400(
-    monkeypatch: pytest.MonkeyPatch, damaged_resume: None
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Every session resumes from a transcript whose tool_result was lost (the runtime itself
     # never makes one: tests/damaged_resume.py); without strict mode the loop would repair it,

@@ -49,6 +49,7 @@ from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
 from sim.progress import progress_display
 from sim.runtime.recovery import PROFILES
 from sim.scenario.loader import load_scenario, with_overrides
+from sim.scenario.packaged import scenario_argument
 from sim.scenario.schema import ALL_POLICIES, Scenario
 
 EXIT_OK = 0
@@ -67,7 +68,10 @@ def add_parser(subparsers: Any) -> None:
         description="Simulate a scenario: each executor policy (and load level) on the same "
         "random draws; print the summary side by side and write Parquet tables to a folder.",
     )
-    parser.add_argument("scenario", metavar="SCENARIO", type=Path, help="scenario TOML file")
+    parser.add_argument(
+        "scenario", metavar="SCENARIO", type=scenario_argument,
+        help="scenario TOML file, or a packaged scenario's name (default, overload, ...)",
+    )
     parser.add_argument("-s", "--seed", type=int, help="root seed (default: the scenario's)")
     parser.add_argument(
         "-n", "--sessions", type=int, help="sessions per load level (default: the scenario's)"

@@ -212,6 +212,11 @@ def stats_table(f: dict[str, Any]) -> str:
     lines.append(
         f"boundary repair: {f['pairing_violations']} pairing violations in {f['requests']} requests"
     )
+    if f["requests_without_history"]:
+        lines.append(
+            f"  {f['requests_without_history']} of them from sim serve --record folders, which keep"
+            " no messages: the server's own count, no repairs"
+        )
     for kind, count in f["repairs_by_kind"].items():
         rate = f["repairs_per_1000_requests"][kind]
         lines.append(f"  {kind:<30}{count:>6}  ({rate:,.1f} per 1,000 requests)")

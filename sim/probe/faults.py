@@ -69,7 +69,21 @@ class FaultPlan:
                              at_ns=response.times[0], retry_after_ns=NS_PER_S
                              if self.status in (429, 529) else None, faults=(self.kind,))
         rewritten = _REWRITES[self.kind](self, response)
-        return replace(rewritten, faults=(self.kind,), tool_stops=None)
+        return replace(rewritten, faults=(self.kind,), tool_stops=_tool_stops(rewritten.events))
+
+
+def _tool_stops(events: list[dict[str, Any]]) -> tuple[int, ...]:
+    """Where the tool_use blocks of rewritten events stop (`StreamResponse.tool_stops`)."""
+    stops = []
+    tool_blocks: set[int] = set()
+    for position, event in enumerate(events):
+        kind = event.get("type")
+        if kind == "content_block_start":
+            if event["content_block"].get("type") == "tool_use":
+                tool_blocks.add(event["index"])
+        elif kind == "content_block_stop" and event.get("index") in tool_blocks:
+            stops.append(position)
+    return tuple(stops)
 
 
 def _find(events: list[dict[str, Any]], kind: str, index: int | None = None) -> int:

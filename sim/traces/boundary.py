@@ -5,7 +5,9 @@ For every step that reached the model, its request's messages (as the reader reb
 400 to) and `ensure_tool_result_pairing` (the repairs `sim.runtime.repair` would make). Each
 finding keeps the log line of its step and the message index in the repaired request, so that a
 user can open the log at the place. A request that is not a transcript at all (a message without
-a role, ...) is a finding of kind `not_a_transcript`.
+a role, ...) is a finding of kind `not_a_transcript`. A step whose log keeps no messages (a
+`sim serve --record` folder) adds the server's own violation count and no findings, and is left
+out of `per_1000_requests` (`without_history` counts such requests).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class BoundaryReport:
     requests: int
     violations: int
     findings: list[Finding]
+    without_history: int = 0
 
     def by_kind(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -42,17 +45,22 @@ class BoundaryReport:
         return dict(sorted(counts.items()))
 
     def per_1000_requests(self) -> dict[str, float]:
-        if not self.requests:
+        with_history = self.requests - self.without_history
+        if not with_history:
             return {}
-        return {kind: 1000.0 * n / self.requests for kind, n in self.by_kind().items()}
+        return {kind: 1000.0 * n / with_history for kind, n in self.by_kind().items()}
 
 
 def boundary_report(sessions: list[LoggedSession]) -> BoundaryReport:
-    requests = violations = 0
+    requests = violations = without_history = 0
     findings: list[Finding] = []
     for session in sessions:
         for index, step in enumerate(session.steps):
             requests += 1
+            if step.server_violations is not None:
+                violations += step.server_violations
+                without_history += 1
+                continue
             try:
                 violations += len(check_pairing(step.messages))
                 _repaired, repairs = ensure_tool_result_pairing(step.messages)
@@ -69,4 +77,4 @@ def boundary_report(sessions: list[LoggedSession]) -> BoundaryReport:
                 )
                 for repair in repairs
             )
-    return BoundaryReport(requests, violations, findings)
+    return BoundaryReport(requests, violations, findings, without_history)

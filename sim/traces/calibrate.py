@@ -209,7 +209,7 @@ def _tool_part(out: _Writer, name: str, sessions: list[LoggedSession]) -> None:
     sizes = [len(c.result_text) for c in calls if c.result_text is not None]
     if sizes:
         out.key("result_chars", {"kind": "empirical", "values": _counts(sizes)})
-    examples = _examples([c.input for c in calls])
+    examples = _examples([c.input for c in calls if c.input_logged])
     if examples:
         out.key("examples", examples, f"{len(examples)} logged inputs")
 

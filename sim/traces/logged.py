@@ -1,7 +1,7 @@
 """What every reader turns a log into: logged sessions of model steps and tool calls.
 
-A reader (`sim.traces.claude_code`, `sim.traces.request_log`) gives the same shape whatever the
-log's format, so stats, calibration and replay read one thing:
+A reader (`sim.traces.claude_code`, `sim.traces.request_log`, `sim.traces.serve_recording`)
+gives the same shape whatever the log's format, so stats, calibration and replay read one thing:
 
 - a `LoggedSession` is one agent conversation: its user prompts, in order, and its model steps;
 - a `Step` is one model request and its response: the request's messages as the log implies them
@@ -33,6 +33,9 @@ class ToolCall:
     # None: no result was logged for this call.
     result_text: str | None = None
     is_error: bool = False
+    # False when the log keeps no tool inputs (a `sim serve --record` folder): `input` is then
+    # `{}` and no example of the tool's inputs.
+    input_logged: bool = True
 
     @property
     def duration_ms(self) -> float | None:
@@ -66,11 +69,19 @@ class Step:
     last_block_ms: float | None = None
     # The API error this request met instead of a response, if the log says so.
     api_error: str | None = None
+    # Set by a reader whose log says outright whether a response came (a `sim serve --record`
+    # folder, which keeps no response text): then `has_response` is this, not guessed from blocks.
+    response_logged: bool | None = None
+    # The pairing violations the server found in this request (our 400s), when the log keeps
+    # that count but not the request's messages (a recording: `messages` is then empty).
+    server_violations: int | None = None
 
     @property
     def has_response(self) -> bool:
         """Whether the log holds this request's response (a request log's last request may have
         none; a failed request has none)."""
+        if self.response_logged is not None:
+            return self.api_error is None and self.response_logged
         return self.api_error is None and (bool(self.blocks) or self.stop_reason is not None)
 
     @property
@@ -92,6 +103,9 @@ class LoggedSession:
     session_id: str
     # Sub-agent (sidechain) conversations are sessions of their own, marked here.
     sidechain: bool = False
+    # False when the log keeps no request bodies, tool inputs or results (a `sim serve --record`
+    # folder): such a session has no history to repair and cannot be replayed.
+    bodies_logged: bool = True
     prompts_ms: list[float | None] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
 

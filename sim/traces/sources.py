@@ -1,10 +1,13 @@
 """LOGS arguments to logged sessions: find the files, tell their format, read them.
 
 Each argument is a file or a folder; a folder is searched recursively for `*.jsonl` files (so
-`~/.claude/projects` or one project's folder both work), in sorted order. A file's format is told
-from its first readable line: a line with `messages` or `request` is a request log
-(`sim.traces.request_log`), anything else a Claude Code session log (`sim.traces.claude_code`).
-(`sim serve --record` folders are not read yet: that recording format is not on main.)
+`~/.claude/projects` or one project's folder both work) and for `sim serve --record` folders
+(`sim.traces.serve_recording`: a folder holding `recording.json`, so `sim probe --out DIR`
+gives one recording per case, and a `sim run` folder is no recording), in sorted order. A
+file's format is told from its first readable line: a line with `messages` or `request` is a
+request log (`sim.traces.request_log`), anything else a Claude Code session log
+(`sim.traces.claude_code`). A folder named as an argument is a recording also when it holds a
+recording's table but lost its `recording.json` (reported).
 
 Lines that are not JSON objects are reported and skipped here, for every format; a file that
 cannot be read at all (missing, not UTF-8, too large) is a `UserError`, as is an argument that
@@ -23,7 +26,9 @@ from sim.runtime.strict_json import parse_json
 from sim.traces.claude_code import ClaudeCodeReader
 from sim.traces.logged import LoggedSession
 from sim.traces.request_log import RequestLogReader
+from sim.traces.serve_recording import RecordingReader, is_recording
 from sim.traces.skipped import Skipped
+from sim.wire.record_files import RECORDING_FILE
 
 
 @dataclass(slots=True)
@@ -42,11 +47,16 @@ def log_files(arguments: list[str]) -> list[Path]:
     files: list[Path] = []
     for argument in arguments:
         path = Path(argument)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-            if not found:
-                raise UserError(f"{argument}: no *.jsonl log files in this folder")
-            files.extend(found)
+        if path.is_dir() and is_recording(path, named=True):
+            files.append(path)
+        elif path.is_dir():
+            recordings = {p.parent for p in path.rglob(RECORDING_FILE) if p.is_file()}
+            found = [p for p in path.rglob("*.jsonl") if p.is_file()]
+            if not found and not recordings:
+                raise UserError(
+                    f"{argument}: no *.jsonl log files or sim serve --record folders in this folder"
+                )
+            files.extend(sorted(found + sorted(recordings)))
         elif path.is_file():
             files.append(path)
         else:
@@ -84,7 +94,13 @@ def read_logs(arguments: list[str]) -> Logs:
     logs = Logs()
     claude = ClaudeCodeReader(logs.skipped)
     requests = RequestLogReader(logs.skipped)
+    recordings = RecordingReader(logs.skipped)
     for path in log_files(arguments):
+        if path.is_dir():
+            logs.files.append(str(path))
+            logs.formats[str(path)] = "serve-recording"
+            logs.sessions.extend(recordings.read(path))
+            continue
         first_skipped = len(logs.skipped.lines)
         lines = json_lines(path, logs.skipped)
         kind = file_format(lines)

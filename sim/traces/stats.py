@@ -15,11 +15,14 @@ Definitions (the tests check them by hand on a small fixture):
   line; an upper bound on time to first token (Claude Code logs a block when it stops).
 - `repairs_by_kind` and `repairs_per_1000_requests`: `sim.traces.boundary`, each request its own
   count (a call left unanswered early in a session is repaired again in every later request).
+  A `sim serve --record` folder keeps no request bodies: its requests add the server's own
+  `pairing_violations` and count in `requests_without_history`, not in the repairs.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -106,6 +109,7 @@ def _tool_durations(sessions: list[LoggedSession]) -> dict[str, dict[str, Any]]:
 def _repairs(report: BoundaryReport) -> dict[str, Any]:
     return {
         "pairing_violations": report.violations,
+        "requests_without_history": report.without_history,
         "repairs_by_kind": report.by_kind(),
         "repairs_per_1000_requests": report.per_1000_requests(),
         "repair_locations": [
@@ -151,5 +155,7 @@ def _by_file(logs: Logs) -> list[dict[str, Any]]:
         row["requests"] += len(session.steps)
         row["tool_calls"] += sum(len(step.tool_calls) for step in session.steps)
     for line in logs.skipped.lines:
-        rows[line.file]["skipped_lines"] += 1
+        # A recording's problems name its table file; its row is the recording's folder.
+        owner = line.file if line.file in rows else str(Path(line.file).parent)
+        rows[owner]["skipped_lines"] += 1
     return list(rows.values())

@@ -13,13 +13,15 @@ Behaviour, request by request:
    API's JSON error shape. A query string (`?beta=true`) is ignored.
 2. Identity (`sim.wire.identity`): session from the `x-sim-session` header or from the
    conversation itself, turn index from the `x-sim-turn` header or the assistant messages,
-   attempt (from 1) from the session's earlier requests of that turn. The model sees the body with any model name mapped
-   to the scenario's (unless `strict_models`) and system-role messages taken out.
+   attempt (from 1) from the session's earlier requests of that turn. The model sees the body
+   with any model name mapped to the scenario's (unless `strict_models`) and system-role
+   messages taken out.
 3. Admission: the scenario's endpoint capacity counts requests in flight across every
    connection; beyond it a request waits in line or is refused (429/529 with retry-after), as
    `[model.endpoint]` says. A request holds its slot until its response is over; the model's
    delays count from admission, so time in the queue comes on top.
-4. The mock model answers (`MockModel.respond`): an HTTP error (400 with `check_pairing`'s
+4. The mock model answers (`MockModel.answer`, or `reject` with the first violation of the
+   pairing check made on arrival): an HTTP error (400 with `check_pairing`'s
    wording for a broken transcript, 404 for an unknown model, 429 / 529 / 500 faults), sent
    after its delay with the API's JSON error body, a `request-id` header and, for 429 and 529,
    `retry-after` (whole seconds, rounded up) and `retry-after-ms`; or a timed stream.
