@@ -128,6 +128,11 @@ def test_the_report_shows_every_arm_side_by_side(tiny: Path, tmp_path: Path) -> 
         "metric", "unit", "streaming", "serial", "streaming [claude-code]", "serial [claude-code]"
     ]
     assert (out / "report" / "ttfts_cdf.png").is_file()
+    # A paired table per profile's policies, then per arm against the default profile.
+    assert re.findall(r"<h4>([^<]*)</h4>", page) == [
+        "streaming minus serial", "streaming [claude-code] minus serial",
+        "streaming [claude-code] minus default", "serial [claude-code] minus default",
+    ]
 
 
 def test_an_existing_folder_is_an_error_unless_forced(

@@ -105,7 +105,7 @@ def _level_headline(load: float | None, rows: list[SummaryRow], levels: int) -> 
     groups = paired_groups(rows)
     several = len(groups) > 1
     paired = "\n".join(
-        (f"<h4>{escape(arm_label(*group[0].arm))}</h4>" if several else "")
+        (f"<h4>{escape(_pair_heading(group))}</h4>" if several else "")
         + paired_table_html(group, prefix)
         for prefix, group in groups
     )
@@ -114,6 +114,12 @@ def _level_headline(load: float | None, rows: list[SummaryRow], levels: int) -> 
     return (
         f'<p class="headline">{escape(_level_name(load, levels) + sentence)}</p>' + paired
     )
+
+
+def _pair_heading(group: Sequence[SummaryRow]) -> str:
+    """What a paired table compares: its arm minus each baseline (policies or a profile)."""
+    versus = ", ".join(dict.fromkeys(str(row.versus) for row in group))
+    return f"{arm_label(*group[0].arm)} minus {versus}"
 
 
 def paired_table_html(rows: Sequence[SummaryRow], prefix: str = PAIRED_PREFIX) -> str:
