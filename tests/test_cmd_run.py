@@ -8,6 +8,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from sim.cli import main
@@ -16,6 +17,7 @@ from sim.commands.run import default_out_dir
 from sim.metrics.schema import TABLES
 from sim.scenario.loader import load_scenario
 from sim.scenario.schema import Scenario
+from tests.damaged_resume import damaged_resume  # noqa: F401 (a fixture)
 
 TINY = """
 name = "tiny"
@@ -82,8 +84,55 @@ def test_overrides_reach_the_run(tiny: Path, tmp_path: Path) -> None:
     assert run_json["row_counts"]["sessions"] == 2
     assert [group["policy"] for group in run_json["summary"]] == ["at_message_stop"]
     assert run_json["metadata"]["extra"]["overrides"] == {
-        "seed": 4, "sessions": 2, "policies": ["at_message_stop"]
+        "seed": 4, "sessions": 2, "policies": ["at_message_stop"], "profiles": None,
     }
+
+
+def test_profiles_run_side_by_side_on_the_same_draws(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = ["run", str(tiny), "--out", str(out), "--no-report", "--policy", "streaming"]
+    assert main([*args, "--profile", "default", "--profile", "claude-code"]) == 0
+    printed = capsys.readouterr().out
+    assert "streaming [claude-code]" in printed
+    run_json = json.loads((out / "run.json").read_text())
+    arms = {(group["profile"], group["policy"]) for group in run_json["summary"]}
+    assert sorted(arms) == [("claude-code", "streaming"), ("default", "streaming")]
+    assert run_json["metadata"]["extra"]["profiles"] == ["default", "claude-code"]
+    for spec in TABLES:
+        table = pq.read_table(out / f"{spec.name}.parquet")
+        assert "profile" in table.column_names, spec.name
+        if spec.name != "repairs":  # none: the runtime needs no repair
+            assert set(table["profile"].to_pylist()) == {"default", "claude-code"}, spec.name
+    # Common random numbers: the same sessions arrive at the same times under both profiles.
+    sessions = pq.read_table(out / "sessions.parquet").to_pylist()
+    arrivals = {
+        profile: [(r["session_id"], r["arrival_ns"]) for r in sessions if r["profile"] == profile]
+        for profile in ("default", "claude-code")
+    }
+    assert arrivals["default"] == arrivals["claude-code"]
+    with pytest.raises(SystemExit) as exited:
+        main([*args, "--profile", "nope", "--force"])
+    assert exited.value.code == 2
+    assert "--profile: invalid choice: 'nope'" in capsys.readouterr().err
+
+
+def test_the_report_shows_every_arm_side_by_side(tiny: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert main(["run", str(tiny), "--out", str(out), "--profile", "default", "claude-code"]) == 0
+    page = (out / "report" / "report.html").read_text()
+    # The summary table's heads (the paired tables come before it).
+    heads = re.findall(r"<th>([^<]*)</th>", page[page.index("<th>metric</th>"):])
+    assert heads[:6] == [
+        "metric", "unit", "streaming", "serial", "streaming [claude-code]", "serial [claude-code]"
+    ]
+    assert (out / "report" / "ttfts_cdf.png").is_file()
+    # A paired table per profile's policies, then per arm against the default profile.
+    assert re.findall(r"<h4>([^<]*)</h4>", page) == [
+        "streaming minus serial", "streaming [claude-code] minus serial",
+        "streaming [claude-code] minus default", "serial [claude-code] minus default",
+    ]
 
 
 def test_an_existing_folder_is_an_error_unless_forced(
@@ -252,6 +301,7 @@ def test_a_bad_scenario_exits_2_with_one_line(
     assert main(["run", str(tmp_path / "absent.toml")]) == 2
 
 
+@pytest.mark.usefixtures("damaged_resume")
 def test_strict_stop_exits_1_naming_seed_and_session(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

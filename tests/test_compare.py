@@ -27,7 +27,7 @@ def write(
     sha256: str = "0" * 64,
 ) -> Path:
     tables = collect(rows if rows is not None else handmade_rows(), scenario=scenario).tables()
-    speeds = None if speed is None else {("streaming", 0): speed}
+    speeds = None if speed is None else {("default", "streaming", 0): speed}
     write_run(folder, tables, metadata(scenario, sha256), events_per_wall_s=speeds)
     return folder
 
@@ -81,6 +81,7 @@ def test_row_count_changes_fail(base: Path, tmp_path: Path) -> None:
             "repairs",
             {
                 "policy": "serial",
+                "profile": "default",
                 "load_level": 0,
                 "session_id": 0,
                 "turn_index": 0,
@@ -235,6 +236,7 @@ def test_runs_of_other_sessions_policies_or_levels_are_refused_in_one_line(
         ("base", []),
         ("sessions", ["--sessions", "3"]),
         ("policies", ["--policy", "streaming"]),
+        ("profiles", ["--profile", "default", "claude-code"]),
     ):
         runs[name] = tmp_path / name
         args = ["run", str(scenario), "--out", str(runs[name]), "--no-report", *extra]
@@ -243,6 +245,7 @@ def test_runs_of_other_sessions_policies_or_levels_are_refused_in_one_line(
     for name, message in (
         ("sessions", "sessions [3] differ from"),
         ("policies", "policies [streaming] differ from"),
+        ("profiles", "profiles [claude-code, default] differ from"),
     ):
         assert main(["compare", str(runs["base"]), str(runs[name])]) == 2
         err = capsys.readouterr().err
@@ -301,6 +304,33 @@ def test_json_output_and_paired_turns_between_two_runs(
     assert moved[0]["mean"] == pytest.approx(1_000_000 / moved[0]["pairs"])
     assert main(["compare", str(base), str(new)]) == 0
     assert "Paired per turn: new minus base" in capsys.readouterr().out
+
+
+def test_two_runs_of_two_profiles_compare_arm_by_arm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(TINY_SWEEP)
+    base, new = tmp_path / "base", tmp_path / "new"
+    for folder in (base, new):
+        args = ["run", str(scenario), "--out", str(folder), "--no-report"]
+        assert main([*args, "--profile", "default", "claude-code"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(base), str(new), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["beyond_tolerance"] == 0
+    assert all(c["wall_clock"] for c in document["changes"] if c["moved"])  # harness speed only
+    arms = {(c["profile"], c["policy"]) for c in document["changes"]}
+    assert arms == {
+        (profile, policy)
+        for profile in ("default", "claude-code")
+        for policy in ("streaming", "serial")
+    }
+    assert {p["profile"] for p in document["paired_new_minus_base"]} == {"default", "claude-code"}
+    versus = {(c["metric"].split(".")[0], c["versus"]) for c in document["changes"] if c["versus"]}
+    assert versus == {("paired", "serial"), ("paired_profile", "default")}
+    assert main(["compare", str(base), str(new)]) == 0
+    assert "over 4 policies and 2 load levels" in capsys.readouterr().out
 
 
 TINY_SWEEP = """

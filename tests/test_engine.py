@@ -24,6 +24,7 @@ from sim.model.tool_inputs import tool_inputs
 from sim.scenario.loader import with_overrides
 from sim.scenario.schema import Scenario
 from sim.user.draws import UserDraws
+from tests.damaged_resume import damaged_resume  # noqa: F401 (a fixture)
 
 ROOT = Path(__file__).parent.parent
 
@@ -103,11 +104,12 @@ def default_scenario(sessions: int) -> Scenario:
 
 
 def run(
-    scenario: Scenario, policy: str = "streaming", level: float | None = None
+    scenario: Scenario, policy: str = "streaming", level: float | None = None,
+    profile: str = "default",
 ) -> SimulationResult:
     if level is None and scenario.load.levels:
         level = scenario.load.levels[0]
-    return simulate(scenario, policy, level)
+    return simulate(scenario, policy, level, profile=profile)
 
 
 def first_turn(result: SimulationResult) -> dict[str, Any]:
@@ -209,6 +211,7 @@ def test_every_request_of_a_default_run_passes_the_pairing_check() -> None:
     assert all(row["outcome"] == "completed" for row in result.rows["sessions"])
 
 
+@pytest.mark.usefixtures("damaged_resume")
 def test_strict_mode_stops_with_the_seed_and_session_that_reproduce_it() -> None:
     with pytest.raises(StrictModeStop) as stopped:
         run(scenario_of(STRICT))
@@ -219,6 +222,7 @@ def test_strict_mode_stops_with_the_seed_and_session_that_reproduce_it() -> None
     assert stopped.value.seed == 11
 
 
+@pytest.mark.usefixtures("damaged_resume")
 def test_without_strict_mode_the_same_damage_is_repaired_and_recorded() -> None:
     result = run(scenario_of(STRICT, **{"runtime.strict": False}))
     assert result.pairing_violations == 0
@@ -229,13 +233,12 @@ def test_without_strict_mode_the_same_damage_is_repaired_and_recorded() -> None:
     assert turns_with_repairs == len(result.rows["repairs"])
 
 
-def test_an_id_given_twice_in_one_response_is_run_once_and_repaired() -> None:
-    # Three calls per response, each after the first a copy of the one before: the runtime
-    # must neither run an id twice nor stop; the next request drops the copies.
-    result = run(scenario_of(STRICT, **{"runtime.strict": False, "model.script.tool_calls": 3}))
+def test_an_id_given_twice_is_run_once_and_never_reaches_the_transcript() -> None:
+    # Three calls per response, each a copy of the one before (the first, of the transcript's
+    # last id): even in strict mode the runtime neither runs an id twice nor needs a repair.
+    result = run(scenario_of(STRICT, **{"model.script.tool_calls": 3}))
     assert result.sessions_finished == 3 and result.pairing_violations == 0
-    kinds = {row["kind"] for row in result.rows["repairs"]}
-    assert "duplicate_tool_use_removed" in kinds
+    assert result.rows["repairs"] == []
     turn_ids = [(row["turn_index"], row["tool_use_id"]) for row in result.rows["tools"]]
     assert len(turn_ids) == len(set(turn_ids))
 

@@ -1,16 +1,28 @@
-"""Every model fault, often, under every policy, with several calls per response: the runtime
-ends every session with legal requests and the rows fill, whatever the fault does. (A fault that
-only broke with two calls in one response once crashed the whole run.)"""
+"""Every model fault, often, under every policy and recovery profile, with several calls per
+response: the runtime
+ends every session with legal requests and a legal transcript of its own (no boundary repair,
+issue 13's defect 6), one result per call, and the rows fill, whatever the fault does. (A fault
+that only broke with two calls in one response once crashed the whole run.)"""
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+
 import pytest
 
+from sim.engine.simulation import SimulationResult
 from sim.model.faults import ALL_FAULTS
+from sim.runtime.executor import CallState
+from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.recovery import PROFILES
+from sim.runtime.repair import check_pairing
 from sim.scenario.schema import ALL_POLICIES, Scenario
 from tests.test_engine import default_scenario, run
+from tests.test_engine_behaviour import kept_loops  # noqa: F401 (a fixture)
 
 SESSIONS = 8
+UNFINISHED = (CallState.QUEUED, CallState.EXECUTING)
 
 
 def storm(faults: dict[str, float]) -> Scenario:
@@ -23,25 +35,59 @@ def storm(faults: dict[str, float]) -> Scenario:
     return Scenario.model_validate(data)
 
 
+def checked_runs(scenario: Scenario, kept: list[ToolTurnLoop]) -> Iterator[SimulationResult]:
+    """The scenario under each profile and policy, each run checked: every session finished,
+    every request and every final transcript legal as it stands, no repair, one result for each
+    call."""
+    for profile, policy in itertools.product(PROFILES, ALL_POLICIES):
+        kept.clear()
+        result = run(scenario, policy, profile=profile)
+        where = (scenario.model.faults, policy, profile)
+        assert result.sessions_finished == SESSIONS, where
+        assert result.pairing_violations == 0, where
+        assert result.rows["repairs"] == [], where
+        assert len(kept) == SESSIONS, where
+        for loop in kept:
+            assert check_pairing(loop.messages) == [], where
+            assert loop.repairs == [], where
+            # check_pairing: one result per tool_use of the transcript; and no call is left
+            # without its one result (a discarded attempt's calls included).
+            unfinished = [r for r in loop.call_records() if r.state in UNFINISHED]
+            assert unfinished == [], where
+        yield result
+
+
 @pytest.mark.parametrize("fault", ALL_FAULTS)
-def test_one_fault_half_the_time(fault: str) -> None:
-    scenario = storm({fault: 0.5})
-    for policy in ALL_POLICIES:
-        result = run(scenario, policy)
-        assert result.sessions_finished == SESSIONS, (fault, policy)
-        assert result.pairing_violations == 0, (fault, policy)
+def test_one_fault_half_the_time(fault: str, kept_loops: list[ToolTurnLoop]) -> None:  # noqa: F811
+    for _ in checked_runs(storm({fault: 0.5}), kept_loops):
+        pass
 
 
-def test_every_fault_at_once() -> None:
+def test_duplicate_ids_with_cuts_leave_legal_transcripts(
+    kept_loops: list[ToolTurnLoop],  # noqa: F811
+) -> None:
+    # Issue 13, defect 6: 42 of these 120 loops ended with a duplicate tool_use in their own
+    # transcript (legal only after the boundary repair of a request that never came).
+    for seed in range(5):
+        data = storm({"duplicate_tool_id": 0.5, "cut_after_tool_use_stop": 0.2}).model_dump(
+            mode="python", exclude_unset=True
+        )
+        data["seed"] = seed
+        data["runtime"]["max_turns_per_prompt"] = 3
+        for _ in checked_runs(Scenario.model_validate(data), kept_loops):
+            pass
+
+
+def test_every_fault_at_once(kept_loops: list[ToolTurnLoop]) -> None:  # noqa: F811
     scenario = storm({fault: 0.1 for fault in ALL_FAULTS})
-    for policy in ALL_POLICIES:
-        result = run(scenario, policy)
-        assert result.sessions_finished == SESSIONS, policy
+    for result in checked_runs(scenario, kept_loops):
         faults = {row["fault"] for row in result.rows["requests"]} - {None}
         assert len(faults) >= 5, faults  # the storm did hit
 
 
-def test_the_user_and_the_tools_misbehave_at_once() -> None:
+def test_the_user_and_the_tools_misbehave_at_once(
+    kept_loops: list[ToolTurnLoop],  # noqa: F811
+) -> None:
     # Interrupts in both phases, attachments, every tool failing or hanging a third of the time
     # and asking permission (denied half the time), with model faults on top.
     data = storm({fault: 0.05 for fault in ALL_FAULTS}).model_dump(mode="python")
@@ -55,9 +101,30 @@ def test_the_user_and_the_tools_misbehave_at_once() -> None:
         for name in ("Read", "Grep", "Glob", "Bash", "Edit", "Write", "WebFetch", "Task")
     }
     scenario = Scenario.model_validate(data)
-    for policy in ALL_POLICIES:
-        result = run(scenario, policy)
-        assert result.sessions_finished == SESSIONS, policy
-        assert result.pairing_violations == 0, policy
+    for result in checked_runs(scenario, kept_loops):
         outcomes = {row["outcome"] for row in result.rows["tools"]}
         assert {"success", "error", "permission_denied"} <= outcomes, outcomes
+
+
+def bash_overlaps(safe_when: dict[str, str] | None, profile: str = "default") -> int:
+    """Pairs of Bash calls of one turn that ran at the same time."""
+    data = storm({}).model_dump(mode="python", exclude_unset=True)
+    data["model"]["script"]["tool_mix"] = {"Bash": 1}
+    data["model"]["faults"] = {}
+    data["runtime"].pop("fallback_after_overloads")
+    if safe_when is not None:
+        data.setdefault("tools", {})["override"] = {"Bash": {"concurrency_safe_when": safe_when}}
+    tools = run(Scenario.model_validate(data), profile=profile).rows["tools"]
+    calls = [(t["session_id"], t["turn_index"], t["start_ns"], t["end_ns"]) for t in tools
+             if t["start_ns"] is not None]
+    return sum(
+        1 for a, b in itertools.combinations(calls, 2)
+        if a[:2] == b[:2] and a[2] < b[3] and b[2] < a[3]
+    )
+
+
+def test_read_only_bash_calls_run_side_by_side_when_the_scenario_or_profile_says_so() -> None:
+    # The catalogue's Bash examples include `git status`, `ls -la /repo/src`, `git diff --stat`.
+    assert bash_overlaps(None) == 0
+    assert bash_overlaps({"field": "command", "matches": r"(ls|git (status|diff))(\s.*)?"}) > 0
+    assert bash_overlaps(None, profile="claude-code") > 0

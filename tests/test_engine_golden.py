@@ -1,4 +1,4 @@
-"""Golden tests: the summaries of three small seeded scenarios are exact and checked in.
+"""Golden tests: the summaries of four small seeded scenarios are exact and checked in.
 
 Regenerate (after a change meant to move them) with `.venv/bin/python -m tests.golden.regenerate`.
 """
@@ -17,19 +17,24 @@ def test_summary_matches_the_checked_in_golden_file(name: str) -> None:
     expected = json.loads(expected_path(name).read_text(encoding="utf-8"))
     actual = golden_summary(name)
     def keys(rows: list[dict]) -> list[tuple]:
-        return [(r["policy"], r["versus"], r["load_level"], r["metric"]) for r in rows]
+        return [
+            (r["profile"], r["policy"], r["versus"], r["load_level"], r["metric"]) for r in rows
+        ]
 
     assert keys(actual) == keys(expected)
     assert actual == expected
 
 
 def test_the_golden_scenarios_exercise_what_they_are_for() -> None:
-    def metrics(name: str, level: int = 0) -> dict[tuple[str, str], float]:
+    def metrics(
+        name: str, level: int = 0, profile: str = "default"
+    ) -> dict[tuple[str, str], float]:
         rows = json.loads(expected_path(name).read_text(encoding="utf-8"))
         return {
             (row["policy"], row["metric"]): row["value"]
             for row in rows
             if row["versus"] is None and row["load_level"] == level
+            and row["profile"] == profile
         }
 
     closed = metrics("closed_faults")
@@ -41,6 +46,16 @@ def test_the_golden_scenarios_exercise_what_they_are_for() -> None:
     interrupts = metrics("interrupts")
     assert interrupts["streaming", "turns.outcome.interrupted"] > 0
     assert interrupts["streaming", "synthetic_per_1k_requests.user_interrupt"] > 0
+    # The same draws under both profiles: default ends a session at a cut, claude-code keeps
+    # what completed, lets every kept call finish and goes on (no synthetic result at all).
+    default, claude = metrics("claude_code"), metrics("claude_code", profile="claude-code")
+    assert default["streaming", "synthetic_per_1k_requests.stream_error"] > 0
+    assert claude["streaming", "synthetic_per_1k_requests.all"] == 0
+    assert claude["streaming", "turns.outcome.stream_error"] > 0
+    assert claude["streaming", "turns.outcome.completed"] > default["streaming",
+                                                                    "turns.outcome.completed"]
+    for arm in (default, claude):
+        assert arm["streaming", "repairs_per_1k_requests.all"] == 0
     # The sweep's busier level (2 sessions/s against 3 streams) has requests that failed for good.
     sweep = metrics("open_sweep", level=1)
     assert sweep["streaming", "turns.outcome.request_failed"] > 0

@@ -149,6 +149,11 @@ def test_a_runaway_crosses_from_a_worker_process_intact() -> None:
     again = pickle.loads(pickle.dumps(stop))
     assert isinstance(again, SessionRunaway)
     assert str(again) == str(stop)
+    # A session of another recovery profile names it, and it survives the pickle too.
+    other = pickle.loads(pickle.dumps(SessionRunaway(3, 7, "serial", 42, "x", "claude-code")))
+    assert other.profile == "claude-code"
+    assert "(seed 3, policy serial, profile claude-code)" in str(other)
+    assert "--seed, --policy and --profile" in str(other)
 
 
 @pytest.mark.parametrize("name", ["default", "interrupt_storm", "fallback_storm", "overload"])

@@ -85,3 +85,15 @@ def test_relative_errors_of_zero() -> None:
     zero = MetricError("streaming", "start_lag_ms", 3, 0.0, 0.0, 0.4, 0.4, 0.4, 0.4)
     assert zero.within(Tolerances(absolute_ms=1.0))
     assert not zero.within(Tolerances(absolute_ms=0.1))
+
+
+def test_a_run_of_two_profiles_pairs_each_turn_with_its_own_profile_s_twin() -> None:
+    # The same sessions under both profiles share every key but the profile: pairing on the
+    # profile too finds each turn's one twin, with no fan-out.
+    scenario = with_overrides(load_scenario(ROOT / "scenarios" / "default.toml"), sessions=4,
+                              policies=["streaming"], profiles=["default", "claude-code"])
+    two = run_scenario(scenario).collector("sim").tables()
+    assert set(two["turns"].column("profile").to_pylist()) == {"default", "claude-code"}
+    errors, pairing = metric_errors(two, two)
+    assert pairing.paired == pairing.sim_turns == pairing.live_turns == two["turns"].num_rows
+    assert all(error.error_median == 0 and error.error_p95 == 0 for error in errors)

@@ -13,6 +13,7 @@ import sim.runtime.loop as loop_module
 from sim.runtime.commands import SendRequest
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.repair import PairingError, Repair, check_pairing
+from tests.damaged_resume import damaged_resume  # noqa: F401 (a fixture)
 from tests.test_engine import STRICT, run, scenario_of
 from tests.test_loop import TOOLS
 
@@ -64,11 +65,13 @@ def test_the_verdict_is_a_check_of_the_body_not_an_assumption(
     assert expected and send.pairing_violations == tuple(expected)
 
 
+@pytest.mark.usefixtures("damaged_resume")
 def test_the_simulator_counts_a_broken_verdict_and_the_model_answers_400(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Without strict mode the loop repairs this scenario's duplicate ids at every request
-    # (tests/test_engine.py); with a repair that repairs nothing, the bodies go out broken.
+    # Every session resumes from a transcript whose tool_result was lost (the runtime itself
+    # never makes one: tests/damaged_resume.py); without strict mode the loop would repair it,
+    # and with a repair that repairs nothing, the bodies go out broken.
     monkeypatch.setattr(loop_module, "ensure_tool_result_pairing", _unrepaired)
     result = run(scenario_of(STRICT, **{"runtime.strict": False}))
     assert result.pairing_violations > 0

@@ -9,7 +9,7 @@ from sim.metrics import RunCollector, summarize
 from sim.metrics.display import RowFormat, metric_label
 from sim.metrics.summary import SummaryRow, load_sweep, summary_from_arrow, summary_to_arrow
 from sim.metrics.summary_table import print_summary, summary_table
-from tests.test_metrics_support import handmade_tables, turn
+from tests.test_metrics_support import collect, handmade_rows, handmade_tables, turn
 
 
 def by_key(rows: list[SummaryRow]) -> dict[tuple[str, str], float]:
@@ -60,7 +60,7 @@ def test_throughput_is_per_simulated_second_of_the_policys_span() -> None:
 
 
 def test_harness_speed_is_marked_wall_clock() -> None:
-    rows = summarize(handmade_tables(), events_per_wall_s={("serial", 0): 250_000.0})
+    rows = summarize(handmade_tables(), events_per_wall_s={("default", "serial", 0): 250_000.0})
     speed = [row for row in rows if row.metric == "harness.events_per_wall_s"]
     assert speed == [SummaryRow("serial", "harness.events_per_wall_s", 250_000.0, "events/s", True)]
     assert not any(row.wall_clock for row in rows if row not in speed)
@@ -77,7 +77,7 @@ def test_paired_rows_lead_then_policies_sorted_in_a_fixed_metric_order() -> None
 
 
 def test_summary_round_trips_through_arrow() -> None:
-    rows = summarize(handmade_tables(), events_per_wall_s={("serial", 0): 1.0})
+    rows = summarize(handmade_tables(), events_per_wall_s={("default", "serial", 0): 1.0})
     assert summary_from_arrow(summary_to_arrow(rows)) == rows
 
 
@@ -85,6 +85,7 @@ def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
     collector.add_session(
         policy="idle",
+        profile="default",
         load_level=0,
         session_id=0,
         arrival_ns=0,
@@ -180,3 +181,54 @@ def test_the_printed_summary_fits_100_columns_and_leads_with_the_paired_headline
     narrow_text = narrow.export_text()
     assert max(len(line.rstrip()) for line in narrow_text.splitlines()) <= 60
     assert "…" not in narrow_text.replace(" … ", "")
+
+
+def _two_profiles() -> list[SummaryRow]:
+    """The hand-made run under `default`, and again under `claude-code` with every streaming
+    turn 7 ns slower (serial's the same)."""
+    rows = handmade_rows()
+    for name, row in list(rows):
+        other = {**row, "profile": "claude-code"}
+        if name == "turns" and row["policy"] == "streaming":
+            other["latency_ns"] += 7
+        rows.append((name, other))
+    return summarize(collect(rows).tables())
+
+
+def test_paired_rows_compare_policies_within_each_profile_and_profiles_within_a_policy() -> None:
+    rows = _two_profiles()
+    paired = {(r.profile, r.policy, r.versus, r.metric): r.value for r in rows if r.versus}
+    # Policies within each profile: streaming minus serial, per profile (claude-code's 7 ns more).
+    default = paired["default", "streaming", "serial", "paired.latency_ns.median"]
+    claude = paired["claude-code", "streaming", "serial", "paired.latency_ns.median"]
+    assert claude == default + 7
+    assert paired["default", "streaming", "serial", "paired.latency_ns.pairs"] == 1
+    # Profiles within each policy: claude-code minus default.
+    assert paired["claude-code", "streaming", "default", "paired_profile.latency_ns.median"] == 7
+    assert paired["claude-code", "streaming", "default", "paired_profile.latency_ns.pairs"] == 4
+    assert paired["claude-code", "serial", "default", "paired_profile.latency_ns.median"] == 0
+    assert not any(key[0] == "default" and key[3].startswith("paired_profile.") for key in paired)
+    # Every plain row names its arm; the two profiles' serial counts are the same.
+    plain = {(r.profile, r.policy, r.metric): r.value for r in rows if r.versus is None}
+    assert plain["claude-code", "serial", "requests.count"] == plain[
+        "default", "serial", "requests.count"
+    ]
+    assert summary_from_arrow(summary_to_arrow(rows)) == rows
+
+
+def test_the_terminal_summary_shows_every_arm_and_each_profile_s_headline() -> None:
+    console = Console(width=200, record=True)
+    print_summary(_two_profiles(), console=console)
+    text = console.export_text()
+    assert "streaming [claude-code]" in text and "serial [claude-code]" in text
+    # The headline is the default profile's; a paired table per profile's policies, then one
+    # per arm against the default profile (titles wrap at the table's width).
+    assert text.index("streaming vs serial") < text.index("paired per turn")
+    titles = [line.strip() for line in text.splitlines() if line.startswith("paired per turn")]
+    assert titles == [
+        "paired per turn: streaming minus baseline",
+        "paired per turn: streaming [claude-code] minus",
+        "paired per turn: streaming [claude-code] minus",
+        "paired per turn: serial [claude-code] minus",
+    ]
+    assert text.count("vs default") == 4

@@ -37,6 +37,7 @@ def turn(
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "profile": "default",
         "load_level": load_level,
         "load": load,
         "session_id": session,
@@ -74,6 +75,7 @@ def tool(
     start = None if lag is None else block_stop + lag
     return {
         "policy": policy,
+        "profile": "default",
         "load_level": load_level,
         "load": load,
         "session_id": session,
@@ -102,6 +104,7 @@ def request(
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "profile": "default",
         "load_level": load_level,
         "load": load,
         "session_id": session,
@@ -132,6 +135,7 @@ def repair(
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "profile": "default",
         "load_level": load_level,
         "load": load,
         "session_id": session,
@@ -147,6 +151,7 @@ def session(
 ) -> dict[str, Any]:
     return {
         "policy": policy,
+        "profile": "default",
         "load_level": load_level,
         "load": load,
         "session_id": session_id,

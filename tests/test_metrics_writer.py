@@ -68,7 +68,8 @@ def test_pandas_reads_categories_and_integer_nanoseconds(tmp_path: Path) -> None
     assert nullable["ttfts_ns"].isna().sum() == 1
     summary = pd.read_parquet(tmp_path / "run" / "summary.parquet")
     assert list(summary.columns) == [
-        "policy", "versus", "load_level", "load", "metric", "value", "unit", "wall_clock"
+        "policy", "profile", "versus", "load_level", "load", "metric", "value", "unit",
+        "wall_clock",
     ]
 
 

@@ -124,6 +124,6 @@ def test_short_flags_of_the_common_options(
     assert main(argv) == 0
     assert main([*argv, "-f"]) == 0
     overrides = json.loads((out / "run.json").read_text())["metadata"]["extra"]["overrides"]
-    assert overrides == {"seed": 5, "sessions": 2, "policies": ["streaming"]}
+    assert overrides == {"seed": 5, "sessions": 2, "policies": ["streaming"], "profiles": None}
     assert capsys.readouterr().out == f"wrote {out}\nwrote {out}\n"
     assert main(["compare", str(out), str(out), "-t", "throughput.*=0.1"]) == 0

@@ -194,3 +194,22 @@ def test_values_of_the_wrong_type_are_not_converted(fields: dict[str, Any]) -> N
 
 def test_an_integer_is_a_float() -> None:
     assert spec(duration={"kind": "fixed", "ms": 5}).duration.mean_ns() == 5_000_000
+
+
+def test_concurrency_safety_declared_per_call() -> None:
+    read_only = {"field": "command", "matches": r"(ls|cat|git status)(\s.*)?"}
+    definition = spec(concurrency_safe_when=read_only).definition()
+    assert definition.safe_for({"command": "ls -la"})
+    assert definition.safe_for({"command": "git status"})
+    assert not definition.safe_for({"command": "ls > listing"})  # a redirect
+    assert not definition.safe_for({"command": "cat a; rm b"})  # a separator
+    assert not definition.safe_for({"command": "rm -rf /"})
+    assert not definition.safe_for({"other": "ls"})
+    assert spec().definition().safe_for({"command": "ls"}) is False  # concurrency_safe's default
+
+
+def test_a_bad_safety_pattern_is_refused_where_it_is() -> None:
+    with pytest.raises(ValidationError) as error:
+        spec(concurrency_safe_when={"field": "command", "matches": "(ls"})
+    assert locations(error) == {("concurrency_safe_when", "matches")}
+    assert "not a regular expression" in str(error.value)

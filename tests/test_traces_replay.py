@@ -185,3 +185,24 @@ def test_the_model_remembers_scripted_runs_of_a_bounded_number_of_sessions(
                             if e["type"] == "content_block_start")
     assert model.scripted_call(1, ids[1]) is None
     assert model.scripted_call(2, ids[2]) is not None and model.scripted_call(3, ids[3]) is not None
+
+
+def test_replay_runs_every_profile_of_the_scenario(tmp_path: Path) -> None:
+    base = tmp_path / "base.toml"
+    base.write_text(
+        'name = "b"\nseed = 3\n[load]\nmode = "closed"\nsessions = 1\nconcurrency = 4\n'
+        '[runtime]\nprofiles = ["default", "claude-code"]\n'
+        "[model.faults]\ncut_after_tool_use_stop = 1.0\n"
+    )
+    sessions = read_logs([str(CLAUDE)]).sessions
+    (session,) = [s for s in sessions if s.session_id.startswith("7a")]
+    report = replay_session(session, load_scenario(base), 1)
+    assert list(report["policies"]) == [
+        "streaming", "at_message_stop", "serial",
+        "streaming [claude-code]", "at_message_stop [claude-code]", "serial [claude-code]",
+    ]
+    default, claude = report["policies"]["streaming"], report["policies"]["streaming [claude-code]"]
+    assert default["turn_outcomes"] == {"stream_error": 4}
+    # The same cut under claude-code keeps the completed tool_use and goes on.
+    assert claude["turn_outcomes"] != default["turn_outcomes"]
+    assert claude["synthetic_results"] == 0

@@ -18,10 +18,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 from sim.metrics.display import RowFormat, measure_name, metric_label
 from sim.metrics.reader import read_run
+from sim.metrics.summary import arm_label
 from sim.metrics.summary_table import output_console
 from sim.report.compare import (
     MetricChange,
@@ -81,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
         console.print(changes_table(moved))
     if any(_turns_moved(pairing) for pairing in pairings):
         console.print(pairings_table(pairings))
-    policies = len({change.policy for change in changes})
+    arms = len({(change.profile, change.policy) for change in changes})
     levels = len({change.load_level for change in changes})
     console.print(
-        f"compared {len(changes)} metrics over {policies} policies and {levels} load "
+        f"compared {len(changes)} metrics over {arms} policies and {levels} load "
         f"level{'s' if levels != 1 else ''}: {len(moved)} moved, {len(failed)} beyond tolerance"
     )
     return EXIT_REGRESSION if failed else 0
@@ -102,6 +104,7 @@ def comparison_json(
         "beyond_tolerance": sum(change.beyond_tolerance for change in changes),
         "changes": [
             {
+                "profile": change.profile,
                 "policy": change.policy,
                 "versus": change.versus,
                 "load_level": change.load_level,
@@ -120,6 +123,7 @@ def comparison_json(
         ],
         "paired_new_minus_base": [
             {
+                "profile": pairing.profile,
                 "policy": pairing.policy,
                 "load_level": pairing.load_level,
                 "load": pairing.load,
@@ -136,8 +140,9 @@ def _finite(value: float | None) -> float | str | None:
     return value if value is None or math.isfinite(value) else str(value)
 
 
-def _where(policy: str, versus: str | None, load: float | None) -> str:
-    name = policy if versus is None else f"{policy} − {versus}"
+def _where(profile: str, policy: str, versus: str | None, load: float | None) -> str:
+    arm = arm_label(profile, policy)
+    name = arm if versus is None else f"{arm} − {versus}"
     return name if load is None else f"{name} @ {load:g}"
 
 
@@ -157,7 +162,7 @@ def changes_table(changes: list[MetricChange]) -> Table:
         shown = RowFormat(change.unit, [v for v in (change.base, change.new) if v is not None])
         unit = f" {shown.shown_unit}"
         cells = [
-            _where(change.policy, change.versus, change.load),
+            escape(_where(change.profile, change.policy, change.versus, change.load)),
             metric_label(change.metric),
             "absent" if change.base is None else shown(change.base) + unit,
             "absent" if change.new is None else shown(change.new) + unit,
@@ -188,7 +193,7 @@ def pairings_table(pairings: list[RunPairing]) -> Table:
         )
         unit = f" {shown.shown_unit}"
         table.add_row(
-            _where(pairing.policy, None, pairing.load),
+            escape(_where(pairing.profile, pairing.policy, None, pairing.load)),
             measure_name(pairing.column),
             shown(stats.median) + unit,
             shown(stats.p90) + unit,

@@ -1,12 +1,13 @@
 """`sim run SCENARIO`: simulate every executor policy of a scenario and write a run folder.
 
     sim run scenarios/default.toml [-s/--seed N] [-n/--sessions N] [-p/--policy P ...]
-                                   [-j/--jobs N] [-o/--out DIR] [-f/--force] [-q/--quiet]
-                                   [--trace] [--no-report] [--json]
+                                   [--profile R ...] [-j/--jobs N] [-o/--out DIR] [-f/--force]
+                                   [-q/--quiet] [--trace] [--no-report] [--json]
 
 Shows its progress on stderr (sim/progress.py: bars with rate and time left on a terminal, a
-plain line every 10 s elsewhere), then the summary table with the policies side by side, then
-the folder written (with `--quiet`, no progress and no table: only the folders written):
+plain line every 10 s elsewhere), then the summary table with the arms (recovery profile x
+policy) side by side, then the folder written (with `--quiet`, no progress and no table: only
+the folders written):
 `results/run-<scenario>-seed<seed>-<UTC time>` unless `--out` names another, with its figures
 and report.html in `report/` (unless `--no-report`). The scenario's name appears in the
 default folder's name with only letters, digits, `.`, `_` and `-` kept (others become `_`) and
@@ -46,6 +47,7 @@ from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary, print_summary_json
 from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
 from sim.progress import progress_display
+from sim.runtime.recovery import PROFILES
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.packaged import scenario_argument
 from sim.scenario.schema import ALL_POLICIES, Scenario
@@ -77,6 +79,12 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument(
         "-p", "--policy", dest="policies", action="extend", nargs="+", choices=ALL_POLICIES,
         metavar="POLICY", help="executor policies to run (default: the scenario's); repeatable",
+    )
+    parser.add_argument(
+        "--profile", dest="profiles", action="extend", nargs="+", choices=list(PROFILES),
+        metavar="PROFILE",
+        help="recovery profiles to run, each under every policy (default: the scenario's); "
+        "repeatable",
     )
     parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument(
@@ -141,7 +149,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.sessions is not None and args.sessions < 1:
         raise UserError(f"--sessions: must be at least 1 (got {args.sessions})")
     scenario = with_overrides(
-        load_scenario(args.scenario), seed=args.seed, sessions=args.sessions, policies=args.policies
+        load_scenario(args.scenario), seed=args.seed, sessions=args.sessions,
+        policies=args.policies, profiles=args.profiles,
     )
     out_dir: Path = args.out or default_out_dir(scenario, datetime.now(UTC))
     if os.path.lexists(out_dir) and not args.force:
@@ -155,6 +164,7 @@ def _run(args: argparse.Namespace) -> int:
             printable(
                 f"sim run: reproduce with: sim run {shlex.quote(str(args.scenario))} "
                 f"--seed {stop.seed} --policy {stop.policy}"
+                + ("" if stop.profile == "default" else f" --profile {stop.profile}")
             ),
             file=sys.stderr,
         )
@@ -211,8 +221,12 @@ def run_extra(scenario: Scenario, args: argparse.Namespace, result: RunResult) -
     load = scenario.load
     return {
         "scenario_file": str(args.scenario),
-        "overrides": {"seed": args.seed, "sessions": args.sessions, "policies": args.policies},
+        "overrides": {
+            "seed": args.seed, "sessions": args.sessions, "policies": args.policies,
+            "profiles": args.profiles,
+        },
         "policies": list(scenario.runtime.policies),
+        "profiles": list(scenario.runtime.profiles),
         "sessions": load.sessions,
         "load_mode": load.mode,
         "load_levels": list(load.levels),

@@ -141,13 +141,14 @@ def replay_table(reports: list[dict[str, Any]]) -> str:
         if "error" in report:
             lines.append(f"  {report['error']}")
             continue
+        width = max([18, *(len(arm) + 2 for arm in report["policies"])])
         lines.append(
-            f"  {'policy':<18}{'turns':>6}{'TTFTS p50 ms':>14}{'turn p50 ms':>13}"
+            f"  {'policy':<{width}}{'turns':>6}{'TTFTS p50 ms':>14}{'turn p50 ms':>13}"
             f"{'span ms':>12}{'synthetic':>11}{'repairs':>9}"
         )
         for policy, o in report["policies"].items():
             lines.append(
-                f"  {policy:<18}{o['turns']:>6}{_num(o['ttfts_ms_p50']):>14}"
+                f"  {policy:<{width}}{o['turns']:>6}{_num(o['ttfts_ms_p50']):>14}"
                 f"{_num(o['turn_latency_ms_p50']):>13}{_num(o['session_span_ms']):>12}"
                 f"{o['synthetic_results']:>11}{o['repairs']:>9}"
             )

@@ -43,23 +43,27 @@ class SessionRunaway(UserError):
     The fields are the positional args, so that the exception pickles (from a worker process)."""
 
     def __init__(
-        self, seed: int, session_id: int, policy: str, time_ns: int, detail: str
+        self, seed: int, session_id: int, policy: str, time_ns: int, detail: str,
+        profile: str = "default",
     ) -> None:
         # Exception's own __init__, not UserError's: `args` must be these fields to unpickle.
-        Exception.__init__(self, seed, session_id, policy, time_ns, detail)
+        Exception.__init__(self, seed, session_id, policy, time_ns, detail, profile)
         self.seed = seed
         self.session_id = session_id
         self.policy = policy
         self.time_ns = time_ns
         self.detail = detail
+        self.profile = profile
         self.message = str(self)
         self.details = ()
 
     def __str__(self) -> str:
+        profile = "" if self.profile == "default" else f", profile {self.profile}"
+        flags = "--seed and --policy" if not profile else "--seed, --policy and --profile"
         return (
-            f"session {self.session_id} (seed {self.seed}, policy {self.policy}) stopped at "
-            f"{self.time_ns / 1e9:.3f} s of simulated time: {self.detail} (a simulator bug: "
-            "reproduce it with --seed and --policy and report it with the scenario)"
+            f"session {self.session_id} (seed {self.seed}, policy {self.policy}{profile}) stopped "
+            f"at {self.time_ns / 1e9:.3f} s of simulated time: {self.detail} (a simulator bug: "
+            f"reproduce it with {flags} and report it with the scenario)"
         )
 
 

@@ -35,3 +35,5 @@ class SimulationContext:
     bounds: SessionBounds
     # Where every session puts the events it feeds, when a trace was asked for.
     trace: EventTrace | None = None
+    # The recovery profile the loops run under (sim.runtime.recovery).
+    profile: str = "default"

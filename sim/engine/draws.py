@@ -35,5 +35,9 @@ class SessionDraws:
         jitter = self._scenario.runtime.retries.jitter
         if jitter <= 0:
             return 0.0
+        return self.retry_unit(turn, retry) * jitter
+
+    def retry_unit(self, turn: int, retry: int) -> float:
+        """The uniform draw in [0, 1) behind a retry's jitter: the same for every profile."""
         rng = stream(self._seed, "retry_jitter", self.session_id, turn, retry)
-        return float(rng.random()) * jitter
+        return float(rng.random())

@@ -1,27 +1,33 @@
 """The runtime under test, built from a scenario: one `ToolTurnLoop` per session.
 
 Everything the loop is told comes from the scenario: the tools' definitions, the executor policy,
-the model and its fallback, retries (the jitter drawn per session, turn and retry from a keyed
-stream, so runs are reproducible), the turn limit and strict mode. Permission is the tool's own
-rule: `allow` and `deny` are answered at once, `ask` goes to the simulated user.
+the recovery profile, the model and its fallback, retries (the jitter drawn per session, turn and
+retry from a keyed stream, so runs are reproducible), the turn limit and strict mode. Permission is
+the tool's own rule: `allow` and `deny` are answered at once, `ask` goes to the simulated user.
+
+Retries: the `default` profile takes the scenario's `[runtime.retries]`; a profile with retry
+settings of its own (`claude-code`) takes those, its jitter the same keyed draw scaled to the
+profile's `retry_jitter` (so both profiles wait on common random numbers).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from sim.limits import REQUEST_MAX_TOKENS
 from sim.runtime.executor import build_validators
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.permission import PermissionDecision
+from sim.runtime.recovery import profile_of
 from sim.runtime.retry import RetrySettings
 from sim.runtime.tooldef import ToolDefinition
 from sim.scenario.schema import Scenario
 
 
 class LoopFactory:
-    """Builds the loops of one simulation (one scenario, one policy, one model).
+    """Builds the loops of one simulation (one scenario, one policy, one profile, one model).
 
     `loop_class` is the class built: a subclass may observe the loop's inputs (the simulator
     benchmark records them to replay the same inputs into a bare runtime).
@@ -30,10 +36,12 @@ class LoopFactory:
     loop_class: type[ToolTurnLoop] = ToolTurnLoop
 
     def __init__(
-        self, scenario: Scenario, policy: str, model_name: str, fallback_name: str | None
+        self, scenario: Scenario, policy: str, model_name: str, fallback_name: str | None,
+        *, profile: str = "default",
     ) -> None:
         self._scenario = scenario
         self._policy = policy
+        self._profile = profile_of(profile)
         self._model = model_name
         runtime = scenario.runtime
         self._fallback = fallback_name if runtime.fallback_after_overloads is not None else None
@@ -49,15 +57,24 @@ class LoopFactory:
     ) -> PermissionDecision:
         return self._decisions[tool.name]
 
-    def new_loop(self, jitter: Callable[[int], float]) -> ToolTurnLoop:
-        """A fresh loop; `jitter(retry)` is the fraction of that retry's backoff to take off."""
-        retries = self._scenario.runtime.retries
-        settings = RetrySettings(
-            max_retries=retries.max_retries,
-            initial_delay_ns=retries.initial_backoff_ns,
-            max_delay_ns=retries.max_backoff_ns,
-            jitter=jitter,
-        )
+    def new_loop(
+        self, jitter: Callable[[int], float], unit_jitter: Callable[[int], float] | None = None
+    ) -> ToolTurnLoop:
+        """A fresh loop; `jitter(retry)` is the fraction of that retry's backoff to take off
+        under the scenario's retries, `unit_jitter(retry)` the same draw in [0, 1) (for a
+        profile with retry settings of its own)."""
+        own = self._profile.retry
+        if own is not None and unit_jitter is not None:
+            scale = self._profile.retry_jitter
+            settings = replace(own, jitter=lambda retry: unit_jitter(retry) * scale)
+        else:
+            retries = self._scenario.runtime.retries
+            settings = RetrySettings(
+                max_retries=retries.max_retries,
+                initial_delay_ns=retries.initial_backoff_ns,
+                max_delay_ns=retries.max_backoff_ns,
+                jitter=jitter,
+            )
         return self.loop_class(
             self._tools,
             model=self._model,
@@ -70,4 +87,5 @@ class LoopFactory:
             strict=self._scenario.runtime.strict,
             permission=self._permission,
             validators=self._validators,
+            profile=self._profile,
         )

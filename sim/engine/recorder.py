@@ -159,12 +159,13 @@ class EventTrace:
                 deltas.append(None)
 
     def columns(
-        self, policy: str, load: float | None, load_level: int = 0
+        self, policy: str, load: float | None, load_level: int = 0, profile: str = "default"
     ) -> dict[str, list[Any]]:
         """The rows as columns of `schema.EVENTS` (every column but run_id)."""
         count = len(self)
         return {
             "policy": [policy] * count,
+            "profile": [profile] * count,
             "load_level": [load_level] * count,
             "load": [load] * count,
             "session_id": self.session_id,
@@ -199,10 +200,11 @@ def record_session(
     load: float | None,
     horizon_ns: int | None,
     load_level: int = 0,
+    profile: str = "default",
 ) -> None:
     """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`; every row
-    names its simulation (`policy`, `load_level`, `load`: `schema.UNIT_COLUMNS`)."""
-    unit = _Unit({"policy": policy, "load_level": load_level, "load": load})
+    names its simulation (`profile`, `policy`, `load_level`, `load`: `schema.UNIT_COLUMNS`)."""
+    unit = _Unit({"policy": policy, "profile": profile, "load_level": load_level, "load": load})
     turns: dict[int, _TurnFacts] = {}
     interrupts = 0
     requests_seen = 0

@@ -1,7 +1,8 @@
-"""Every simulation of a run: each executor policy at each load level, serially or in worker
-processes, merged into one `RunCollector` in a fixed order.
+"""Every simulation of a run: each executor policy under each recovery profile at each load
+level, serially or in worker processes, merged into one `RunCollector` in a fixed order.
 
-The units are ordered load level by load level, policy by policy, as the scenario lists them.
+The units are ordered load level by load level, then profile by profile, then policy by policy,
+as the scenario lists them.
 With `jobs > 1` they run in worker processes (spawned, so it works the same on every platform),
 each taking one unit at a time over its own pipe; each unit is a pure function of the scenario,
 the policy and the level, and its rows are merged in unit order, so the Parquet tables are the
@@ -52,10 +53,12 @@ class Unit:
     load: float | None
     # The level's position in the sweep (0 without a sweep): the `load_level` of its rows.
     load_level: int = 0
+    profile: str = "default"
 
     @property
     def label(self) -> str:
-        return self.policy if self.load is None else f"{self.policy} @ {self.load:g}"
+        arm = self.policy if self.profile == "default" else f"{self.policy} [{self.profile}]"
+        return arm if self.load is None else f"{arm} @ {self.load:g}"
 
 
 # Called with (unit index, sessions finished in that unit).
@@ -63,10 +66,11 @@ UnitProgress = Callable[[int, int], None]
 
 
 def units_of(scenario: Scenario) -> list[Unit]:
-    """The run's simulations in their fixed order: by load level, then by policy."""
+    """The run's simulations in their fixed order: by load level, then profile, then policy."""
     return [
-        Unit(policy, level, index)
+        Unit(policy, level, index, profile)
         for index, level in enumerate(load_levels(scenario.load))
+        for profile in scenario.runtime.profiles
         for policy in scenario.runtime.policies
     ]
 
@@ -91,15 +95,17 @@ class RunResult:
                     collector.add(name, row)
             if self.trace:
                 assert result.trace is not None, "a traced run's units are traced"
-                columns = result.trace.columns(result.policy, result.load, result.load_level)
+                columns = result.trace.columns(
+                    result.policy, result.load, result.load_level, result.profile
+                )
                 collector.add_columns(EVENTS.name, columns)
         return collector
 
-    def events_per_wall_s(self) -> dict[tuple[str, int], float]:
-        """The harness's speed per simulation (policy, load_level): stream events fed per
-        wall-clock second."""
+    def events_per_wall_s(self) -> dict[tuple[str, str, int], float]:
+        """The harness's speed per simulation (profile, policy, load_level): stream events fed
+        per wall-clock second."""
         return {
-            (result.policy, result.load_level): result.events_per_wall_s
+            (result.profile, result.policy, result.load_level): result.events_per_wall_s
             for result in self.results
         }
 
@@ -127,6 +133,7 @@ def run_scenario(
                 progress=_bind(progress, index),
                 trace=trace,
                 load_level=unit.load_level,
+                profile=unit.profile,
             )
             for index, unit in enumerate(units)
         ]
@@ -259,6 +266,7 @@ def _work(connection: Connection, data: dict[str, Any], report: bool, trace: boo
                     progress=reporter,
                     trace=trace,
                     load_level=unit.load_level,
+                    profile=unit.profile,
                 )
             except Exception as error:
                 _send(connection, ("error", index, (error, traceback.format_exc())))

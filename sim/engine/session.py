@@ -114,17 +114,25 @@ def _acts(method: Callable[P, R]) -> Callable[P, R]:
     return counted
 
 
-def _jitter_of(session: weakref.ref[Session]) -> Callable[[int], float]:
-    """The retry jitter of `session`'s loop. Through a weak reference: the loop keeps its jitter
-    function for life, and a bound method would make session and loop a reference cycle, freed
-    only by the cyclic collector (which runs rarely while simulating) instead of at once."""
+def _jitter_of(
+    session: weakref.ref[Session], *, unit: bool = False
+) -> Callable[[int], float]:
+    """The retry jitter of `session`'s loop (with `unit`, its draw in [0, 1)). Through a weak
+    reference: the loop keeps its jitter function for life, and a bound method would make
+    session and loop a reference cycle, freed only by the cyclic collector (which runs rarely
+    while simulating) instead of at once."""
 
     def jitter(retry: int) -> float:
         alive = session()
         assert alive is not None, "a loop draws jitter only while its session runs"
         return alive.draws.retry_jitter(alive.loop.turn, retry)
 
-    return jitter
+    def unit_jitter(retry: int) -> float:
+        alive = session()
+        assert alive is not None, "a loop draws jitter only while its session runs"
+        return alive.draws.retry_unit(alive.loop.turn, retry)
+
+    return unit_jitter if unit else jitter
 
 
 class _Stream:
@@ -155,7 +163,8 @@ class Session:
         self.end_ns: int | None = None
         self.draws = SessionDraws(context.scenario, context.seed, session_id)
         self.user = SimulatedUser(context.scenario, context.seed, session_id)
-        self.loop = context.loops.new_loop(_jitter_of(weakref.ref(self)))
+        me = weakref.ref(self)
+        self.loop = context.loops.new_loop(_jitter_of(me), _jitter_of(me, unit=True))
         self.requests: list[RequestLog] = []
         # Pairing violations in the requests sent, as the loop found them (`_send`).
         self.pairing_violations = 0
@@ -194,8 +203,10 @@ class Session:
         self._dispatch(self.loop.start(self.user.prompt_text(prompt), self.env.now))
 
     def strict_stop(self, detail: str) -> StrictModeStop:
+        context = self.context
         return StrictModeStop(
-            self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
+            context.seed, self.session_id, context.policy, int(self.env.now), detail,
+            context.profile,
         )
 
     def runaway(self) -> SessionRunaway:
@@ -207,8 +218,10 @@ class Session:
                 f"still acting {bounds.span_ns / 1e9:,.3f} s after its arrival, longer than "
                 "its scenario allows"
             )
+        context = self.context
         return SessionRunaway(
-            self.context.seed, self.session_id, self.context.policy, int(self.env.now), detail
+            context.seed, self.session_id, context.policy, int(self.env.now), detail,
+            context.profile,
         )
 
     # ----- commands -----

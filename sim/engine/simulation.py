@@ -1,4 +1,5 @@
-"""One simulation: one executor policy at one load level, in its own simpy environment.
+"""One simulation: one executor policy under one recovery profile at one load level, in its own
+simpy environment.
 
 Sessions arrive as `sim.engine.arrivals` says, run (`sim.engine.session`) against one mock model
 and one endpoint, and become metric rows as they end (`sim.engine.recorder`). With a horizon the
@@ -7,6 +8,7 @@ the outcome `horizon`). With `trace=True` every stream event fed to the runtime 
 (`sim.engine.recorder.EventTrace`, the `events` table); without it nothing per event is kept.
 
     result = simulate(load_scenario("scenarios/default.toml"), "streaming", 32.0)
+    simulate(scenario, "streaming", 32.0, profile="claude-code")   # the same draws, other rules
     result.rows["turns"][0]["ttfts_ns"]
 """
 
@@ -51,6 +53,7 @@ class SimulationResult:
     pairing_violations: int
     # The events fed, when the simulation was traced.
     trace: EventTrace | None = None
+    profile: str = "default"
 
     @property
     def events_per_wall_s(self) -> float:
@@ -65,12 +68,10 @@ def simulate(
     progress: Progress | None = None,
     trace: bool = False,
     load_level: int = 0,
+    profile: str = "default",
 ) -> SimulationResult:
-    """Run `scenario` under `policy` at load `level` (a concurrency, an arrival rate, or None for
-    a trace of arrivals), the sweep's level number `load_level` (recorded in every row); with
-    `trace`, keep a row per stream event fed (`result.trace`). Raises `StrictModeStop` in strict
-    mode when a transcript breaks pairing, and `SessionRunaway` when a session goes past its
-    bounds (`sim.engine.bounds`)."""
+    """Run `scenario` under `policy` and recovery `profile` at load `level` (sweep level
+    `load_level`); `trace` keeps each event fed. Raises StrictModeStop, SessionRunaway."""
     wall_start = time.perf_counter()
     env = Clock()
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
@@ -81,6 +82,8 @@ def simulate(
     arrivals = arrivals_for(scenario.load, scenario.seed, level)
     next_id = 0
     events_trace = EventTrace() if trace else None
+    unit: dict[str, Any] = {"policy": policy, "load": level, "load_level": load_level,
+                            "profile": profile}
 
     def begin(arrival_ns: int) -> None:
         nonlocal next_id
@@ -91,9 +94,7 @@ def simulate(
 
     def collect(session: Session) -> None:
         del running[session.session_id]
-        record_session(
-            session, rows, policy=policy, load=level, load_level=load_level, horizon_ns=horizon_ns
-        )
+        record_session(session, rows, horizon_ns=horizon_ns, **unit)
         totals["events"] += session.events_fed
         totals["violations"] += session.pairing_violations
 
@@ -113,10 +114,11 @@ def simulate(
         policy=policy,
         model=model,
         endpoint=SimEndpoint(env, model.endpoint),
-        loops=LoopFactory(scenario, policy, model.name, model.fallback_name),
+        loops=LoopFactory(scenario, policy, model.name, model.fallback_name, profile=profile),
         on_session_end=on_session_end,
         bounds=session_bounds(scenario, level),
         trace=events_trace,
+        profile=profile,
     )
 
     if isinstance(arrivals, ClosedLoop):
@@ -138,6 +140,7 @@ def simulate(
         wall_s=time.perf_counter() - wall_start,
         pairing_violations=totals["violations"],
         trace=events_trace,
+        profile=profile,
     )
 
 

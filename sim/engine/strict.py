@@ -10,16 +10,21 @@ class StrictModeStop(Exception):
     exception as `type(error)(*error.args)` and pickling (from a worker process) does the same.
     """
 
-    def __init__(self, seed: int, session_id: int, policy: str, time_ns: int, detail: str) -> None:
-        super().__init__(seed, session_id, policy, time_ns, detail)
+    def __init__(
+        self, seed: int, session_id: int, policy: str, time_ns: int, detail: str,
+        profile: str = "default",
+    ) -> None:
+        super().__init__(seed, session_id, policy, time_ns, detail, profile)
         self.seed = seed
         self.session_id = session_id
         self.policy = policy
         self.time_ns = time_ns
         self.detail = detail
+        self.profile = profile
 
     def __str__(self) -> str:
+        profile = "" if self.profile == "default" else f", profile {self.profile}"
         return (
             f"strict mode: tool pairing broken in session {self.session_id} (seed {self.seed}, "
-            f"policy {self.policy}) at {self.time_ns} ns: {self.detail}"
+            f"policy {self.policy}{profile}) at {self.time_ns} ns: {self.detail}"
         )

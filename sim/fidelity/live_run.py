@@ -178,7 +178,9 @@ class _UnitRun:
         self.model = model
         self.progress = progress
         self.embedded = settings.base_url is None
-        self.loops = LoopFactory(scenario, unit.policy, model.name, model.fallback_name)
+        self.loops = LoopFactory(
+            scenario, unit.policy, model.name, model.fallback_name, profile=unit.profile
+        )
         self.rows = empty_rows()
         self.finished = 0
         self.origin_ns = time.monotonic_ns()
@@ -241,7 +243,10 @@ class _UnitRun:
         scenario, seed = self.scenario, self.scenario.seed
         draws = SessionDraws(scenario, seed, session_id)
         holder: list[ToolTurnLoop] = []
-        loop = self.loops.new_loop(lambda retry: draws.retry_jitter(holder[0].turn, retry))
+        loop = self.loops.new_loop(
+            lambda retry: draws.retry_jitter(holder[0].turn, retry),
+            lambda retry: draws.retry_unit(holder[0].turn, retry),
+        )
         holder.append(loop)
         session = LiveSession(session_id, arrival_ns, loop)
 
@@ -283,4 +288,5 @@ class _UnitRun:
             for log in session.requests:
                 log.fault = faults.get((session.session_id, log.turn - 1, log.attempt))
         record_session(session, self.rows, policy=self.unit.policy, load=self.unit.load,
-                       horizon_ns=horizon_ns, load_level=self.unit.load_level)
+                       horizon_ns=horizon_ns, load_level=self.unit.load_level,
+                       profile=self.unit.profile)

@@ -42,7 +42,7 @@ from sim.wire.sse import encode_stream
 
 NS_PER_MS = 1_000_000
 SAMPLE_S = 0.01
-REQUEST_KEY = ["policy", "session_id", "request_index"]
+REQUEST_KEY = ["profile", "policy", "session_id", "request_index"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ def table_hops(
     wait = ((answered["first_event_ns_live"] - answered["sent_ns_live"])
             - (answered["first_event_ns_sim"] - answered["sent_ns_sim"])).astype("float64") / scale
     first = (answered["request_index"] == 1).to_numpy()
-    turns = _paired(sim_tables["turns"], live_tables["turns"], ["policy", "session_id",
+    turns = _paired(sim_tables["turns"], live_tables["turns"], ["profile", "policy", "session_id",
                                                                  "turn_index"])
     streamed = turns[turns["message_stop_ns_sim"].notna() & turns["message_stop_ns_live"].notna()
                      & (turns["n_attempts_sim"] == 1) & (turns["n_attempts_live"] == 1)]
@@ -104,7 +104,7 @@ def table_hops(
     stream_diff = ((streamed["message_stop_ns_live"] - streamed["first_event_ns_live"])
                    - (streamed["message_stop_ns_sim"] - streamed["first_event_ns_sim"]))
     per_event = stream_diff.astype("float64").to_numpy() / scale / np.maximum(events, 1)
-    tools = _paired(sim_tables["tools"], live_tables["tools"], ["policy", "session_id",
+    tools = _paired(sim_tables["tools"], live_tables["tools"], ["profile", "policy", "session_id",
                                                                  "tool_use_id"])
     ran = tools[tools["start_ns_sim"].notna() & tools["start_ns_live"].notna()
                 & (tools["outcome_sim"] == tools["outcome_live"])
@@ -126,8 +126,11 @@ def _paired(sim: pa.Table, live: pa.Table, key: list[str]) -> pd.DataFrame:
 def _events_per_turn(live_requests: pa.Table, turns: pd.DataFrame) -> np.ndarray:
     """The live stream events of each of `turns` (single-attempt turns: their one request)."""
     frame = live_requests.to_pandas()
-    counts = frame.groupby(["policy", "session_id", "turn_index"])["n_events"].sum()
-    keys = list(zip(turns["policy"], turns["session_id"], turns["turn_index"], strict=True))
+    counts = frame.groupby(["profile", "policy", "session_id", "turn_index"], observed=True)[
+        "n_events"
+    ].sum()
+    keys = list(zip(turns["profile"], turns["policy"], turns["session_id"], turns["turn_index"],
+                    strict=True))
     return np.array([counts.get(key, 0) for key in keys], dtype="float64")
 
 

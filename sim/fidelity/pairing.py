@@ -31,7 +31,7 @@ import pyarrow as pa
 from sim.fidelity.settings import Tolerances
 
 NS_PER_MS = 1_000_000
-TURN_KEY = ["policy", "load", "session_id", "turn_index"]
+TURN_KEY = ["profile", "policy", "load", "session_id", "turn_index"]
 TOOL_KEY = [*TURN_KEY, "tool_use_id"]
 # The turn facts twins must share to be the same story.
 STORY = ["n_attempts", "n_tool_calls", "outcome"]

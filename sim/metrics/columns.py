@@ -19,12 +19,14 @@ COMMON: dict[str, str] = {
     "scenario": "the scenario's name",
     "seed": "the run's root seed",
     "policy": "executor policy: streaming, at_message_stop or serial",
+    "profile": "recovery profile of the loop (sim.runtime.recovery): default or claude-code",
     "load_level": "position of the row's load level in the scenario's sweep, from 0 (0 without "
     "a sweep)",
     "load": "offered load of the level: sessions at once (closed loop) or arriving per second "
     "(open loop); null for a trace of arrivals",
     "session_id": "the session's number within its simulation; the same number is the same "
-    "simulated user under every policy and level (key: policy, load_level, session_id)",
+    "simulated user under every profile, policy and level (key: profile, policy, load_level, "
+    "session_id)",
     "turn_index": "the turn's number within its session, from 0",
     "request_index": "the loop's request number within the session, from 1",
     "model": "model name the request went to (the fallback model after a fallback)",
@@ -83,8 +85,9 @@ BY_TABLE: dict[tuple[str, str], str] = {
     ("events", "type"): "the stream event's type",
     ("events", "block_index"): "the content block's index (content_block_* events)",
     ("events", "delta_type"): "the delta's type (content_block_delta events)",
-    (SUMMARY, "versus"): "for a paired row: the baseline policy (value = policy minus versus, "
-    "per turn); null elsewhere",
+    (SUMMARY, "versus"): "for a paired row: the baseline policy (paired.*: value = policy minus "
+    "versus, per turn, within the profile) or the baseline profile (paired_profile.*: profile "
+    "minus versus, within the policy); null elsewhere",
     (SUMMARY, "metric"): "the metric's name (see sim.metrics.summary)",
     (SUMMARY, "value"): "its value, in unit",
     (SUMMARY, "unit"): "the value's unit (ns, turns, per 1k requests, share, ...)",

@@ -5,11 +5,14 @@ Rules every table follows:
 - Times are integer nanoseconds of simulated time, absolute from the run's start (``*_ns``,
   ``int64``); durations (``latency_ns``, ``ttfts_ns``, ``start_lag_ns``) are differences of them.
 - Categories (policy, outcome, kind, cause, model, ...) are dictionary-encoded strings.
-- ``session_id`` is the index of the session within its simulation (one policy at one load
-  level): sessions of the same ``session_id`` ran on the same random draws under every policy and
-  at every level, so they pair. A session is named uniquely in the run by ``SESSION_KEY``
-  (``policy``, ``load_level``, ``session_id``); every table has these columns, so each row joins
-  to exactly one ``sessions`` row on them (a load sweep's tables do not fan out).
+- ``session_id`` is the index of the session within its simulation (one arm at one load
+  level): sessions of the same ``session_id`` ran on the same random draws under every profile,
+  every policy and at every level, so they pair. A session is named uniquely in the run by
+  ``SESSION_KEY`` (``profile``, ``policy``, ``load_level``, ``session_id``); every table has these
+  columns, so each row joins to exactly one ``sessions`` row on them (a load sweep's tables do not
+  fan out).
+- ``profile`` is the recovery profile a row ran under (``sim.runtime.recovery``), ``policy`` its
+  executor policy: together, one arm of the run's comparison (``ARM_COLUMNS``).
 - A column is nullable only where the thing can be absent (``ttfts_ns`` of a turn without tools,
   ``start_ns`` of a tool cancelled before it started, ``fault`` of a request nothing was injected
   into); every other column must be filled for every row.
@@ -55,7 +58,7 @@ class TableSpec:
 
 
 # Where in the run a row was simulated: the position of its load level in the sweep (0 without a
-# sweep) and that level's value. Every table has both, right after `policy`.
+# sweep) and that level's value. Every table has both, right after `profile`.
 _POINT_FIELDS = (
     _field("load_level", pa.int64()),
     _field("load", pa.float64(), nullable=True),
@@ -63,11 +66,11 @@ _POINT_FIELDS = (
 # The columns naming the simulation a row belongs to (one unit of the run): rows of different
 # units never coexisted. Grouping by them (the summary, the gate, the figures) never pools
 # simulations; the paired differences compare arms (`ARM_COLUMNS`) within one point.
-ARM_COLUMNS: tuple[str, ...] = ("policy",)
+ARM_COLUMNS: tuple[str, ...] = ("profile", "policy")
 POINT_COLUMNS: tuple[str, ...] = ("load_level", "load")
 UNIT_COLUMNS: tuple[str, ...] = ARM_COLUMNS + POINT_COLUMNS
 # The key of a session, unique in the run; every table's rows join to exactly one session on it.
-SESSION_KEY: tuple[str, ...] = ("policy", "load_level", "session_id")
+SESSION_KEY: tuple[str, ...] = ("profile", "policy", "load_level", "session_id")
 
 
 TURNS = TableSpec(
@@ -78,6 +81,7 @@ TURNS = TableSpec(
             _field("scenario", CATEGORY),
             _field("seed", pa.int64()),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
@@ -99,7 +103,7 @@ TURNS = TableSpec(
             _field("outcome", CATEGORY),
         ]
     ),
-    ("policy", "load_level", "session_id", "turn_index"),
+    ("profile", "policy", "load_level", "session_id", "turn_index"),
 )
 
 TOOLS = TableSpec(
@@ -108,6 +112,7 @@ TOOLS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
@@ -122,7 +127,10 @@ TOOLS = TableSpec(
             _field("synthetic_cause", CATEGORY, nullable=True),
         ]
     ),
-    ("policy", "load_level", "session_id", "turn_index", "block_stop_ns", "tool_use_id"),
+    (
+        "profile", "policy", "load_level", "session_id", "turn_index", "block_stop_ns",
+        "tool_use_id",
+    ),
 )
 
 REPAIRS = TableSpec(
@@ -131,6 +139,7 @@ REPAIRS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
@@ -139,7 +148,7 @@ REPAIRS = TableSpec(
             _field("tool_use_id", pa.string(), nullable=True),
         ]
     ),
-    ("policy", "load_level", "session_id", "turn_index", "request_index"),
+    ("profile", "policy", "load_level", "session_id", "turn_index", "request_index"),
 )
 
 REQUESTS = TableSpec(
@@ -148,6 +157,7 @@ REQUESTS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
@@ -165,7 +175,7 @@ REQUESTS = TableSpec(
             _field("n_events", COUNT),
         ]
     ),
-    ("policy", "load_level", "session_id", "turn_index", "request_index", "attempt"),
+    ("profile", "policy", "load_level", "session_id", "turn_index", "request_index", "attempt"),
 )
 
 SESSIONS = TableSpec(
@@ -174,6 +184,7 @@ SESSIONS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("arrival_ns", NS),
@@ -184,7 +195,7 @@ SESSIONS = TableSpec(
             _field("n_interrupts", COUNT),
         ]
     ),
-    ("policy", "load_level", "session_id"),
+    ("profile", "policy", "load_level", "session_id"),
 )
 
 # The raw-event trace (`sim run --trace`): one row per stream event the runtime was fed, at its
@@ -199,6 +210,7 @@ EVENTS = TableSpec(
         [
             _field("run_id", CATEGORY),
             _field("policy", CATEGORY),
+            _field("profile", CATEGORY),
             *_POINT_FIELDS,
             _field("session_id", pa.int64()),
             _field("turn_index", pa.int64()),
@@ -210,7 +222,10 @@ EVENTS = TableSpec(
             _field("delta_type", CATEGORY, nullable=True),
         ]
     ),
-    ("policy", "load_level", "session_id", "turn_index", "request_index", "event_index"),
+    (
+        "profile", "policy", "load_level", "session_id", "turn_index", "request_index",
+        "event_index",
+    ),
 )
 
 # In the order they are written and reported: the tables every run folder has.
@@ -222,7 +237,10 @@ OPTIONAL_TABLES: tuple[TableSpec, ...] = (EVENTS,)
 SUMMARY_SCHEMA = pa.schema(
     [
         _field("policy", CATEGORY),
-        # The baseline policy of a paired-difference row (policy minus versus); null elsewhere.
+        _field("profile", CATEGORY),
+        # The baseline arm of a paired-difference row (value minus versus): a policy under the
+        # row's profile (``paired.``), or a profile under the row's policy (``paired_profile.``);
+        # null elsewhere.
         _field("versus", CATEGORY, nullable=True),
         _field("load_level", pa.int64()),
         _field("load", pa.float64(), nullable=True),

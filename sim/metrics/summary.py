@@ -1,9 +1,10 @@
-"""The run summary, in long form, computed from the run tables: per simulation (one policy at one
-load level) one number per metric, and per load level the paired differences between policies.
+"""The run summary, in long form, computed from the run tables: per simulation (one arm at one
+load level) one number per metric, and per load level the paired differences between arms. An
+*arm* is one (recovery profile, executor policy) pair.
 
-Every row names its simulation (``policy``, ``load_level``, ``load``): nothing is pooled across
-load levels, whose sessions never coexisted. Definitions (every number is exact for given tables,
-so two runs can be compared exactly):
+Every row names its simulation (``profile``, ``policy``, ``load_level``, ``load``): nothing is
+pooled across load levels, whose sessions never coexisted. Definitions (every number is exact for
+given tables, so two runs can be compared exactly):
 
 - ``<column>.p50 ... .p99.9``: percentiles of ``ttfts_ns``, ``latency_ns`` (turns) and
   ``start_lag_ns`` (tools) by the project's one method (``sim.metrics.percentiles``: numpy's
@@ -13,8 +14,10 @@ so two runs can be compared exactly):
   policy under test (the first of ``streaming``, ``at_message_stop``, ``serial`` that ran) and
   whose ``versus`` names a baseline policy: the per-turn difference policy minus versus
   (``sim.metrics.paired``: median, p90, mean, 95% confidence intervals, the share of pairs that
-  gained, the number of pairs). Every other row has ``versus`` null. (A second arm dimension,
-  recovery profiles, slots in the same way: its rows compare two profiles under one policy.)
+  gained, the number of pairs), within the row's ``profile``. Every other row has ``versus`` null.
+- ``paired_profile.<column>.<statistic>``: the same between recovery profiles under one policy:
+  ``profile`` is the profile under test (each one but ``default``), ``versus`` the baseline
+  profile (``default``, else the first profile that ran).
 - ``requests.count``: rows of ``requests`` (model request attempts), the denominator of the rates.
 - ``turns.outcome.<outcome>``: turns by outcome (every outcome seen in the run, for every policy).
 - ``repairs_per_1k_requests.<kind>`` and ``.all``: repair rows per 1,000 requests.
@@ -35,7 +38,7 @@ so two runs can be compared exactly):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -66,14 +69,18 @@ EVENTS_PER_WALL_S = "harness.events_per_wall_s"
 PAIRED_PREFIX = "paired."
 # The policy under test is the first of these that ran; the paired rows compare it to the rest.
 POLICY_ORDER: tuple[str, ...] = tuple(policy.value for policy in ExecutorPolicy)
-# A simulation of the run: (policy, load_level).
-UnitKey = tuple[str, int]
+PAIRED_PROFILE_PREFIX = "paired_profile."
+# The profile the others are compared to, when it ran.
+BASE_PROFILE = "default"
+# A simulation of the run: (profile, policy, load_level).
+UnitKey = tuple[str, str, int]
 
 
 @dataclass(frozen=True)
 class SummaryRow:
-    """One summary number: ``value`` in ``unit`` for ``metric`` under ``policy`` at load level
-    ``load_level`` (offered load ``load``); for a paired row, ``versus`` is the baseline."""
+    """One summary number: ``value`` in ``unit`` for ``metric`` under ``policy`` and ``profile``
+    at load level ``load_level`` (offered load ``load``); for a paired row, ``versus`` is the
+    baseline (a policy, or for ``paired_profile.`` rows a profile)."""
 
     policy: str
     metric: str
@@ -83,16 +90,25 @@ class SummaryRow:
     load_level: int = 0
     load: float | None = None
     versus: str | None = None
+    profile: str = "default"
 
     @property
-    def key(self) -> tuple[str, str | None, int, str]:
+    def key(self) -> tuple[str, str, str | None, int, str]:
         """What names the row in its run (the gate compares rows of equal keys)."""
-        return (self.policy, self.versus, self.load_level, self.metric)
+        return (self.profile, self.policy, self.versus, self.load_level, self.metric)
+
+    @property
+    def arm(self) -> Arm:
+        return (self.profile, self.policy)
+
+
+# (recovery profile, executor policy)
+Arm = tuple[str, str]
 
 
 @dataclass(frozen=True)
 class LoadPoint:
-    """Throughput and tail latency of one policy at one offered load of a load sweep."""
+    """Throughput and tail latency of one arm at one offered load of a load sweep."""
 
     policy: str
     load_level: int
@@ -100,6 +116,7 @@ class LoadPoint:
     turns: int
     turns_per_s: float
     latency_p99_ns: float
+    profile: str = "default"
 
 
 def summarize(
@@ -107,11 +124,11 @@ def summarize(
     *,
     events_per_wall_s: Mapping[UnitKey, float] | None = None,
 ) -> list[SummaryRow]:
-    """The summary of a run's tables: level by level, the paired rows first, then each policy in
-    sorted order with its metrics in a fixed order.
+    """The summary of a run's tables: level by level, the paired rows first, then each arm in
+    sorted order (profile, then policy) with its metrics in a fixed order.
 
-    ``events_per_wall_s`` maps a simulation (policy, load_level) to the harness speed measured
-    while it ran.
+    ``events_per_wall_s`` maps a simulation (profile, policy, load_level) to the harness speed
+    measured while it ran.
     """
     speeds = dict(events_per_wall_s or {})
     levels = load_levels(tables)
@@ -122,30 +139,25 @@ def summarize(
     rows: list[SummaryRow] = []
     for level, load in levels:
         at_level = {name: rows_at_level(table, level) for name, table in tables.items()}
-        policies = sorted(
-            {policy for table in at_level.values() for policy in categories(table, "policy")}
-            | {policy for policy, key_level in speeds if key_level == level}
+        arms = sorted(
+            {arm for table in at_level.values() for arm in arms_of(table)}
+            | {(profile, policy) for profile, policy, key_level in speeds if key_level == level}
         )
-        level_rows = _paired_rows(at_level["turns"], policies)
-        for policy in policies:
-            mine = {name: rows_of(table, policy) for name, table in at_level.items()}
-            level_rows += _distribution_rows(policy, mine)
-            level_rows += _count_rows(policy, mine, outcomes)
-            level_rows += _rate_rows(policy, mine, kinds, causes, statuses)
-            level_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
-            if (policy, level) in speeds:
-                speed = float(speeds[policy, level])
-                level_rows.append(
+        level_rows = _paired_rows(at_level["turns"], arms)
+        for profile, policy in arms:
+            mine = {name: rows_of(table, policy, profile) for name, table in at_level.items()}
+            arm_rows = _distribution_rows(policy, mine)
+            arm_rows += _count_rows(policy, mine, outcomes)
+            arm_rows += _rate_rows(policy, mine, kinds, causes, statuses)
+            arm_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
+            if (profile, policy, level) in speeds:
+                speed = float(speeds[profile, policy, level])
+                arm_rows.append(
                     SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
                 )
-        rows += [_at(row, level, load) for row in level_rows]
+            level_rows += [replace(row, profile=profile) for row in arm_rows]
+        rows += [replace(row, load_level=level, load=load) for row in level_rows]
     return rows
-
-
-def _at(row: SummaryRow, level: int, load: float | None) -> SummaryRow:
-    return SummaryRow(
-        row.policy, row.metric, row.value, row.unit, row.wall_clock, level, load, row.versus
-    )
 
 
 def load_levels(tables: Mapping[str, pa.Table]) -> list[tuple[int, float | None]]:
@@ -167,25 +179,70 @@ def treatment_of(policies: Iterable[str]) -> str | None:
     return present[0] if present else None
 
 
-def _paired_rows(turns: pa.Table, policies: list[str]) -> list[SummaryRow]:
-    treatment = treatment_of(policies)
+def _paired_rows(turns: pa.Table, arms: list[Arm]) -> list[SummaryRow]:
+    """Policies compared within each profile (``paired.``), then each profile compared with the
+    base profile within each policy (``paired_profile.``)."""
     rows: list[SummaryRow] = []
-    if treatment is None:
-        return rows
-    baselines = [p for p in POLICY_ORDER if p in policies] + [
-        p for p in policies if p not in POLICY_ORDER
-    ]
-    for _, baseline in comparisons(baselines, treatment):
-        for column in PAIRED_COLUMNS:
-            pairs = paired_differences(
-                turns, column, dimension="policy", treatment=treatment, baseline=baseline
+    profiles = list(dict.fromkeys(profile for profile, _ in arms))
+    for profile in profiles:
+        policies = [policy for pr, policy in arms if pr == profile]
+        treatment = treatment_of(policies)
+        if treatment is None:
+            continue
+        baselines = [p for p in POLICY_ORDER if p in policies] + [
+            p for p in policies if p not in POLICY_ORDER
+        ]
+        mine = turns.filter(pc.equal(_decoded(turns["profile"]), profile))
+        for _, baseline in comparisons(baselines, treatment):
+            rows += _paired_stat_rows(
+                mine, "policy", treatment, baseline, PAIRED_PREFIX, (profile, treatment)
             )
-            stats = paired_stats(pairs["difference"].to_numpy())
-            for name, value in stats.as_dict().items():
-                unit = "share" if name == "gained" else "pairs" if name == "pairs" else "ns"
-                metric = f"{PAIRED_PREFIX}{column}.{name}"
-                rows.append(SummaryRow(treatment, metric, value, unit, versus=baseline))
+    base = BASE_PROFILE if BASE_PROFILE in profiles else (profiles[0] if profiles else None)
+    for policy in dict.fromkeys(policy for _, policy in arms):
+        mine = turns.filter(pc.equal(_decoded(turns["policy"]), policy))
+        for profile in profiles:
+            if profile != base and base is not None and (profile, policy) in arms:
+                rows += _paired_stat_rows(
+                    mine, "profile", profile, base, PAIRED_PROFILE_PREFIX, (profile, policy)
+                )
     return rows
+
+
+def _paired_stat_rows(
+    turns: pa.Table, dimension: str, treatment: str, baseline: str, prefix: str, arm: Arm
+) -> list[SummaryRow]:
+    """The paired statistics of `treatment` minus `baseline` along `dimension`, as rows of
+    `arm` (profile, policy) versus `baseline`."""
+    rows: list[SummaryRow] = []
+    for column in PAIRED_COLUMNS:
+        pairs = paired_differences(
+            turns, column, dimension=dimension, treatment=treatment, baseline=baseline
+        )
+        stats = paired_stats(pairs["difference"].to_numpy())
+        for name, value in stats.as_dict().items():
+            unit = "share" if name == "gained" else "pairs" if name == "pairs" else "ns"
+            rows.append(
+                SummaryRow(
+                    arm[1], f"{prefix}{column}.{name}", value, unit, versus=baseline,
+                    profile=arm[0],
+                )
+            )
+    return rows
+
+
+def arm_label(profile: str, policy: str) -> str:
+    """How an arm is shown: its policy alone under the ``default`` profile, else the policy and
+    the profile in brackets (``streaming [claude-code]``)."""
+    return policy if profile == "default" else f"{policy} [{profile}]"
+
+
+def arms_of(table: pa.Table) -> list[Arm]:
+    """The distinct (profile, policy) pairs of a table's rows, sorted."""
+    if table.num_rows == 0:
+        return []
+    pairs = pa.table({"profile": _decoded(table["profile"]), "policy": _decoded(table["policy"])})
+    unique = pairs.group_by(["profile", "policy"]).aggregate([])
+    return sorted(zip(unique["profile"].to_pylist(), unique["policy"].to_pylist(), strict=True))
 
 
 def load_sweep(turns: pa.Table) -> list[LoadPoint]:
@@ -197,8 +254,8 @@ def load_sweep(turns: pa.Table) -> list[LoadPoint]:
     if len(levels) < 2:
         return []
     points = []
-    for policy in categories(turns, "policy"):
-        mine = rows_of(turns, policy)
+    for profile, policy in arms_of(turns):
+        mine = rows_of(turns, policy, profile)
         for level, load in levels:
             at_level = rows_at_level(mine, level)
             if at_level.num_rows == 0:
@@ -212,6 +269,7 @@ def load_sweep(turns: pa.Table) -> list[LoadPoint]:
                     turns=at_level.num_rows,
                     turns_per_s=_per_second(_completed(at_level), _span_ns(at_level)),
                     latency_p99_ns=p99,
+                    profile=profile,
                 )
             )
     return points
@@ -222,6 +280,7 @@ def summary_to_arrow(rows: Iterable[SummaryRow]) -> pa.Table:
     rows = list(rows)
     columns = {
         "policy": pa.array([row.policy for row in rows], type=pa.string()).dictionary_encode(),
+        "profile": pa.array([row.profile for row in rows], type=pa.string()).dictionary_encode(),
         "versus": pa.array([row.versus for row in rows], type=pa.string()).dictionary_encode(),
         "load_level": pa.array([row.load_level for row in rows], type=pa.int64()),
         "load": pa.array([row.load for row in rows], type=pa.float64()),
@@ -234,16 +293,19 @@ def summary_to_arrow(rows: Iterable[SummaryRow]) -> pa.Table:
 
 
 def summary_groups(summary: list[SummaryRow]) -> list[dict[str, Any]]:
-    """The summary for people and JSON readers: one object per (load level, policy, versus),
-    in summary order, with its metrics by name."""
-    groups: dict[tuple[int, str, str | None], dict[str, Any]] = {}
+    """The summary for people and JSON readers: one object per (load level, profile, policy,
+    versus), in summary order, with its metrics by name (a paired group's metrics keep their
+    prefix, which says what `versus` is)."""
+    groups: dict[tuple[int, str, str, str | None, bool], dict[str, Any]] = {}
     for row in summary:
-        key = (row.load_level, row.policy, row.versus)
+        by_profile = row.metric.startswith(PAIRED_PROFILE_PREFIX)
+        key = (row.load_level, row.profile, row.policy, row.versus, by_profile)
         group = groups.get(key)
         if group is None:
             group = groups[key] = {
                 "load_level": row.load_level,
                 "load": row.load,
+                "profile": row.profile,
                 "policy": row.policy,
                 "versus": row.versus,
                 "metrics": {},
@@ -266,9 +328,12 @@ def _distinct(column: pa.ChunkedArray) -> list[Any]:
     return [value for value in pc.unique(_decoded(column)).to_pylist() if value is not None]
 
 
-def rows_of(table: pa.Table, policy: str) -> pa.Table:
-    """The rows of one policy."""
-    return table.filter(pc.equal(_decoded(table["policy"]), policy))
+def rows_of(table: pa.Table, policy: str, profile: str | None = None) -> pa.Table:
+    """The rows of one policy (of one profile, when given)."""
+    chosen = pc.equal(_decoded(table["policy"]), policy)
+    if profile is not None:
+        chosen = pc.and_(chosen, pc.equal(_decoded(table["profile"]), profile))
+    return table.filter(chosen)
 
 
 def rows_at_level(table: pa.Table, level: int) -> pa.Table:

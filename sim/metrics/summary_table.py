@@ -1,5 +1,6 @@
 """The summary for the terminal, level by level: the paired headline (what the policy under test
-buys, turn by turn), then the metrics with the policies side by side.
+buys, turn by turn, within each recovery profile; and what each profile changes against
+``default``), then the metrics with the arms (profile x policy) side by side.
 
 Both tables fit 100 columns with the three policies (labels and values wrap, never cut, on a
 narrower console). Values go through ``sim.metrics.display`` (readable names, a unit per row).
@@ -13,12 +14,21 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 
 from rich.console import Console, Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from sim.metrics.display import RowFormat, measure_name, metric_label
 from sim.metrics.paired import PAIRED_COLUMNS
-from sim.metrics.summary import PAIRED_PREFIX, SummaryRow, summary_groups
+from sim.metrics.summary import (
+    BASE_PROFILE,
+    PAIRED_PREFIX,
+    PAIRED_PROFILE_PREFIX,
+    Arm,
+    SummaryRow,
+    arm_label,
+    summary_groups,
+)
 from sim.runtime.policy import ExecutorPolicy
 
 # Width when the output is not a terminal (a CI log, a file) and COLUMNS is not set.
@@ -41,24 +51,52 @@ def by_level(rows: Iterable[SummaryRow]) -> list[tuple[int, float | None, list[S
     return [(level, load, mine) for level, (load, mine) in sorted(levels.items())]
 
 
-def summary_table(rows: Iterable[SummaryRow], title: str = "Summary") -> Table:
-    """Metrics as rows (readable names, one unit per row), policies as columns (streaming,
-    at_message_stop, serial, then any other as met); '-' where absent. Paired rows are left to
-    ``paired_table``. Wall-clock metrics are dimmed and labelled, since they vary run to run."""
-    rows = [row for row in rows if row.versus is None]
+def ordered_arms(rows: Iterable[SummaryRow]) -> list[Arm]:
+    """Distinct arms: the `default` profile first, then other profiles as met; within each,
+    the policies as `ordered_policies` orders them."""
+    rows = list(rows)
+    met = list(dict.fromkeys(row.profile for row in rows))
+    profiles = sorted(met, key=lambda profile: (profile != BASE_PROFILE, met.index(profile)))
     policies = ordered_policies(row.policy for row in rows)
-    cells = {(row.policy, row.metric): row for row in rows}
+    present = {row.arm for row in rows}
+    return [(pr, po) for pr in profiles for po in policies if (pr, po) in present]
+
+
+def paired_groups(rows: Iterable[SummaryRow]) -> list[tuple[str, list[SummaryRow]]]:
+    """The paired rows as (prefix, rows) groups, each one paired table: the policies within
+    each profile (default first), then each arm against its base profile."""
+    paired = [row for row in rows if row.versus is not None]
+    order = {arm: rank for rank, arm in enumerate(ordered_arms(paired))}
+    groups: dict[tuple[str, Arm | str], list[SummaryRow]] = {}
+    for row in sorted(paired, key=lambda r: (r.metric.startswith(PAIRED_PROFILE_PREFIX),
+                                             order[r.arm])):
+        if row.metric.startswith(PAIRED_PROFILE_PREFIX):
+            groups.setdefault((PAIRED_PROFILE_PREFIX, row.arm), []).append(row)
+        else:
+            groups.setdefault((PAIRED_PREFIX, row.profile), []).append(row)
+    return [(prefix, mine) for (prefix, _), mine in groups.items()]
+
+
+def summary_table(rows: Iterable[SummaryRow], title: str = "Summary") -> Table:
+    """Metrics as rows (readable names, one unit per row), arms as columns (the default
+    profile's streaming, at_message_stop, serial, then any other policy as met, then the other
+    profiles' the same way); '-' where absent. Paired rows are left to ``paired_table``.
+    Wall-clock metrics are dimmed and labelled, since they vary run to run."""
+    rows = [row for row in rows if row.versus is None]
+    arms = ordered_arms(rows)
+    cells = {(row.arm, row.metric): row for row in rows}
     first = {row.metric: row for row in reversed(rows)}
     table = Table(title=title, title_justify="left")
     table.add_column("metric", overflow="fold", min_width=12)
     table.add_column("unit", no_wrap=True)
-    for policy in policies:
-        table.add_column(policy, justify="right", overflow="fold")
+    for arm in arms:
+        # Escaped: "[claude-code]" would otherwise be read as rich markup.
+        table.add_column(escape(arm_label(*arm)), justify="right", overflow="fold")
     for metric in dict.fromkeys(row.metric for row in rows):
-        present = [cells[p, metric].value for p in policies if (p, metric) in cells]
+        present = [cells[a, metric].value for a in arms if (a, metric) in cells]
         shown = RowFormat(first[metric].unit, present)
         values = [
-            shown(cells[p, metric].value) if (p, metric) in cells else "-" for p in policies
+            shown(cells[a, metric].value) if (a, metric) in cells else "-" for a in arms
         ]
         wall = first[metric].wall_clock
         style = "dim" if wall else None
@@ -66,17 +104,25 @@ def summary_table(rows: Iterable[SummaryRow], title: str = "Summary") -> Table:
     return table
 
 
-def paired_table(rows: Iterable[SummaryRow], title: str = "Paired per turn") -> Table | None:
-    """The headline: per baseline, for TTFTS and turn latency, the per-turn difference (policy
+def paired_table(
+    rows: Iterable[SummaryRow], title: str = "Paired per turn", prefix: str = PAIRED_PREFIX
+) -> Table | None:
+    """The headline: per baseline, for TTFTS and turn latency, the per-turn difference (arm
     under test minus baseline): median with its 95% CI, p90, mean ± its 95% CI half-width, the
-    share of turns sooner and the number of pairs. None without paired rows."""
-    paired = {(row.versus, row.metric): row for row in rows if row.versus is not None}
+    share of turns sooner and the number of pairs. `rows` are one of ``paired_groups`` (`prefix`
+    its prefix). None without paired rows."""
+    paired = {
+        (row.versus, row.metric): row
+        for row in rows
+        if row.versus is not None and row.metric.startswith(prefix)
+    }
     if not paired:
         return None
-    treatment = next(iter(paired.values())).policy
+    treatment = arm_label(*next(iter(paired.values())).arm)
     baselines = list(dict.fromkeys(versus for versus, _ in paired))
     table = Table(
-        title=f"{title}: {treatment} minus baseline (negative = sooner)", title_justify="left"
+        title=escape(f"{title}: {treatment} minus baseline (negative = sooner)"),
+        title_justify="left",
     )
     table.add_column("", overflow="fold")
     columns = [(versus, column) for versus in baselines for column in PAIRED_COLUMNS]
@@ -89,7 +135,7 @@ def paired_table(rows: Iterable[SummaryRow], title: str = "Paired per turn") -> 
     for versus, column in columns:
 
         def get(statistic: str, versus: str = str(versus), column: str = column) -> float | None:
-            row = paired.get((versus, f"{PAIRED_PREFIX}{column}.{statistic}"))
+            row = paired.get((versus, f"{prefix}{column}.{statistic}"))
             return None if row is None else row.value
 
         _paired_cells(lines, get)
@@ -127,11 +173,13 @@ def _with(text: str, unit: str) -> str:
 
 def headline(rows: Sequence[SummaryRow]) -> str | None:
     """One sentence of the finding at one level: the median paired TTFTS and turn-latency
-    differences against the first baseline; None without paired rows."""
-    paired = [row for row in rows if row.versus is not None]
-    if not paired:
+    differences against the first baseline, within the default profile when it ran; None without
+    paired rows."""
+    groups = [mine for prefix, mine in paired_groups(rows) if prefix == PAIRED_PREFIX]
+    if not groups:
         return None
-    treatment, versus = paired[0].policy, paired[0].versus
+    paired = groups[0]
+    treatment, versus = arm_label(*paired[0].arm), paired[0].versus
     values = {row.metric: row.value for row in paired if row.versus == versus}
     parts = []
     for column in PAIRED_COLUMNS:
@@ -159,9 +207,10 @@ def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> G
         sentence = headline(mine)
         if sentence:
             parts.append(Text(f"load {load:g}: {sentence}" if sweep else sentence, style="bold"))
-        paired = paired_table(mine, title="paired per turn")
-        if paired is not None:
-            parts.append(paired)
+        for prefix, group in paired_groups(mine):
+            paired = paired_table(group, title="paired per turn", prefix=prefix)
+            if paired is not None:
+                parts.append(paired)
         parts.append(summary_table(mine, title=named))
     return Group(*parts)  # type: ignore[arg-type]
 
@@ -184,5 +233,5 @@ def print_summary(
 
 def print_summary_json(rows: Iterable[SummaryRow]) -> None:
     """The summary as JSON on stdout: ``summary.summary_groups`` (one object per load level,
-    policy and versus, with its metrics by name), as in run.json."""
+    profile, policy and versus, with its metrics by name), as in run.json."""
     sys.stdout.write(json.dumps(summary_groups(list(rows)), indent=2, allow_nan=False) + "\n")

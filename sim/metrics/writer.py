@@ -4,7 +4,8 @@ Layout of ``<out_dir>/``::
 
     turns.parquet tools.parquet repairs.parquet requests.parquet sessions.parquet
     events.parquet    only when the run was traced (``sim run --trace``): one row per event
-    summary.parquet   long form: policy, versus, load_level, load, metric, value, unit, wall_clock
+    summary.parquet   long form: policy, profile, versus, load_level, load, metric, value, unit,
+                      wall_clock
     run.json          metadata, row counts and the summary, for people
 
 Every Parquet file is zstd-compressed and carries the run metadata as JSON under the key-value
@@ -100,8 +101,8 @@ def write_run(
 
     ``tables`` are the five run tables as built by ``RunCollector.tables()``, and ``events``
     (``schema.EVENTS``) when the run was traced; the summary is of the five alone.
-    ``events_per_wall_s`` is the harness speed per (policy, load_level) (see ``summarize``).
-    An existing ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
+    ``events_per_wall_s`` is the harness speed per (profile, policy, load_level) (see
+    ``summarize``). An existing ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
     """
     _check_tables(tables)
     run_tables = {spec.name: tables[spec.name] for spec in TABLES}

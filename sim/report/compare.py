@@ -37,7 +37,8 @@ ROWS_UNIT = "rows"
 
 @dataclass(frozen=True)
 class MetricChange:
-    """One (policy, versus, load level, metric) of two runs; ``None`` where a run lacks it."""
+    """One (profile, policy, versus, load level, metric) of two runs; ``None`` where a run lacks
+    it."""
 
     policy: str
     metric: str
@@ -49,6 +50,7 @@ class MetricChange:
     load_level: int = 0
     load: float | None = None
     versus: str | None = None
+    profile: str = "default"
 
     @property
     def moved(self) -> bool:
@@ -121,7 +123,7 @@ def compare_runs(
     check_same_shape(base, new)
     base_rows = _keyed(base.summary + _row_counts(base))
     new_rows = _keyed(new.summary + _row_counts(new))
-    metrics = {key[3] for key in base_rows} | {key[3] for key in new_rows}
+    metrics = {key[-1] for key in base_rows} | {key[-1] for key in new_rows}
     for pattern in tolerances:
         if not any(fnmatchcase(metric, pattern) for metric in metrics):
             raise UserError(f"--tolerance {pattern!r}: matches no metric of either run")
@@ -141,6 +143,7 @@ def compare_runs(
                 load_level=either.load_level,
                 load=either.load,
                 versus=either.versus,
+                profile=either.profile,
             )
         )
     return changes
@@ -158,13 +161,14 @@ def _check_same_scenario(base: RunFolder, new: RunFolder) -> None:
 
 def run_shape(run: RunFolder) -> dict[str, Any]:
     """What must be equal for two runs to compare: the configured sessions per level (from
-    ``run.json``), and the policies and load levels the tables hold."""
+    ``run.json``), and the profiles, policies and load levels the tables hold."""
     sessions = run.tables["sessions"]
     levels = sessions.select(["load_level", "load"]).group_by(["load_level", "load"]).aggregate([])
     extra = run.metadata.get("extra")
     configured = extra.get("sessions") if isinstance(extra, dict) else None
     return {
         "sessions": [] if configured is None else [configured],
+        "profiles": sorted(str(p) for p in pc.unique(_plain(sessions["profile"])).to_pylist()),
         "policies": sorted(str(p) for p in pc.unique(_plain(sessions["policy"])).to_pylist()),
         "load levels": sorted(
             (int(entry["load_level"]), entry["load"]) for entry in levels.to_pylist()
@@ -173,15 +177,16 @@ def run_shape(run: RunFolder) -> dict[str, Any]:
 
 
 def check_same_shape(base: RunFolder, new: RunFolder) -> None:
-    """Raises ``UserError`` naming the first of sessions, policies and load levels that differ:
+    """Raises ``UserError`` naming the first of sessions, profiles, policies and load levels that
+    differ:
     such runs differ in every row, and a table of failures would bury the reason."""
     base_shape, new_shape = run_shape(base), run_shape(new)
-    for what in ("sessions", "policies", "load levels"):
+    for what in ("sessions", "profiles", "policies", "load levels"):
         if base_shape[what] and new_shape[what] and base_shape[what] != new_shape[what]:
             raise UserError(
                 f"{new.path}: {what} {_shape_text(new_shape[what])} differ from {base.path}'s "
                 f"{_shape_text(base_shape[what])}; compare runs with the same sessions, "
-                "policies and load levels (the same --sessions and --policy)"
+                "profiles, policies and load levels (the same --sessions, --profile and --policy)"
             )
 
 
@@ -194,7 +199,7 @@ def _shape_text(values: list[Any]) -> str:
     return "[" + ", ".join(shown) + "]"
 
 
-def _keyed(rows: list[SummaryRow]) -> dict[tuple[str, str | None, int, str], SummaryRow]:
+def _keyed(rows: list[SummaryRow]) -> dict[tuple[str, str, str | None, int, str], SummaryRow]:
     return {row.key: row for row in rows}
 
 
@@ -208,11 +213,15 @@ def _row_counts(run: RunFolder) -> list[SummaryRow]:
     rows = []
     for name, table in run.tables.items():
         keys = pa.table(
-            {"policy": _plain(table["policy"]), "load_level": table["load_level"],
-             "load": table["load"]}
+            {"profile": _plain(table["profile"]), "policy": _plain(table["policy"]),
+             "load_level": table["load_level"], "load": table["load"]}
         )
-        counts = keys.group_by(["policy", "load_level", "load"]).aggregate([([], "count_all")])
-        for entry in sorted(counts.to_pylist(), key=lambda e: (e["load_level"], e["policy"])):
+        counts = keys.group_by(["profile", "policy", "load_level", "load"]).aggregate(
+            [([], "count_all")]
+        )
+        for entry in sorted(
+            counts.to_pylist(), key=lambda e: (e["load_level"], e["profile"], e["policy"])
+        ):
             rows.append(
                 SummaryRow(
                     entry["policy"],
@@ -221,6 +230,7 @@ def _row_counts(run: RunFolder) -> list[SummaryRow]:
                     ROWS_UNIT,
                     load_level=int(entry["load_level"]),
                     load=entry["load"],
+                    profile=entry["profile"],
                 )
             )
     return rows
@@ -228,14 +238,15 @@ def _row_counts(run: RunFolder) -> list[SummaryRow]:
 
 @dataclass(frozen=True)
 class RunPairing:
-    """One simulation (policy, load level) of two runs of the same seeds, turn by turn: the
-    statistics of ``column``'s new-minus-base difference (``sim.metrics.paired``)."""
+    """One simulation (profile, policy, load level) of two runs of the same seeds, turn by turn:
+    the statistics of ``column``'s new-minus-base difference (``sim.metrics.paired``)."""
 
     policy: str
     load_level: int
     load: float | None
     column: str
     stats: PairedStats
+    profile: str = "default"
 
 
 def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:
@@ -248,13 +259,18 @@ def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:
     key = [*ARM_COLUMNS, *TURN_KEY]
     for column in PAIRED_COLUMNS:
         pairs = pair(new.tables["turns"], base.tables["turns"], column, key)
-        units = pairs.select(["policy", "load_level"]).group_by(["policy", "load_level"])
+        names = ["profile", "policy", "load_level"]
+        units = pairs.select(names).group_by(names)
         loads = _loads(base)
         for entry in sorted(units.aggregate([]).to_pylist(), key=lambda e: (e["load_level"],
+                                                                             e["profile"],
                                                                              e["policy"])):
             mine = pairs.filter(
                 pc.and_(
-                    pc.equal(pairs["policy"], entry["policy"]),
+                    pc.and_(
+                        pc.equal(pairs["profile"], entry["profile"]),
+                        pc.equal(pairs["policy"], entry["policy"]),
+                    ),
                     pc.equal(pairs["load_level"], entry["load_level"]),
                 )
             )
@@ -265,9 +281,10 @@ def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:
                     loads.get(int(entry["load_level"])),
                     column,
                     paired_stats(mine["difference"].to_numpy()),
+                    profile=entry["profile"],
                 )
             )
-    return sorted(pairings, key=lambda p: (p.load_level, p.policy, p.column))
+    return sorted(pairings, key=lambda p: (p.load_level, p.profile, p.policy, p.column))
 
 
 def _loads(run: RunFolder) -> dict[int, float | None]:

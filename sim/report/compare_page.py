@@ -21,7 +21,7 @@ from sim.metrics.display import RowFormat, measure_name, metric_label
 from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, pair
 from sim.metrics.reader import RunFolder
 from sim.metrics.schema import ARM_COLUMNS
-from sim.metrics.summary import rows_at_level, rows_of
+from sim.metrics.summary import arm_label, rows_at_level, rows_of
 from sim.report.compare import MetricChange, RunPairing, compare_runs, paired_between
 from sim.report.html import STYLE
 from sim.report.interactive import COLOURS, apply_layout, cdf_points
@@ -78,7 +78,8 @@ def render_compare(
 
 
 def _where(change: MetricChange) -> str:
-    name = change.policy if change.versus is None else f"{change.policy} − {change.versus}"
+    arm = arm_label(change.profile, change.policy)
+    name = arm if change.versus is None else f"{arm} − {change.versus}"
     return name if change.load is None else f"{name} @ {change.load:g}"
 
 
@@ -116,7 +117,8 @@ def _pairings_html(pairings: list[RunPairing]) -> str:
             "ns", [v for v in (stats.median, stats.p90, stats.mean) if v is not None]
         )
         unit = f" {shown.shown_unit}"
-        where = pairing.policy if pairing.load is None else f"{pairing.policy} @ {pairing.load:g}"
+        arm = arm_label(pairing.profile, pairing.policy)
+        where = arm if pairing.load is None else f"{arm} @ {pairing.load:g}"
         cells = [
             where,
             measure_name(pairing.column),
@@ -138,15 +140,18 @@ def _cdf_html(base: RunFolder, new: RunFolder) -> str:
     key = [*ARM_COLUMNS, *TURN_KEY]
     for col, column in enumerate(PAIRED_COLUMNS, start=1):
         pairs = pair(new.tables["turns"], base.tables["turns"], column, key)
-        policies = sorted(set(pairs["policy"].to_pylist()))
+        arms = sorted(
+            set(zip(pairs["profile"].to_pylist(), pairs["policy"].to_pylist(), strict=True))
+        )
         levels = sorted(set(pairs["load_level"].to_pylist()))
-        for index, policy in enumerate(policies):
+        for index, (profile, policy) in enumerate(arms):
             for level in levels:
-                mine = rows_at_level(rows_of(pairs, policy), level)
+                mine = rows_at_level(rows_of(pairs, policy, profile), level)
                 if not mine.num_rows:
                     continue
                 xs, ys = cdf_points(mine["difference"].to_numpy() / NS_PER_MS)
-                name = policy if len(levels) < 2 else f"{policy} @ level {level}"
+                arm = arm_label(profile, policy)
+                name = arm if len(levels) < 2 else f"{arm} @ level {level}"
                 figure.add_trace(
                     go.Scatter(
                         x=xs, y=ys, mode="lines", name=name, legendgroup=name,
@@ -164,6 +169,6 @@ def _cdf_html(base: RunFolder, new: RunFolder) -> str:
     )
     return (
         "<figure><h3>Per-turn differences</h3>" + div + "<figcaption>CDF over turns both runs "
-        "have (same policy, level, session and turn): a vertical line at zero means no turn "
-        "moved.</figcaption></figure>"
+        "have (same profile, policy, level, session and turn): a vertical line at zero means no "
+        "turn moved.</figcaption></figure>"
     )

@@ -21,8 +21,8 @@ from plotly.offline import get_plotlyjs
 from sim.metrics.display import RowFormat, measure_name, metric_label
 from sim.metrics.paired import PAIRED_COLUMNS
 from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
-from sim.metrics.summary import PAIRED_PREFIX, SummaryRow, summary_groups
-from sim.metrics.summary_table import by_level, headline, ordered_policies
+from sim.metrics.summary import PAIRED_PREFIX, SummaryRow, arm_label, summary_groups
+from sim.metrics.summary_table import by_level, headline, ordered_arms, paired_groups
 from sim.report.interactive import Interactive, NotDrawn
 from sim.report.plots import Drawn, Skipped
 
@@ -102,7 +102,13 @@ def _level_name(load: float | None, levels: int) -> str:
 
 def _level_headline(load: float | None, rows: list[SummaryRow], levels: int) -> str:
     sentence = headline(rows)
-    paired = paired_table_html(rows)
+    groups = paired_groups(rows)
+    several = len(groups) > 1
+    paired = "\n".join(
+        (f"<h4>{escape(_pair_heading(group))}</h4>" if several else "")
+        + paired_table_html(group, prefix)
+        for prefix, group in groups
+    )
     if sentence is None:
         return "<p>One policy ran: nothing to pair.</p>" if levels < 2 or load is None else ""
     return (
@@ -110,10 +116,19 @@ def _level_headline(load: float | None, rows: list[SummaryRow], levels: int) -> 
     )
 
 
-def paired_table_html(rows: Sequence[SummaryRow]) -> str:
-    """The paired statistics of one level: a row per (baseline, measure)."""
+def _pair_heading(group: Sequence[SummaryRow]) -> str:
+    """What a paired table compares: its arm minus each baseline (policies or a profile)."""
+    versus = ", ".join(dict.fromkeys(str(row.versus) for row in group))
+    return f"{arm_label(*group[0].arm)} minus {versus}"
+
+
+def paired_table_html(rows: Sequence[SummaryRow], prefix: str = PAIRED_PREFIX) -> str:
+    """The paired statistics of one of a level's ``paired_groups`` (its rows' metrics start
+    with `prefix`): a row per (baseline, measure)."""
     paired: dict[tuple[str | None, str], float] = {
-        (r.versus, r.metric): r.value for r in rows if r.versus is not None
+        (r.versus, r.metric): r.value
+        for r in rows
+        if r.versus is not None and r.metric.startswith(prefix)
     }
     if not paired:
         return ""
@@ -126,7 +141,7 @@ def paired_table_html(rows: Sequence[SummaryRow]) -> str:
         for column in PAIRED_COLUMNS:
 
             def get(name: str, versus: str | None = versus, column: str = column) -> float | None:
-                return paired.get((versus, f"{PAIRED_PREFIX}{column}.{name}"))
+                return paired.get((versus, f"{prefix}{column}.{name}"))
 
             durations = [get(n) for n in ("median", "p90", "mean", "median_ci_low")]
             shown = RowFormat("ns", [v for v in durations if v is not None])
@@ -173,8 +188,8 @@ def _sweep_table(summary: Sequence[SummaryRow]) -> str:
     """Per load level and policy: throughput, latency, the share of turns that did not
     complete, and the 429/529 rates."""
     plain = [row for row in summary if row.versus is None]
-    values = {(r.load_level, r.policy, r.metric): r for r in plain}
-    policies = ordered_policies(r.policy for r in plain)
+    values = {(r.load_level, r.arm, r.metric): r for r in plain}
+    policies = ordered_arms(plain)
     head = "".join(f"<th>{escape(h)}</th>" for _, h in SWEEP_COLUMNS)
     lines = [
         "<h3>Per load level</h3>",
@@ -191,7 +206,7 @@ def _sweep_table(summary: Sequence[SummaryRow]) -> str:
     }
     for level, load, rows in by_level(plain):
         turns = {
-            p: sum(r.value for r in rows if r.policy == p and r.metric.startswith("turns.outcome."))
+            p: sum(r.value for r in rows if r.arm == p and r.metric.startswith("turns.outcome."))
             for p in policies
         }
         for policy in policies:
@@ -207,8 +222,9 @@ def _sweep_table(summary: Sequence[SummaryRow]) -> str:
                 row = values.get((level, policy, metric))
                 shown = formats[metric]
                 cells.append("-" if row is None else f"{shown(row.value)} {shown.shown_unit}")
+            arm = escape(arm_label(*policy))
             lines.append(
-                f"<tr><td>{'' if load is None else f'{load:g}'}</td><td>{escape(policy)}</td>"
+                f"<tr><td>{'' if load is None else f'{load:g}'}</td><td>{arm}</td>"
                 + "".join(f'<td class="value">{escape(c)}</td>' for c in cells)
                 + "</tr>"
             )
@@ -226,21 +242,21 @@ def _level_summary(load: float | None, rows: list[SummaryRow], levels: int) -> s
 
 def _summary_table(summary: Sequence[SummaryRow]) -> str:
     summary = [row for row in summary if row.versus is None]
-    policies = ordered_policies(row.policy for row in summary)
+    arms = ordered_arms(summary)
     metrics = list(dict.fromkeys(row.metric for row in summary))
-    cells = {(row.policy, row.metric): row for row in summary}
+    cells = {(row.arm, row.metric): row for row in summary}
     first = {row.metric: row for row in reversed(summary)}
-    head = "".join(f"<th>{escape(policy)}</th>" for policy in policies)
+    head = "".join(f"<th>{escape(arm_label(*arm))}</th>" for arm in arms)
     lines = [f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>"]
     for metric in metrics:
         shown = RowFormat(
-            first[metric].unit, [cells[p, metric].value for p in policies if (p, metric) in cells]
+            first[metric].unit, [cells[p, metric].value for p in arms if (p, metric) in cells]
         )
         values = "".join(
             f'<td class="value">'
             f"{escape(shown(cells[p, metric].value)) if (p, metric) in cells else '-'}"
             "</td>"
-            for p in policies
+            for p in arms
         )
         css = ' class="wall"' if first[metric].wall_clock else ""
         lines.append(

@@ -25,7 +25,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -46,8 +46,8 @@ from sim.metrics.summary import (
     treatment_of,
     values,
 )
-from sim.metrics.summary_table import ordered_policies
-from sim.report.plots import concurrency_steps
+from sim.metrics.summary_table import ordered_arms, ordered_policies
+from sim.report.plots import by_arm, concurrency_steps
 
 NS_PER_MS = 1_000_000
 ZERO_MS = 0.001
@@ -109,9 +109,23 @@ def context_of(run: RunFolder) -> Context:
 
 
 def draw_interactive(run: RunFolder) -> list[Interactive | NotDrawn]:
-    """Every interactive figure of the report, in page order."""
+    """Every interactive figure of the report, in page order: each arm (profile x policy) as a
+    policy of its own (`by_arm`), the paired figures those of the first profile's policies."""
+    run = by_arm(_first_profile_pairs(run))
     context = context_of(run)
     return [drawing(run, context) for drawing in DRAWINGS]
+
+
+def _first_profile_pairs(run: RunFolder) -> RunFolder:
+    """The run with only the paired rows between the policies of its first profile (in the
+    summary table's order): one treatment, as the paired figures draw."""
+    arms = ordered_arms(run.summary)
+    first = arms[0][0] if arms else None
+    summary = [
+        row for row in run.summary
+        if row.versus is None or (row.metric.startswith(PAIRED_PREFIX) and row.profile == first)
+    ]
+    return replace(run, summary=summary)
 
 
 def _log_ms_axis(figure: go.Figure, title: str, low: float, high: float, **where: int) -> None:

@@ -8,7 +8,7 @@ the reason it cannot be drawn for this run (shown in the report in its place).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ from sim.metrics.reader import RunFolder
 from sim.metrics.summary import (
     NS_PER_S,
     SummaryRow,
+    arm_label,
     categories,
     load_levels,
     load_sweep,
@@ -30,7 +31,7 @@ from sim.metrics.summary import (
     rows_of,
     values,
 )
-from sim.metrics.summary_table import ordered_policies
+from sim.metrics.summary_table import ordered_arms, ordered_policies
 
 NS_PER_MS = 1_000_000
 DPI = 110
@@ -65,6 +66,7 @@ class _Plot:
 
 def draw_figures(run: RunFolder, folder: Path) -> list[Drawn | Skipped]:
     """Draws every figure of the report into ``folder``, in report order."""
+    run = by_arm(run)
     policies = policies_of(run)
     results: list[Drawn | Skipped] = []
     for plot in PLOTS:
@@ -81,6 +83,31 @@ def draw_figures(run: RunFolder, folder: Path) -> list[Drawn | Skipped]:
             )
         results.append(Drawn(plot.file, plot.title, plot.caption))
     return results
+
+
+def by_arm(run: RunFolder) -> RunFolder:
+    """The run with each arm (recovery profile x policy) as a policy of its own, named by
+    `arm_label`, so that every figure shows the arms side by side; a run of the default profile
+    alone is returned as it is."""
+    if all(row.profile == "default" for row in run.summary):
+        return run
+    tables = {name: _arms_as_policies(table) for name, table in run.tables.items()}
+    # In the summary table's order, which the figures' legends follow.
+    rank = {arm: index for index, arm in enumerate(ordered_arms(run.summary))}
+    summary = [
+        replace(row, policy=arm_label(*row.arm), profile="default")
+        for row in sorted(run.summary, key=lambda row: rank[row.arm])
+    ]
+    return replace(run, tables=tables, summary=summary)
+
+
+def _arms_as_policies(table: pa.Table) -> pa.Table:
+    profiles = table["profile"].to_pylist()
+    labels = [arm_label(*arm) for arm in zip(profiles, table["policy"].to_pylist(), strict=True)]
+    for name, column in (("policy", labels), ("profile", ["default"] * len(profiles))):
+        encoded = pa.array(column, type=pa.string()).dictionary_encode()
+        table = table.set_column(table.schema.get_field_index(name), name, encoded)
+    return table
 
 
 def policies_of(run: RunFolder) -> list[str]:

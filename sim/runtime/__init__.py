@@ -26,12 +26,13 @@ from sim.runtime.commands import (
     WaitUntil,
 )
 from sim.runtime.executor import CallRecord, ToolExecutor
-from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.loop import EndReason, ToolTurnLoop
 from sim.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from sim.runtime.pairing import PairingMonitor, TranscriptShapeError
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.policy import ExecutorPolicy
 from sim.runtime.record import Record, RecordEntry, RecordKind
+from sim.runtime.recovery import CLAUDE_CODE, DEFAULT, PROFILES, InputPattern, RecoveryPolicy
 from sim.runtime.repair import (
     PairingError,
     Repair,
@@ -39,10 +40,14 @@ from sim.runtime.repair import (
     check_pairing,
     ensure_tool_result_pairing,
 )
+from sim.runtime.results import ErrorTexts
 from sim.runtime.retry import RetrySettings
 from sim.runtime.tooldef import ToolDefinition
 
 __all__ = [
+    "CLAUDE_CODE",
+    "DEFAULT",
+    "PROFILES",
     "AskPermission",
     "AttachmentKind",
     "BlockMessage",
@@ -52,13 +57,17 @@ __all__ = [
     "CancelTool",
     "Command",
     "DiscardedResult",
+    "EndReason",
+    "ErrorTexts",
     "ExecutorPolicy",
+    "InputPattern",
     "PairingError",
     "PairingMonitor",
     "PermissionDecision",
     "Record",
     "RecordEntry",
     "RecordKind",
+    "RecoveryPolicy",
     "Repair",
     "RepairKind",
     "ResultReady",

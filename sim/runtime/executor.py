@@ -15,7 +15,12 @@ Rules
 3. Admission keeps arrival order: the queue's head is admitted when the policy allows
    (`sim.runtime.policy`); a head that may not start holds back everything after it. Under
    `streaming` that is as soon as its block completes; under `at_message_stop` and `serial`
-   nothing starts before `message_ended`.
+   nothing starts before `message_ended`. Whether a call is concurrency-safe is decided per
+   call, from its input, when it is added (`ToolDefinition.safe_for`); a predicate that raises
+   makes the call unsafe.
+3a. A repeat (`add_tool_use(..., repeat=True)`: a second block with an id this batch already
+   has, run under the `run_each` recovery choice) waits in the queue until the earlier call of
+   its id has ended, so the driver's reports for an id are always about one running call.
 4. On admission the permission policy answers: allow -> `StartTool`; deny -> an error result;
    ask -> `AskPermission`, then `permission_decided` starts or denies the call.
 5. `tool_progress` is passed to observers as `ToolProgress` at once and never becomes a result.
@@ -24,15 +29,17 @@ Rules
 7. Results are handed over (`ResultReady`) in tool_use order: a result waits for every earlier
    call's result. Why: the order is then the same for every policy and every timing, so runs are
    reproducible and policies compare like for like; and the API expects the user message that
-   answers an assistant turn to hold its tool_results in call order.
+   answers an assistant turn to hold its tool_results in call order. Under the profile's
+   `completion` result order each result is handed over the moment its call ends instead.
 8. Sibling abort: an error or exception in a tool marked `cancels_siblings` ends every other call
    of the batch that is still queued or executing (running calls get `CancelTool`), and every
    call added later in the batch, each with a result naming the failed call. An error in any
-   other tool cancels nothing.
+   other tool cancels nothing; under the profile's `ignore` sibling choice, neither does this.
 9. `abort(cause)` (user interrupt, broken stream): no further calls are accepted; queued calls
    never start; executing calls whose tool is `cancellable` (and calls still awaiting
    permission) get `CancelTool` and a synthetic result; non-cancellable running calls are left to
-   finish and deliver their real result. Every call still ends with exactly one result.
+   finish and deliver their real result; with `cancel_running=False` every running call is left
+   to finish. Every call still ends with exactly one result.
 10. `discard(cause)` (retry, fallback): the attempt is abandoned. Nothing more is handed over.
     Every call not yet handed over is reported as `DiscardedResult` (its real result, or a
     synthetic one), running calls get `CancelTool`, and every call that was started (running or
@@ -41,6 +48,8 @@ Rules
     for that call (progress or finish) is accepted and ignored.
 12. Each call records block-complete, queued, admitted, start, end and hand-over times, its
     outcome and the cause of a synthetic result (`records()`).
+13. The runtime's own error results (unknown tool, invalid JSON, schema failure, cancelled) are
+    worded by the profile's `error_texts`.
 """
 
 from __future__ import annotations
@@ -71,16 +80,13 @@ from sim.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from sim.runtime.permission import PermissionDecision, PermissionPolicy, allow_all
 from sim.runtime.policy import ExecutorPolicy, admission_for
 from sim.runtime.record import Record, RecordKind
+from sim.runtime.recovery import DEFAULT, RecoveryPolicy, ResultOrder, SiblingErrors
 from sim.runtime.results import (
     ToolContent,
-    cancelled_text,
     exception_text,
-    invalid_input_text,
-    invalid_json_text,
     permission_denied_text,
     synthetic_text,
     tool_result,
-    unknown_tool_text,
 )
 from sim.runtime.tooldef import ToolDefinition
 
@@ -126,7 +132,7 @@ class _Call:
     __slots__ = (
         "tool_use_id", "name", "input", "tool", "state", "block_complete_ns", "queued_ns",
         "admitted_ns", "start_ns", "end_ns", "handed_over_ns", "outcome", "synthetic_cause",
-        "result", "wasted",
+        "result", "wasted", "safe",
     )
 
     def __init__(
@@ -148,6 +154,7 @@ class _Call:
         self.synthetic_cause: SyntheticCause | None = None
         self.result: dict[str, Any] | None = None
         self.wasted = False
+        self.safe = tool is not None and _safe(tool, tool_input)
 
     def freeze(self, turn: int, attempt: int) -> CallRecord:
         return CallRecord(
@@ -168,9 +175,11 @@ class ToolExecutor:
         permission: PermissionPolicy = allow_all,
         record: Record | None = None,
         validators: Mapping[str, jsonschema.protocols.Validator] | None = None,
+        profile: RecoveryPolicy = DEFAULT,
     ) -> None:
         """`validators` lets a caller that makes many executors (one per turn) build the
-        schema validators once with `build_validators(tools)`."""
+        schema validators once with `build_validators(tools)`. `profile` gives the result order,
+        the sibling rule and the error wording (rules 7, 8, 13)."""
         self._tools = tools
         # A member is taken as it is: converting one costs two Python calls, and a loop makes
         # an executor per request.
@@ -181,12 +190,18 @@ class ToolExecutor:
         # The batch is one response's: its calls belong to the record's turn and attempt now.
         self.turn, self.attempt = self.record.turn, self.record.attempt
         self._validators = validators if validators is not None else build_validators(tools)
+        self._texts = profile.error_texts
+        self._in_completion_order = profile.result_order is ResultOrder.COMPLETION
+        self._sibling_abort = profile.sibling_errors is SiblingErrors.CANCEL_SIBLINGS
+        # The call each id's driver reports are about (a repeat takes over at admission).
         self._calls: dict[str, _Call] = {}
         self._order: list[_Call] = []
+        # Completed calls not yet handed over, in completion order (rule 7's other order).
+        self._ready: list[_Call] = []
+        self._handed_over = 0
         self._queue: deque[_Call] = deque()
         self._executing: dict[str, _Call] = {}
         self._executing_unsafe = 0
-        self._next_handover = 0
         self._message_ended = False
         self._closed = False
         self._discarded = False
@@ -202,22 +217,28 @@ class ToolExecutor:
         *,
         input_error: str | None = None,
         input_json: str | None = None,
+        repeat: bool = False,
     ) -> list[ExecutorCommand]:
         """A tool_use block completed. `input_error` is the accumulator's reason when the
         block's input JSON could not be parsed; `input_json`, when known, is the text the
         block's input was parsed from (`BlockMessage.input_json`): validation verdicts are then
-        remembered by it, with no need to write the input out again."""
+        remembered by it, with no need to write the input out again. `repeat`: the id was
+        given before in this batch and the call is run after the earlier one (rule 3a)."""
         if self._closed:
             raise ExecutorClosedError(f"tool_use {block.get('id')!r} added after abort or discard")
         tool_use_id = block["id"]
-        if tool_use_id in self._calls:
-            raise ValueError(f"duplicate tool_use id {tool_use_id!r}")
+        if (tool_use_id in self._calls) is not repeat:
+            raise ValueError(
+                f"duplicate tool_use id {tool_use_id!r}" if not repeat
+                else f"repeat of an id never given: {tool_use_id!r}"
+            )
         name = block["name"]
         tool_input = block.get("input")
         tool = self._tools.get(name)
         call_input = tool_input if isinstance(tool_input, dict) else {}
         call = _Call(tool_use_id, name, call_input, tool, now_ns)
-        self._calls[tool_use_id] = call
+        if not repeat:
+            self._calls[tool_use_id] = call
         self._order.append(call)
         commands: list[ExecutorCommand] = []
         rejection = self._rejection(call, tool_input, input_error, input_json)
@@ -287,11 +308,14 @@ class ToolExecutor:
             text = exception_text(call.name, _as_text(content))
             result = tool_result(tool_use_id, text, is_error=True)
         else:
-            result = tool_result(tool_use_id, cancelled_text(call.name), is_error=True)
+            result = tool_result(tool_use_id, self._texts.cancelled_text(call.name), is_error=True)
         self._complete(call, _CALL_OUTCOMES[outcome], result, now_ns)
         failed = outcome in (ToolOutcome.ERROR, ToolOutcome.EXCEPTION)
         assert call.tool is not None  # only known tools start
-        if failed and call.tool.cancels_siblings and self._failed_sibling is None:
+        if (
+            failed and call.tool.cancels_siblings and self._sibling_abort
+            and self._failed_sibling is None
+        ):
             self._failed_sibling = tool_use_id
             for other in self._unfinished():
                 self._cancel(
@@ -301,14 +325,16 @@ class ToolExecutor:
         self._hand_over(now_ns, commands)
         return commands
 
-    def abort(self, cause: SyntheticCause, now_ns: int) -> list[ExecutorCommand]:
+    def abort(
+        self, cause: SyntheticCause, now_ns: int, *, cancel_running: bool = True
+    ) -> list[ExecutorCommand]:
         """Stop the batch but keep its results (rule 9): user interrupt or broken stream."""
         self._closed = True
         self._message_ended = True
         commands: list[ExecutorCommand] = []
         for call in self._unfinished():
             running = call.start_ns is not None
-            if running and call.tool is not None and not call.tool.cancellable:
+            if running and not (cancel_running and call.tool is not None and call.tool.cancellable):
                 continue
             self._cancel(call, cause, now_ns, commands)
         self._hand_over(now_ns, commands)
@@ -327,10 +353,14 @@ class ToolExecutor:
                 self._note(now_ns, RecordKind.WASTED_EXECUTION, call)
         for call in self._unfinished():
             self._cancel(call, cause, now_ns, commands)
-        for call in self._order[self._next_handover:]:
-            assert call.result is not None
-            commands.append(DiscardedResult(call.tool_use_id, call.result, call.synthetic_cause))
-        self._next_handover = len(self._order)
+        for call in self._order:
+            if call.state is not CallState.HANDED_OVER:
+                assert call.result is not None
+                commands.append(
+                    DiscardedResult(call.tool_use_id, call.result, call.synthetic_cause)
+                )
+        self._handed_over = len(self._order)
+        self._ready = []
         return commands
 
     # ----- state -----
@@ -339,7 +369,7 @@ class ToolExecutor:
     def done(self) -> bool:
         """True when the message has ended and every call's result has been handed over
         (or, after a discard, reported)."""
-        return self._message_ended and self._next_handover == len(self._order)
+        return self._message_ended and self._handed_over == len(self._order)
 
     @property
     def call_count(self) -> int:
@@ -355,24 +385,27 @@ class ToolExecutor:
     def _rejection(
         self, call: _Call, tool_input: Any, input_error: str | None, input_json: str | None
     ) -> tuple[CallOutcome, str] | None:
+        texts = self._texts
         if call.tool is None:
-            return CallOutcome.UNKNOWN_TOOL, unknown_tool_text(call.name)
+            return CallOutcome.UNKNOWN_TOOL, texts.unknown_tool_text(call.name)
         if input_error is not None:
-            return CallOutcome.INVALID_INPUT, invalid_json_text(call.name, input_error)
+            return CallOutcome.INVALID_INPUT, texts.invalid_json_text(call.name, input_error)
         if not isinstance(tool_input, dict):
             why = "input is not a JSON object"
-            return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, why)
+            return CallOutcome.INVALID_INPUT, texts.invalid_input_text(call.name, why)
         problem = _schema_problem(self._validators[call.name], tool_input, input_json)
         if problem is not None:
-            return CallOutcome.INVALID_INPUT, invalid_input_text(call.name, problem)
+            return CallOutcome.INVALID_INPUT, texts.invalid_input_text(call.name, problem)
         return None
 
     def _admit(self, now_ns: int, commands: list[ExecutorCommand]) -> None:
         while self._queue and not self._closed:
             head = self._queue[0]
             assert head.tool is not None
+            if head.tool_use_id in self._executing:
+                return  # Rule 3a: a repeat waits for the earlier call of its id.
             if not self._admission.may_start(
-                safe=head.tool.concurrency_safe,
+                safe=head.safe,
                 executing=len(self._executing),
                 executing_unsafe=self._executing_unsafe,
                 message_ended=self._message_ended,
@@ -382,7 +415,8 @@ class ToolExecutor:
             head.state = CallState.EXECUTING
             head.admitted_ns = now_ns
             self._executing[head.tool_use_id] = head
-            if not head.tool.concurrency_safe:
+            self._calls[head.tool_use_id] = head
+            if not head.safe:
                 self._executing_unsafe += 1
             decision = self._permission(head.tool, head.input)
             if type(decision) is not PermissionDecision:
@@ -407,9 +441,11 @@ class ToolExecutor:
     ) -> None:
         if call.state is CallState.EXECUTING:
             del self._executing[call.tool_use_id]
-            if call.tool is not None and not call.tool.concurrency_safe:
+            if not call.safe:
                 self._executing_unsafe -= 1
         call.state = CallState.COMPLETED
+        if self._in_completion_order:
+            self._ready.append(call)
         call.end_ns = now_ns
         call.outcome = outcome
         call.synthetic_cause = cause
@@ -449,18 +485,30 @@ class ToolExecutor:
     def _hand_over(self, now_ns: int, commands: list[ExecutorCommand]) -> None:
         if self._discarded:
             return
+        if self._in_completion_order:
+            ready, self._ready = self._ready, []
+            for call in ready:
+                self._hand_over_one(call, now_ns, commands)
+            return
         order = self._order
-        while (
-            self._next_handover < len(order)
-            and order[self._next_handover].state is CallState.COMPLETED
-        ):
-            call = order[self._next_handover]
-            assert call.result is not None
-            call.state = CallState.HANDED_OVER
-            call.handed_over_ns = now_ns
-            self._next_handover += 1
-            self.record.add(now_ns, RecordKind.RESULT, tool_use_id=call.tool_use_id, name=call.name)
-            commands.append(ResultReady(call.tool_use_id, call.result, call.synthetic_cause))
+        completed = CallState.COMPLETED
+        while self._handed_over < len(order) and order[self._handed_over].state is completed:
+            self._hand_over_one(order[self._handed_over], now_ns, commands)
+
+    def _hand_over_one(self, call: _Call, now_ns: int, commands: list[ExecutorCommand]) -> None:
+        assert call.result is not None
+        call.state = CallState.HANDED_OVER
+        call.handed_over_ns = now_ns
+        self._handed_over += 1
+        self.record.add(now_ns, RecordKind.RESULT, tool_use_id=call.tool_use_id, name=call.name)
+        commands.append(ResultReady(call.tool_use_id, call.result, call.synthetic_cause))
+
+
+def _safe(tool: ToolDefinition, tool_input: Mapping[str, Any]) -> bool:
+    try:
+        return tool.safe_for(tool_input)
+    except Exception:  # noqa: BLE001 (rule 3: a predicate that fails makes the call unsafe)
+        return False
 
 
 # How the executor records each way a tool can stop.

@@ -7,8 +7,14 @@ for permission, wake me at this time. Observers may also read `ToolProgress`, `R
 transcript in API shape; `loop.record` the observable record (`sim.runtime.record`).
 
 Phases: idle -> awaiting response -> streaming -> tools -> (next request | idle), with backoff
-between a failed request and its retry. A session starts idle; `start(content)` begins a chain of
-turns that ends with `SessionEnded`, after which `start` may be called again.
+between a failed request and its retry; `TRANSITIONS` lists every move (rule 15). A session starts
+idle; `start(content)` begins a chain of turns that ends with `SessionEnded`, after which `start`
+may be called again.
+
+Recovery is a declared choice: the loop's `profile` (`sim.runtime.recovery.RecoveryPolicy`, by
+name or as an object; `default` unless told) answers the questions of rules 2a, 3, 5a, 9-9f, 13
+and 14. The rules below say what each answer does; the `default` profile's answers are the
+first named.
 
 Rules
 -----
@@ -18,13 +24,19 @@ Rules
    and `SendRequest.pairing_violations` is the check of its messages.
 2. Streaming. Events go to a fresh `StreamAccumulator` per attempt. Each completed tool_use block
    goes to the attempt's `ToolExecutor` at once, while the stream still runs (whether the call
-   starts then is the executor policy's business); a block whose id an earlier block of the same
-   response has is recorded (`DUPLICATE_TOOL_USE`) and not run, and rule 1's repair removes it
-   from the next request. The attempt's blocks enter the transcript only when the response ends,
-   merged into one assistant message per message id, without empty text blocks; so a discarded
-   attempt never reaches the transcript.
+   starts then is the executor policy's business). The attempt's blocks enter the transcript
+   only when the response ends, merged into one assistant message per message id, without empty
+   text blocks; so a discarded attempt never reaches the transcript.
+2a. Duplicate ids. A tool_use block whose id an earlier block of the same response has, or a
+   tool_use of the transcript already has (a resumed one included), is recorded
+   (`DUPLICATE_TOOL_USE`) and never reaches the transcript: the transcript keeps the first
+   tool_use of an id and its result, so it is legal as it stands whenever the session ends, and
+   the boundary layer has nothing to remove. `run_first`: the copy is not run. `run_each`: it
+   runs too, after the earlier call of its id (executor rule 3a), and its result is dropped; a
+   response whose every call is so dropped ends the session as one without calls (rule 4).
 3. Batches. When the response has ended and every call's result is in, one user message is
-   appended: the tool_results in tool_use order, then the attachments that arrived meanwhile
+   appended: the tool_results in tool_use order (or, under the `completion` result order, in the
+   order the calls ended: executor rule 7), then the attachments that arrived meanwhile
    (queued user input, notifications, file changes) in arrival order. Then the next turn's request
    is sent, unless the chain started by the last `start` has had `max_turns` turns
    (`SessionEnded("max_turns")`).
@@ -33,8 +45,11 @@ Rules
    go into the next `start`'s user message, after the new content.
 5. max_tokens while a tool_use is incomplete: a block the stream never closed is dropped (it never
    reaches the transcript); a closed block whose JSON was cut off or is invalid reaches the
-   transcript with input `{}` and gets an is_error result saying the input was not valid JSON.
-   The batch then goes back to the model like any other.
+   transcript with input `{}` (rule 13) and gets an is_error result saying the input was not
+   valid JSON. The batch then goes back to the model like any other.
+5a. max_tokens with no complete tool_use: `end_session` is rule 4; `continue` appends the
+   profile's `continue_text` as a user message (after any waiting attachments) and sends the next
+   turn at once (a turn of the chain, counted against `max_turns`).
 6. Retries. A request that fails before any event (`request_failed`, or `stream_ended` with no
    event) is retried after a backoff (`WaitUntil`, then `wake`) when its status is retryable and
    retries remain (`sim.runtime.retry`); `retry_after_ns` wins over the backoff. Otherwise the
@@ -50,7 +65,24 @@ Rules
    not retried, or a stream that breaks the protocol. The blocks completed so far are kept as the
    assistant message; the executor is aborted (queued calls never start, cancellable running
    calls are cancelled, others finish); once every call has its result, the batch is appended as
-   in rule 3 and the session ends with `stream_error`.
+   in rule 3 and the session ends with `stream_error`. This is the `end_session` answer to 9a.
+9a. A cut (a `stream_ended` before `message_stop`, a stream that breaks the protocol, or an
+   error event 9e takes as a cut) is classed by what survived: at least one completed tool_use
+   block (after tool use), else any content block started (after text), else only message_start
+   (before content). The profile's answer for that class decides; `end_session` is rule 9.
+9b. `continue` after tool use: the completed blocks are kept (an open block is dropped), the
+   executor hears that the message ended, so every kept call runs to its end and nothing is
+   cancelled; the batch is appended as in rule 3 and the next turn is sent, not a retry. The
+   turn ends `stream_error`; the session goes on.
+9c. `resume` after text: the completed blocks are kept, the profile's `resume_text` is appended as
+   a user message and the next turn is sent at once, with no backoff.
+9d. `retry` before content: the attempt is discarded and the identical request (no message added)
+   is retried after the backoff, as in rule 6 and within its budget; with none left, rule 9.
+9e. Error events. An `overloaded_error` is rule 8 (retry or fall back), except after at least one
+   block completed under `overloaded_after_content = as_cut`: a cut. Any other error type is
+   rule 9, or under `error_event = as_cut` a cut.
+9f. Calls running when a cut ends the session: the cancellable are cancelled (`cancel`, rule 9),
+   or every one is left to finish (`finish`).
 10. User interrupt (`interrupt`). While streaming: the request is cancelled (`CancelRequest`),
     the completed blocks are kept and the executor is aborted as in rule 9. While tools run: the
     executor is aborted. In both cases, once every call has its result, the user message holds
@@ -65,12 +97,23 @@ Rules
     deliver input for an older request (a stream it did not close, a `stream_ended` after
     `message_stop` that raced the next request) passes `request_id`; without it, input is taken
     to be about the latest request.
+13. A tool_use whose input JSON did not parse keeps, in the transcript, `{}` (`empty`) or
+    `{"__unparsedToolInput": {"raw": text, "len": its length}}` (`unparsed`); either way its
+    call is not run and its result is an is_error one worded by the profile's `error_texts`.
+14. Retry settings: the loop's `retry` argument, else the profile's, else the SDK's defaults.
+    Concurrency safety per call: a tool the profile names in `safe_when` and that has no
+    predicate of its own gets the profile's (`ToolDefinition.safe_for`).
+15. The phase moves only along `TRANSITIONS`; any other move is a bug and raises
+    `PhaseError`. Why: the interrupt and recovery paths are many, and a table a test walks is
+    easier to trust than moves spread through the methods.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from enum import Enum
+from types import MappingProxyType
 from typing import Any
 
 from jsonschema.protocols import Validator
@@ -99,6 +142,19 @@ from sim.runtime.pairing import PairingMonitor
 from sim.runtime.permission import PermissionPolicy, allow_all
 from sim.runtime.policy import ExecutorPolicy
 from sim.runtime.record import Record, RecordKind
+from sim.runtime.recovery import (
+    AfterTextCut,
+    AfterToolUseCut,
+    BeforeContentCut,
+    DuplicateIds,
+    ErrorEvent,
+    InvalidJsonInput,
+    MaxTokens,
+    OverloadedAfterContent,
+    RecoveryPolicy,
+    RunningOnCut,
+    profile_of,
+)
 from sim.runtime.repair import PairingError, Repair, ensure_tool_result_pairing
 from sim.runtime.results import ToolContent
 from sim.runtime.retry import RetrySettings, is_retryable
@@ -117,6 +173,48 @@ class Phase(str, Enum):
     TOOLS = "tools"
 
 
+class EndReason(str, Enum):
+    """The loop's own reasons for a session's end (otherwise it is the last stop reason)."""
+
+    MAX_TURNS = "max_turns"
+    REQUEST_FAILED = "request_failed"
+    STREAM_ERROR = "stream_error"
+    INTERRUPTED = "interrupted"
+
+
+class PhaseError(RuntimeError):
+    """A move the transition table does not allow (rule 15): a bug of the loop."""
+
+
+_P = Phase
+# Rule 15: from each phase, the phases it may move to (and the input or rule that moves it).
+TRANSITIONS: Mapping[Phase, frozenset[Phase]] = MappingProxyType({
+    # start()
+    _P.IDLE: frozenset({_P.AWAITING_RESPONSE}),
+    # first event; retry (6); fallback sends at once (7); no retry left or interrupt (6, 10)
+    _P.AWAITING_RESPONSE: frozenset({_P.STREAMING, _P.BACKOFF, _P.AWAITING_RESPONSE, _P.IDLE}),
+    # response ended, cut, stream error or interrupt (3, 9-10); retry (8, 9d); fallback (7)
+    _P.STREAMING: frozenset({_P.TOOLS, _P.BACKOFF, _P.AWAITING_RESPONSE}),
+    # batch complete: next turn (3, 5a, 9b, 9c) or the session's end (3, 4, 9, 10)
+    _P.TOOLS: frozenset({_P.AWAITING_RESPONSE, _P.IDLE}),
+    # wake(); interrupt (10)
+    _P.BACKOFF: frozenset({_P.AWAITING_RESPONSE, _P.IDLE}),
+})
+
+
+def _profile_safety(
+    tools: Sequence[ToolDefinition], profile: RecoveryPolicy
+) -> Sequence[ToolDefinition]:
+    """Rule 14: the profile's per-call safety for the tools that have none of their own."""
+    if not profile.safe_when:
+        return tools
+    return [
+        replace(tool, safe_when=profile.safe_when[tool.name])
+        if tool.safe_when is None and tool.name in profile.safe_when else tool
+        for tool in tools
+    ]
+
+
 class ToolTurnLoop:
     """One session's turns; see the module docstring for the rules."""
 
@@ -130,17 +228,21 @@ class ToolTurnLoop:
         fallback_after: int = 3,
         max_turns: int = 20,
         max_tokens: int = 4096,
-        retry: RetrySettings = RetrySettings(),  # noqa: B008 (frozen: one shared default is safe)
+        retry: RetrySettings | None = None,
         strict: bool = False,
         permission: PermissionPolicy = allow_all,
         system: str | None = None,
         messages: Iterable[Mapping[str, Any]] = (),
         validators: Mapping[str, Validator] | None = None,
+        profile: RecoveryPolicy | str = "default",
     ) -> None:
         """`messages` resumes a session from an earlier transcript (checked or repaired at the
         first request like any other). `validators` are the tools' schema validators,
         `build_validators(...)` of them, from a caller that makes many loops over the same tools
-        (a simulator: one per session): built once rather than per loop."""
+        (a simulator: one per session): built once rather than per loop. `profile` is the
+        recovery profile, a name (`sim.runtime.recovery.PROFILES`) or a `RecoveryPolicy`."""
+        self.profile = profile = profile_of(profile)
+        tools = _profile_safety(tools, profile)
         self._tools = {tool.name: tool for tool in tools}
         if len(self._tools) != len(tools):
             raise ValueError("two tools share a name")
@@ -156,7 +258,7 @@ class ToolTurnLoop:
         self.fallback_after = fallback_after
         self.max_turns = max_turns
         self.max_tokens = max_tokens
-        self.retry = retry
+        self.retry = retry if retry is not None else (profile.retry or RetrySettings())
         self.strict = strict
         self.permission = permission
         self.system = system
@@ -183,7 +285,16 @@ class ToolTurnLoop:
         self._executors: list[ToolExecutor] = []
         self._owner: dict[str, ToolExecutor] = {}
         self._results: list[dict[str, Any]] = []
-        self._end_reason: str | None = None
+        self._end_reason: EndReason | None = None
+        # The turn's own stop reason when a cut does not end the session (rules 9b, 9c), and
+        # the user text the next turn carries (9c, 5a).
+        self._turn_reason: EndReason | None = None
+        self._continuation: str | None = None
+        # Rule 2a: every tool_use id the transcript holds; the block indexes of this attempt's
+        # duplicates (left out of the transcript); the ids whose results are left out.
+        self._transcript_ids = _tool_use_ids(self.messages)
+        self._duplicates: set[int] = set()
+        self._shadowed: set[str] = set()
 
     # ----- driver inputs -----
 
@@ -208,8 +319,10 @@ class ToolTurnLoop:
         if self.phase is not Phase.AWAITING_RESPONSE or self._stale(request_id):
             return []
         self.record.add(now_ns, RecordKind.REQUEST_FAILED, name=self.model, value=status)
-        overloaded = status == OVERLOADED_STATUS
-        return self._after_failure(now_ns, overloaded, is_retryable(status), retry_after_ns)
+        return self._after_failure(
+            now_ns, overloaded=status == OVERLOADED_STATUS, retryable=is_retryable(status),
+            retry_after_ns=retry_after_ns,
+        )
 
     def on_event(
         self, event: dict[str, Any], now_ns: int, request_id: int | None = None
@@ -221,23 +334,20 @@ class ToolTurnLoop:
         if phase is not Phase.STREAMING:
             if phase is not Phase.AWAITING_RESPONSE:
                 return []  # Rule 12: the stream was abandoned.
-            self.phase = Phase.STREAMING
+            self._enter(Phase.STREAMING)
             self.record.add(now_ns, RecordKind.FIRST_EVENT, name=event.get("type"))
         accumulator = self._accumulator
         try:
             done = accumulator.feed(event)
         except StreamProtocolError as error:
-            return self._stream_error(now_ns, str(error))
+            return self._cut(now_ns, str(error))
         if done is not None:
             return self._block_complete(done, now_ns)
         if accumulator.finished:
             self._message_stop_ns = now_ns
             return self._response_ended(now_ns)
         if accumulator.error is not None:
-            error_type = str(accumulator.error.get("type", "error"))
-            if error_type == OVERLOADED_ERROR:
-                return self._after_failure(now_ns, True, True, None)
-            return self._stream_error(now_ns, error_type)
+            return self._error_event(str(accumulator.error.get("type", "error")), now_ns)
         return []
 
     def on_events(
@@ -278,9 +388,9 @@ class ToolTurnLoop:
             return []
         if self.phase is Phase.AWAITING_RESPONSE:
             self.record.add(now_ns, RecordKind.REQUEST_FAILED, name=self.model)
-            return self._after_failure(now_ns, False, True, None)
+            return self._after_failure(now_ns, overloaded=False, retryable=True)
         if self.phase is Phase.STREAMING:
-            return self._stream_error(now_ns, "stream_cut")
+            return self._cut(now_ns, "stream_cut")
         return []
 
     def wake(self, now_ns: int) -> list[Command]:
@@ -330,14 +440,14 @@ class ToolTurnLoop:
             if phase is Phase.AWAITING_RESPONSE:
                 commands.append(CancelRequest("user interrupt"))
             self._append_user([{"type": "text", "text": INTERRUPT_TEXT}])
-            commands.append(self._end_session("interrupted", now_ns))
+            commands.append(self._end_session(EndReason.INTERRUPTED, now_ns))
             return commands
         if self._end_reason is None:
-            self._end_reason = "interrupted"
+            self._end_reason = EndReason.INTERRUPTED
         if phase is Phase.STREAMING:
             commands.append(CancelRequest("user interrupt"))
             self._keep_completed_blocks()
-            self.phase = Phase.TOOLS
+            self._enter(Phase.TOOLS)
         commands += self._route(self._executor.abort(SyntheticCause.USER_INTERRUPT, now_ns), now_ns)
         return commands
 
@@ -364,10 +474,16 @@ class ToolTurnLoop:
     def _stale(self, request_id: int | None) -> bool:
         return request_id is not None and request_id != self.requests_sent
 
+    def _enter(self, phase: Phase) -> None:
+        """Rule 15: move to `phase`, along the transition table only."""
+        if phase not in TRANSITIONS[self.phase]:
+            raise PhaseError(f"{self.phase.value} -> {phase.value} is not a transition")
+        self.phase = phase
+
     def _new_executor(self) -> ToolExecutor:
         return ToolExecutor(
             self._tools, self.policy, permission=self.permission, record=self.record,
-            validators=self._validators,
+            validators=self._validators, profile=self.profile,
         )
 
     def _next_turn(self, now_ns: int) -> list[Command]:
@@ -377,6 +493,8 @@ class ToolTurnLoop:
         self._retries = 0
         self._overloaded = 0
         self._end_reason = None
+        self._turn_reason = None
+        self._continuation = None
         return [self._send(now_ns)]
 
     def _send(self, now_ns: int) -> SendRequest:
@@ -418,7 +536,9 @@ class ToolTurnLoop:
         self._executor = self._new_executor()
         self._executors.append(self._executor)
         self._results = []
-        self.phase = Phase.AWAITING_RESPONSE
+        self._duplicates = set()
+        self._shadowed = set()
+        self._enter(Phase.AWAITING_RESPONSE)
         self.requests_sent += 1
         self.record.add(now_ns, RecordKind.REQUEST_SENT, name=self.model, value=self._attempt)
         return SendRequest(
@@ -431,38 +551,99 @@ class ToolTurnLoop:
             self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, name=block["type"], value=done.index)
             return []
         tool_use_id = block["id"]
-        if self._owner.get(tool_use_id) is self._executor:
-            # The id came twice in one response (a model fault the API should not show). The
-            # first call answers it: a second would answer one id twice. The boundary repair
-            # removes this block from the next request.
+        repeat = self._owner.get(tool_use_id) is self._executor
+        if repeat or tool_use_id in self._transcript_ids:
+            # Rule 2a: a model fault the API should not show. The first call answers the id: a
+            # second would answer one id twice.
             self.record.add(now_ns, RecordKind.DUPLICATE_TOOL_USE, tool_use_id=tool_use_id,
                             name=block["name"], value=done.index)
-            return []
+            self._duplicates.add(done.index)
+            if self.profile.duplicate_ids is DuplicateIds.RUN_FIRST:
+                return []
+            if not repeat:
+                self._shadowed.add(tool_use_id)
         self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=tool_use_id,
                         name="tool_use", value=done.index)
         self._owner[tool_use_id] = self._executor
         commands = self._executor.add_tool_use(
-            block, now_ns, input_error=done.input_error, input_json=done.input_json
+            block, now_ns, input_error=done.input_error, input_json=done.input_json,
+            repeat=repeat,
         )
         return self._route(commands, now_ns)
 
     def _response_ended(self, now_ns: int) -> list[Command]:
         self._keep_completed_blocks()
-        self.phase = Phase.TOOLS
+        self._enter(Phase.TOOLS)
         return self._route(self._executor.message_ended(now_ns), now_ns)
 
     def _keep_completed_blocks(self) -> None:
-        for message in merge_block_messages(self._accumulator.completed):
+        completed = self._accumulator.completed
+        if self._duplicates:
+            completed = [done for done in completed if done.index not in self._duplicates]
+        if self.profile.invalid_json_input is not InvalidJsonInput.EMPTY:  # Rule 13.
+            completed = [
+                replace(done, block={
+                    **done.block, "input": self.profile.input_in_transcript(done.raw_input or "")
+                }) if done.input_error is not None else done
+                for done in completed
+            ]
+        for message in merge_block_messages(completed):
             content = [b for b in message["content"] if not (b["type"] == "text" and not b["text"])]
             if content:
                 self.messages.append({"role": "assistant", "content": content})
+                self._transcript_ids.update(
+                    b["id"] for b in content if b["type"] == "tool_use"
+                )
+
+    def _error_event(self, error_type: str, now_ns: int) -> list[Command]:
+        """Rule 9e: an `error` event."""
+        profile = self.profile
+        if error_type == OVERLOADED_ERROR:
+            if not (
+                self._accumulator.completed
+                and profile.overloaded_after_content is OverloadedAfterContent.AS_CUT
+            ):
+                return self._after_failure(now_ns, overloaded=True, retryable=True)
+        elif profile.error_event is ErrorEvent.END_SESSION:
+            return self._stream_error(now_ns, error_type)
+        return self._cut(now_ns, error_type)
+
+    def _cut(self, now_ns: int, detail: str) -> list[Command]:
+        """Rules 9a-9d: what survived the cut, and the profile's answer for it."""
+        profile = self.profile
+        completed = self._accumulator.completed
+        if any(done.block["type"] == "tool_use" for done in completed):
+            if profile.after_tool_use_cut is AfterToolUseCut.CONTINUE:
+                return self._keep_and_go_on(now_ns, detail, None)
+        elif completed or self._accumulator.open_indices:
+            if profile.after_text_cut is AfterTextCut.RESUME:
+                return self._keep_and_go_on(now_ns, detail, profile.resume_text)
+        elif profile.before_content_cut is BeforeContentCut.RETRY:
+            return self._after_failure(now_ns, overloaded=False, retryable=True, detail=detail)
+        return self._stream_error(now_ns, detail)
+
+    def _keep_and_go_on(
+        self, now_ns: int, detail: str, continuation: str | None
+    ) -> list[Command]:
+        """Rules 9b, 9c: keep what completed, let every kept call finish, then the next turn."""
+        self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=detail)
+        self._turn_reason = EndReason.STREAM_ERROR
+        self._continuation = continuation
+        self._keep_completed_blocks()
+        self._enter(Phase.TOOLS)
+        return self._route(self._executor.message_ended(now_ns), now_ns)
 
     def _stream_error(self, now_ns: int, detail: str) -> list[Command]:
+        """Rule 9 (and 9f): keep what completed, answer every call, end the session."""
         self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=detail)
-        self._end_reason = "stream_error"
+        self._end_reason = EndReason.STREAM_ERROR
         self._keep_completed_blocks()
-        self.phase = Phase.TOOLS
-        return self._route(self._executor.abort(SyntheticCause.STREAM_ERROR, now_ns), now_ns)
+        self._enter(Phase.TOOLS)
+        cancel_running = self.profile.running_on_cut is RunningOnCut.CANCEL
+        commands = self._executor.abort(
+            SyntheticCause.STREAM_ERROR, now_ns, cancel_running=cancel_running
+        )
+        return self._route(commands, now_ns)
 
     def _can_fall_back(self) -> bool:
         return (
@@ -472,9 +653,11 @@ class ToolTurnLoop:
         )
 
     def _after_failure(
-        self, now_ns: int, overloaded: bool, retryable: bool, retry_after_ns: int | None
+        self, now_ns: int, *, overloaded: bool, retryable: bool,
+        retry_after_ns: int | None = None, detail: str = OVERLOADED_ERROR,
     ) -> list[Command]:
-        """Rules 6-8: the attempt failed in a way that may be retried."""
+        """Rules 6-8 and 9d: the attempt failed in a way that may be retried; `detail` names a
+        mid-stream failure in the record."""
         if overloaded:
             self._overloaded += 1
         fall_back = overloaded and self._can_fall_back()
@@ -482,8 +665,8 @@ class ToolTurnLoop:
         commands: list[Command] = []
         if self.phase is Phase.STREAMING:
             if not (fall_back or retry):
-                return self._stream_error(now_ns, OVERLOADED_ERROR)
-            self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=OVERLOADED_ERROR)
+                return self._stream_error(now_ns, detail)
+            self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=detail)
             cause = SyntheticCause.FALLBACK if fall_back else SyntheticCause.DISCARDED
             commands += self._discard_attempt(cause, now_ns)
         if fall_back:
@@ -498,11 +681,11 @@ class ToolTurnLoop:
             self._retries += 1
             delay_ns = self.retry.delay_ns(self._retries, retry_after_ns)
             self._wake_ns = now_ns + delay_ns
-            self.phase = Phase.BACKOFF
+            self._enter(Phase.BACKOFF)
             self.record.add(now_ns, RecordKind.RETRY, name=self.model, value=delay_ns)
             commands.append(WaitUntil(self._wake_ns))
         else:
-            commands.append(self._end_session("request_failed", now_ns))
+            commands.append(self._end_session(EndReason.REQUEST_FAILED, now_ns))
         return commands
 
     def _discard_attempt(self, cause: SyntheticCause, now_ns: int) -> list[Command]:
@@ -527,26 +710,54 @@ class ToolTurnLoop:
 
     def _batch_complete(self, now_ns: int) -> list[Command]:
         calls = self._executor.call_count
-        stop_reason = self._end_reason or self._accumulator.stop_reason or "end_turn"
-        content: list[dict[str, Any]] = list(self._results)
-        if calls or self._end_reason == "interrupted":
+        end = self._end_reason
+        own = end or self._turn_reason
+        stop_reason = own.value if own is not None else self._accumulator.stop_reason or "end_turn"
+        continuation = self._continuation if end is None else None
+        if (
+            continuation is None and end is None and not calls and stop_reason == "max_tokens"
+            and self.profile.max_tokens is MaxTokens.CONTINUE
+        ):
+            continuation = self.profile.continue_text  # Rule 5a.
+        content = self._kept_results()
+        # Calls whose results reach the transcript: all of them, but under rule 2a's `run_each`
+        # a response whose calls all repeat the transcript's ids answers nothing new, and ends
+        # the session as a response without calls does (so no assistant message follows another).
+        answered = bool(content)
+        if answered or end is EndReason.INTERRUPTED or continuation is not None:
             content += self._take_attachments(now_ns)
-        if self._end_reason == "interrupted":
+        if end is EndReason.INTERRUPTED:
             content.append({"type": "text", "text": INTERRUPT_TEXT})
+        if continuation is not None:
+            content.append({"type": "text", "text": continuation})
         if content:
             self._append_user(content)
         self._results = []
         self.record.add(now_ns, RecordKind.TURN_END, detail=stop_reason, value=calls)
         commands: list[Command] = [TurnEnded(self._turn, stop_reason, calls)]
-        if self._end_reason is not None:
-            commands.append(self._end_session(self._end_reason, now_ns))
-        elif not calls:
+        if end is not None:
+            commands.append(self._end_session(end, now_ns))
+        elif not answered and continuation is None:
             commands.append(self._end_session(stop_reason, now_ns))
         elif self._chain_turns >= self.max_turns:
-            commands.append(self._end_session("max_turns", now_ns))
+            commands.append(self._end_session(EndReason.MAX_TURNS, now_ns))
         else:
             commands += self._next_turn(now_ns)
         return commands
+
+    def _kept_results(self) -> list[dict[str, Any]]:
+        """The batch's results for the transcript: under rule 2a's `run_each`, the first result
+        of an id only, and none for an id the transcript already answered."""
+        if not self._duplicates:
+            return list(self._results)
+        seen = set(self._shadowed)
+        kept = []
+        for result in self._results:
+            tool_use_id = result["tool_use_id"]
+            if tool_use_id not in seen:
+                seen.add(tool_use_id)
+                kept.append(result)
+        return kept
 
     def _take_attachments(self, now_ns: int) -> list[dict[str, Any]]:
         blocks = []
@@ -569,7 +780,26 @@ class ToolTurnLoop:
         else:
             self.messages.append({"role": "user", "content": blocks})
 
-    def _end_session(self, reason: str, now_ns: int) -> SessionEnded:
-        self.phase = Phase.IDLE
-        self.record.add(now_ns, RecordKind.SESSION_END, detail=reason)
-        return SessionEnded(reason)
+    def _end_session(self, reason: EndReason | str, now_ns: int) -> SessionEnded:
+        """End the chain; `reason` is the loop's own or the last stop reason. Commands and the
+        record carry plain strings."""
+        self._enter(Phase.IDLE)
+        text = reason.value if isinstance(reason, EndReason) else reason
+        self.record.add(now_ns, RecordKind.SESSION_END, detail=text)
+        return SessionEnded(text)
+
+
+def _tool_use_ids(messages: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The ids of the tool_use blocks of a transcript; a malformed part holds none (the first
+    request's check reports it)."""
+    ids: set[str] = set()
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "tool_use":
+                tool_use_id = block.get("id")
+                if isinstance(tool_use_id, str):
+                    ids.add(tool_use_id)
+    return ids

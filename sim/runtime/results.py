@@ -7,6 +7,7 @@ permission from a crashed tool from a cancellation.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sim.runtime.outcomes import SyntheticCause
@@ -24,16 +25,28 @@ def tool_result(
     return block
 
 
-def unknown_tool_text(name: str) -> str:
-    return f"Error: no such tool: {name!r}."
+@dataclass(frozen=True, slots=True)
+class ErrorTexts:
+    """The wording of the runtime's own error results, one per recovery profile
+    (`sim.runtime.recovery`): format strings over `name` (the tool's name) and `why` (the
+    parser's or the schema's reason)."""
 
+    unknown_tool: str = "Error: no such tool: {name!r}."
+    invalid_json: str = "Error: input for tool {name!r} is not valid JSON: {why}"
+    invalid_input: str = "Error: input for tool {name!r} is invalid: {why}"
+    cancelled: str = "Error: tool {name!r} was cancelled."
 
-def invalid_input_text(name: str, why: str) -> str:
-    return f"Error: input for tool {name!r} is invalid: {why}"
+    def unknown_tool_text(self, name: str) -> str:
+        return self.unknown_tool.format(name=name)
 
+    def invalid_json_text(self, name: str, why: str) -> str:
+        return self.invalid_json.format(name=name, why=why)
 
-def invalid_json_text(name: str, why: str) -> str:
-    return f"Error: input for tool {name!r} is not valid JSON: {why}"
+    def invalid_input_text(self, name: str, why: str) -> str:
+        return self.invalid_input.format(name=name, why=why)
+
+    def cancelled_text(self, name: str) -> str:
+        return self.cancelled.format(name=name)
 
 
 def permission_denied_text(name: str, message: str | None) -> str:
@@ -43,10 +56,6 @@ def permission_denied_text(name: str, message: str | None) -> str:
 
 def exception_text(name: str, detail: str) -> str:
     return f"Error: tool {name!r} raised an exception: {detail}"
-
-
-def cancelled_text(name: str) -> str:
-    return f"Error: tool {name!r} was cancelled."
 
 
 def synthetic_text(cause: SyntheticCause, name: str, *, failed_call: str | None = None) -> str:

@@ -2,11 +2,15 @@
 
 Durations, failures and progress belong to whoever hosts the tool (the simulator's
 `sim.tools`, or a live asyncio driver); the runtime only decides when a call may start.
+
+Concurrency safety is decided per call: `safe_for(input)` is `safe_when(input)` when the tool has
+that predicate (a shell runs read-only commands beside other safe calls, anything else alone;
+`sim.runtime.recovery.InputPattern` is one such predicate, as data), else `concurrency_safe`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +26,15 @@ class ToolDefinition:
     cancels_siblings: bool = False
     # A user interrupt may cancel it while it runs; otherwise it is left to finish.
     cancellable: bool = True
+    # Per-call safety: input -> whether this call may run beside other safe calls. None: every
+    # call is as safe as `concurrency_safe` says.
+    safe_when: Callable[[Mapping[str, Any]], bool] | None = None
+
+    def safe_for(self, tool_input: Mapping[str, Any]) -> bool:
+        """Whether a call with this input may run beside other concurrency-safe calls."""
+        if self.safe_when is None:
+            return self.concurrency_safe
+        return bool(self.safe_when(tool_input))
 
     def to_api(self) -> dict[str, Any]:
         """The tool as the Messages API `tools` parameter spells it."""

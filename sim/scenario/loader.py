@@ -66,6 +66,7 @@ def with_overrides(
     seed: int | None = None,
     sessions: int | None = None,
     policies: Sequence[str] | None = None,
+    profiles: Sequence[str] | None = None,
 ) -> Scenario:
     """`scenario` with command-line overrides applied (None: keep the file's value), validated
     again, so an override the file could not hold (more sessions than a trace has arrivals, an
@@ -80,6 +81,8 @@ def with_overrides(
         data["load"]["sessions"] = sessions
     if policies is not None:
         data.setdefault("runtime", {})["policies"] = list(policies)
+    if profiles is not None:
+        data.setdefault("runtime", {})["profiles"] = list(profiles)
     try:
         overridden = Scenario.model_validate(data)
     except ValidationError as error:

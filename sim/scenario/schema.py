@@ -54,7 +54,10 @@ from sim.tools.spec import ToolSpec
 NS_PER_S = 1_000_000_000
 
 Policy = Literal["streaming", "at_message_stop", "serial"]
+# The recovery profiles of sim.runtime.recovery.PROFILES (a test keeps the two the same).
+Profile = Literal["default", "claude-code"]
 ALL_POLICIES: tuple[Policy, ...] = ("streaming", "at_message_stop", "serial")
+DEFAULT_PROFILES: tuple[Profile, ...] = ("default",)
 
 
 class _Section(BaseModel):
@@ -337,6 +340,12 @@ class RuntimeConfig(_Section):
         min_length=1,
         description="Executor policies to run and compare, on the same random draws.",
     )
+    profiles: list[Profile] = Field(
+        default_factory=lambda: list(DEFAULT_PROFILES),
+        min_length=1,
+        description="Recovery profiles to run and compare (sim.runtime.recovery), each under every "
+        "policy, on the same random draws.",
+    )
     strict: bool = Field(
         default=False, description="A pairing mismatch stops the run instead of being repaired."
     )
@@ -354,13 +363,13 @@ class RuntimeConfig(_Section):
         "none: never.",
     )
 
-    @field_validator("policies")
+    @field_validator("policies", "profiles")
     @classmethod
-    def _no_repeats(cls, policies: list[Policy]) -> list[Policy]:
-        repeated = sorted({p for p in policies if policies.count(p) > 1})
+    def _no_repeats(cls, names: list[str]) -> list[str]:
+        repeated = sorted({p for p in names if names.count(p) > 1})
         if repeated:
             raise ValueError(f"listed more than once: {', '.join(repeated)}")
-        return policies
+        return names
 
 
 # --- [tools] ------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ result size) is for the driver hosting the tool, which draws one call's plan wit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ from jsonschema.exceptions import SchemaError, best_match
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from sim.distributions import Distribution, Fixed, fixed_ms
+from sim.runtime.recovery import SHELL_METACHARACTERS, InputPattern
 from sim.runtime.tooldef import ToolDefinition
 from sim.scenario.counts import Count, fixed_count
 from sim.scenario.validation import FieldProblem, Location, raise_at, raise_problems
@@ -81,6 +83,34 @@ class Permission(BaseModel):
     )
 
 
+class SafeWhen(BaseModel):
+    """Per-call concurrency safety, declared: a call is safe when the string at `field` of its
+    input fully matches the regular expression `matches` and holds none of the characters of
+    `forbid` (by default redirects, pipes, separators and substitutions). For a shell:
+    `{ field = "command", matches = "(ls|cat|git status)(\\s.*)?" }`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+    field: str = Field(min_length=1, description="The input's string field to look at.")
+    matches: str = Field(description="A Python regular expression the whole value must match.")
+    forbid: str = Field(
+        default=SHELL_METACHARACTERS,
+        description="Characters that make the call unsafe wherever they appear.",
+    )
+
+    @field_validator("matches")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ValueError(f"not a regular expression: {error}") from None
+        return pattern
+
+    def predicate(self) -> InputPattern:
+        return InputPattern(self.field, self.matches, self.forbid)
+
+
 class ToolSpec(BaseModel):
     """One simulated tool. Cross-field rules: failure probabilities sum to at most 1; every example
     input matches the schema; without examples, inputs can be generated from the schema."""
@@ -100,6 +130,10 @@ class ToolSpec(BaseModel):
     )
     concurrency_safe: bool = Field(
         default=False, description="May run beside other concurrency-safe calls."
+    )
+    concurrency_safe_when: SafeWhen | None = Field(
+        default=None,
+        description="Concurrency safety per call, from its input (over concurrency_safe).",
     )
     cancels_siblings: bool = Field(
         default=False, description="An error in this tool cancels the other calls of the batch."
@@ -183,6 +217,8 @@ class ToolSpec(BaseModel):
             concurrency_safe=self.concurrency_safe,
             cancels_siblings=self.cancels_siblings,
             cancellable=self.cancellable,
+            safe_when=None if self.concurrency_safe_when is None
+            else self.concurrency_safe_when.predicate(),
         )
 
 

@@ -1,4 +1,5 @@
-"""`sim traces replay`: each logged session as an explicit script, run under every policy.
+"""`sim traces replay`: each logged session as an explicit script, run under every policy (and
+every recovery profile of the given scenario's runtime).
 
 A logged session becomes one scenario (`replay_scenario`):
 
@@ -13,14 +14,15 @@ A logged session becomes one scenario (`replay_scenario`):
   think times between them (0 when it logged none);
 - the tools are the ones the session called, concurrency-safe as Claude Code's read-only tools;
 - from a given scenario: the model's name, latency, endpoint and faults, the runtime (policies,
-  retries, strict mode), interrupts and attachments, and the load as copies of the session: a
-  closed loop of `concurrency` copies at once (1 by default). Its own script and tools are
-  replaced by the session's.
+  recovery profiles, retries, strict mode), interrupts and attachments, and the load as copies of
+  the session: a closed loop of `concurrency` copies at once (1 by default). Its own script and
+  tools are replaced by the session's.
 
 Without a scenario the model is the logged one's latency preset, faultless, one copy, every policy.
-Each policy runs the same script on the same draws; the answers per session are TTFTS and turn
-latency per policy, the session's simulated span, and what early start saved (span under
-`at_message_stop` and under `serial`, minus span under `streaming`).
+Each policy (each arm, profile x policy, named as in the summary: `streaming [claude-code]`) runs
+the same script on the same draws; the answers per session are TTFTS and turn latency per arm,
+the session's simulated span, and what early start saved (span under `at_message_stop` and under
+`serial`, minus span under `streaming`, of the default profile).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from sim.engine.simulation import simulate
+from sim.metrics.summary import arm_label
 from sim.scenario.schema import Scenario
 from sim.tools.spec import TOOL_NAME_PATTERN
 from sim.traces.calibrate import MODEL_NAME, READ_ONLY_TOOLS
@@ -141,9 +144,9 @@ def _ms(values: list[int]) -> float | None:
     return float(np.median(values)) / 1e6 if values else None
 
 
-def run_policy(scenario: Scenario, policy: str) -> PolicyOutcome:
+def run_policy(scenario: Scenario, policy: str, profile: str = "default") -> PolicyOutcome:
     copies = scenario.load.concurrency or 1
-    result = simulate(scenario, policy, float(copies))
+    result = simulate(scenario, policy, float(copies), profile=profile)
     turns = result.rows["turns"]
     tools = sorted(
         (row for row in result.rows["tools"] if row["session_id"] == 0),
@@ -187,7 +190,12 @@ def replay_session(
     except ValueError as error:
         report["error"] = f"cannot be replayed: {str(error).splitlines()[0]}"
         return report
-    outcomes = {p: run_policy(scenario, p) for p in scenario.runtime.policies}
+    runtime = scenario.runtime
+    outcomes = {
+        arm_label(profile, policy): run_policy(scenario, policy, profile)
+        for profile in runtime.profiles
+        for policy in runtime.policies
+    }
     report["policies"] = {p: _outcome_json(o) for p, o in outcomes.items()}
     if "streaming" in outcomes:
         streaming = outcomes["streaming"].session_span_ms

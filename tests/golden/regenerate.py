@@ -1,4 +1,5 @@
-"""Golden summaries: three small seeded scenarios whose summaries are checked in as JSON.
+"""Golden summaries: four small seeded scenarios whose summaries are checked in as JSON (one,
+claude_code, runs both recovery profiles side by side).
 
 A summary (every row but the wall-clock ones) is an exact function of the code, the scenario and
 the seed. When a change is *meant* to move them, regenerate and review the diff:
@@ -17,7 +18,7 @@ from sim.metrics.summary import summarize
 from sim.scenario.loader import load_scenario
 
 HERE = Path(__file__).parent
-SCENARIOS = ("closed_faults", "open_sweep", "interrupts")
+SCENARIOS = ("closed_faults", "open_sweep", "interrupts", "claude_code")
 
 
 def scenario_path(name: str) -> Path:
@@ -34,6 +35,7 @@ def golden_summary(name: str) -> list[dict[str, Any]]:
     rows = summarize(result.collector("golden").tables())
     return [
         {
+            "profile": row.profile,
             "policy": row.policy,
             "versus": row.versus,
             "load_level": row.load_level,

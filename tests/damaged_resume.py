@@ -1,0 +1,31 @@
+"""A loop resumed from a damaged transcript: a tool_use whose result was lost. The runtime itself
+never makes an illegal transcript (so no fault of the mock model reaches strict mode); a session
+resumed from a broken log does, which is what strict mode and the boundary repair are for."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from sim.engine.loop_factory import LoopFactory
+from sim.runtime.loop import ToolTurnLoop
+
+LOST = [
+    {"role": "user", "content": "earlier"},
+    {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_lost", "name": "Read", "input": {"path": "/x"}}]},
+]
+
+
+class DamagedResumeLoop(ToolTurnLoop):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{**kwargs, "messages": LOST})
+
+
+@pytest.fixture
+def damaged_resume(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every loop of a simulation in this process resumes from `LOST`."""
+    monkeypatch.setattr(LoopFactory, "loop_class", DamagedResumeLoop)
+    yield
