@@ -34,7 +34,6 @@ from pydantic import ValidationError
 from sim.engine.bounds import session_bounds
 from sim.engine.loop_factory import LoopFactory
 from sim.engine.simulation import simulate
-from sim.engine.strict import StrictModeStop
 from sim.limits import MAX_PINGS_PER_STREAM, REQUEST_MAX_TOKENS
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.runtime.pairing import check_pairing
@@ -322,14 +321,8 @@ def test_what_validates_runs_to_its_end_with_legal_transcripts(data: dict[str, A
     policy = scenario.runtime.policies[0]
     level = (scenario.load.levels or (None,))[0]
     bounds = session_bounds(scenario, level)
-    duplicates = data["model"]["faults"].get("duplicate_tool_id", 0) > 0
     with hang_guard(HANG_GUARD_S), observed() as seen:
-        try:
-            result = simulate(scenario, policy, level)
-        except StrictModeStop:
-            if duplicates:
-                return  # Defect 6 (below): strict mode stops at the loop's illegal transcript.
-            raise
+        result = simulate(scenario, policy, level)
     sessions = result.rows["sessions"]
     assert result.sessions_finished == scenario.load.sessions == len(sessions)
     for row in sessions:
@@ -338,11 +331,8 @@ def test_what_validates_runs_to_its_end_with_legal_transcripts(data: dict[str, A
     assert result.events <= scenario.load.sessions * events_bound(scenario)
     # Attachments arrive while a turn's tools run, never after the chain ended (defect 1).
     assert seen.idle_attachments == 0
-    # Defect 6 of issue 13 (the duplicate-tool-id fault leaves loop.messages illegal until the
-    # boundary repair) is being fixed in sim/runtime/loop.py: until it is merged, a scenario with
-    # that fault is not held to "legal without repair". Remove this exclusion after the merge.
-    if duplicates:
-        return
+    # Every transcript the runtime hands over is legal as it stands, the duplicate-tool-id fault
+    # included (defect 6: a copied id never reaches loop.messages), so strict mode never stops.
     assert len(seen.loops) == scenario.load.sessions
     for session_id, loop in enumerate(seen.loops):
         assert check_pairing(loop.messages) == [], f"session {session_id}"
