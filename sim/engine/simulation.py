@@ -21,7 +21,7 @@ from typing import Any
 
 import simpy
 
-from sim.engine.arrivals import ClosedLoop, OpenLoop, arrivals_for
+from sim.engine.arrivals import Arrivals, ClosedLoop, OpenLoop, arrivals_for
 from sim.engine.bounds import session_bounds
 from sim.engine.clock import Clock
 from sim.engine.collector import fewer_collections
@@ -121,11 +121,7 @@ def simulate(
         profile=profile,
     )
 
-    if isinstance(arrivals, ClosedLoop):
-        for _ in range(min(arrivals.concurrency, arrivals.sessions)):
-            begin(0)
-    else:
-        env.process(_open_arrivals(env, arrivals, begin))
+    _start_arrivals(env, arrivals, begin)
     with fewer_collections():
         env.run(until=horizon_ns)
         for session_id in sorted(running):
@@ -142,6 +138,16 @@ def simulate(
         trace=events_trace,
         profile=profile,
     )
+
+
+def _start_arrivals(env: Clock, arrivals: Arrivals, begin: Callable[[int], None]) -> None:
+    """Begin the first sessions: as many as run at once (closed loop), or the arrival process
+    (open loop)."""
+    if isinstance(arrivals, ClosedLoop):
+        for _ in range(min(arrivals.concurrency, arrivals.sessions)):
+            begin(0)
+    else:
+        env.process(_open_arrivals(env, arrivals, begin))
 
 
 def _open_arrivals(
