@@ -32,7 +32,6 @@ from sim.commands.live import (
     live_scenario,
     live_settings,
     run_live_with_progress,
-    terminate_as_interrupt,
 )
 from sim.commands.run import default_out_dir
 from sim.engine.runner import run_scenario
@@ -41,6 +40,7 @@ from sim.fidelity.settings import LiveSettings, Tolerances
 from sim.metrics.atomic import atomic_directory, check_destination
 from sim.metrics.writer import RunMetadata, write_run
 from sim.scenario.schema import Scenario
+from sim.termination import terminate_as_interrupt
 
 EXIT_OK = 0
 EXIT_BEYOND_TOLERANCE = 1

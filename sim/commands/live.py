@@ -23,11 +23,9 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -44,6 +42,7 @@ from sim.metrics.summary_table import print_summary
 from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.schema import ALL_POLICIES, Scenario
+from sim.termination import terminate_as_interrupt
 
 if TYPE_CHECKING:
     from sim.fidelity.live_run import LiveRunResult
@@ -137,20 +136,6 @@ def _is_loopback(host: str) -> bool:
 def run(args: argparse.Namespace) -> int:
     with terminate_as_interrupt():
         return _run(args)
-
-
-@contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM handled as Ctrl-C is: every session cancelled, nothing written."""
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _run(args: argparse.Namespace) -> int:

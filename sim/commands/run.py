@@ -29,13 +29,9 @@ import argparse
 import os
 import re
 import shlex
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from sim.commands.report import draw_report
@@ -51,6 +47,7 @@ from sim.runtime.recovery import PROFILES
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.packaged import scenario_argument
 from sim.scenario.schema import ALL_POLICIES, Scenario
+from sim.termination import terminate_as_interrupt
 
 EXIT_OK = 0
 EXIT_STRICT_STOP = 1
@@ -123,22 +120,8 @@ def default_out_dir(scenario: Scenario, now: datetime) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    with _terminate_as_interrupt():
+    with terminate_as_interrupt():
         return _run(args)
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM handled as Ctrl-C is: the workers stopped, no half-written folder left behind."""
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _run(args: argparse.Namespace) -> int:
