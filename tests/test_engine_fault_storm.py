@@ -197,7 +197,8 @@ def checked_fault_runs(
     [
         {"faults": {"crash": 0.4}},
         {"faults": {"crash": 0.4}, "transcript": {
-            "durability": "buffered", "write_delay": {"kind": "uniform", "low_ms": 1, "high_ms": 50},
+            "durability": "buffered",
+            "write_delay": {"kind": "uniform", "low_ms": 1, "high_ms": 50},
         }},
         {"faults": {"rewind": 0.4}},
         {"compaction": {"trigger_tokens": 300, "cut": "naive"}},

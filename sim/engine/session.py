@@ -188,8 +188,10 @@ class Session:
         self._tools_turn = 0
         # Crashes, rewinds, compaction and the persisted transcript (`sim.engine.session_faults`),
         # when the scenario has any.
-        config = context.scenario.session
-        self.faults = SessionFaults(self, config, context.seed) if config.has_faults else None
+        scenario = context.scenario
+        self.faults = (
+            SessionFaults(self, scenario, context.seed) if scenario.session.has_faults else None
+        )
 
     # ----- the session's own process -----
 

@@ -43,7 +43,7 @@ from sim.runtime.commands import Command, TurnEnded
 from sim.runtime.compaction import compact
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.runtime.record import RecordKind
-from sim.scenario.schema import MAX_RESUMES_PER_PROMPT, SessionConfig
+from sim.scenario.schema import MAX_RESUMES_PER_PROMPT, Scenario
 from sim.tools.execution import TOOL_TIMEOUT_NS, CallPlan
 
 
@@ -78,8 +78,11 @@ def planned_ns(plan: CallPlan) -> int:
 class SessionFaults:
     """The faults of one session (rules 1-5) and its transcript log."""
 
-    def __init__(self, session: FaultySession, config: SessionConfig, seed: int) -> None:
+    def __init__(self, session: FaultySession, scenario: Scenario, seed: int) -> None:
+        config = scenario.session
         self._session = session
+        # Calls of other names (the model's unknown-tool fault) are answered at once: no plan.
+        self._tools = frozenset(spec.name for spec in scenario.tool_specs)
         self._seed = seed
         self._faults = config.faults
         self._compaction = config.compaction
@@ -110,6 +113,7 @@ class SessionFaults:
             event["content_block"] for event in events
             if event["type"] == "content_block_start"
             and event["content_block"].get("type") == "tool_use"
+            and event["content_block"].get("name") in self._tools
         ]
         longest = max(
             (planned_ns(session.call_plan(call["name"], call["id"])) for call in calls), default=0
