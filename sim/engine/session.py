@@ -26,6 +26,12 @@ batches, so the loop may be behind the simulated clock; it must see exactly what
 Cancelled work (an abandoned stream's pending timeout, a stale wake or interrupt) is left to fire
 and is ignored: that is cheaper than removing it and keeps every path simple.
 
+Session faults (`sim.engine.session_faults`, when the scenario has any): every list of commands
+the loop returns is shown to the session's transcript log first; a response admitted draws its
+turn's crash and rewind; a crash or a rewind abandons the turn (`turn_abandoned`) and a new chain
+goes on from the resumed transcript (`resume_chain`); compaction runs before each later prompt;
+in strict mode a resumed transcript that breaks stops this session (`stopped`), not the run.
+
 Every callback the session is handed counts as one action, except a tool's progress and an
 attachment (each of those chains has its own cap and ends with its call or turn). A session that
 takes more actions than its scenario allows, or still acts longer after its arrival than it
