@@ -29,7 +29,7 @@ lint: $(STAMP)
 # The exact simulated-metric gate: small seeded runs compared with the committed baselines.
 # Simulated metrics are exact functions of code, scenario and seed, so any change fails here;
 # after an intended change of behaviour, `make baseline` rewrites them (commit the result).
-BASELINE_SCENARIOS := default interrupt_storm fallback_storm overload fine_grained_tools
+BASELINE_SCENARIOS := default interrupt_storm fallback_storm overload fine_grained_tools resume_storm
 BASELINE_SESSIONS := 40
 BASELINE_DIR := results/baseline
 

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from sim.engine.loop_factory import LoopFactory
 from sim.engine.simulation import SimulationResult
 from sim.model.faults import ALL_FAULTS
+from sim.runtime.commands import SendRequest
 from sim.runtime.executor import CallState
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.recovery import PROFILES
@@ -128,3 +131,109 @@ def test_read_only_bash_calls_run_side_by_side_when_the_scenario_or_profile_says
     assert bash_overlaps(None) == 0
     assert bash_overlaps({"field": "command", "matches": r"(ls|git (status|diff))(\s.*)?"}) > 0
     assert bash_overlaps(None, profile="claude-code") > 0
+
+
+# ----- session-level faults (issue 22): crashes, rewinds, compaction -----
+
+CAUSES = {"crash", "rewind", "compaction"}
+
+
+class BodyCheckedLoop(ToolTurnLoop):
+    """A loop whose every request body is checked as sent, apart from the loop's own verdict."""
+
+    kept: list[ToolTurnLoop] = []
+    illegal: list[list[str]] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        BodyCheckedLoop.kept.append(self)
+
+    def _send(self, now_ns: int) -> SendRequest:
+        send = super()._send(now_ns)
+        violations = check_pairing(send.request_body["messages"])
+        if violations:
+            BodyCheckedLoop.illegal.append(violations)
+        return send
+
+
+@pytest.fixture
+def checked_loops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ToolTurnLoop]]:
+    BodyCheckedLoop.kept, BodyCheckedLoop.illegal = [], []
+    monkeypatch.setattr(LoopFactory, "loop_class", BodyCheckedLoop)
+    yield BodyCheckedLoop.kept
+
+
+def session_storm(session: dict[str, Any], model_faults: float = 0.0) -> Scenario:
+    data = storm({fault: model_faults for fault in ALL_FAULTS}).model_dump(mode="python")
+    data["session"]["user_prompts"] = {"kind": "fixed", "n": 3}
+    data["session"]["think_time"] = {"kind": "uniform", "low_ms": 500, "high_ms": 2000}
+    data["session"] = {**data["session"], **session}
+    return Scenario.model_validate(data)
+
+
+def checked_fault_runs(
+    scenario: Scenario, kept: list[ToolTurnLoop]
+) -> Iterator[tuple[SimulationResult, str, str]]:
+    """The scenario under each profile and policy: every session finished, every request sent
+    legal (checked apart from the loop's verdict), every repair in the table with its cause and
+    every repair the loops made in the table."""
+    for profile, policy in itertools.product(PROFILES, ALL_POLICIES):
+        kept.clear()
+        result = run(scenario, policy, profile=profile)
+        where = (policy, profile)
+        assert result.sessions_finished == SESSIONS, where
+        assert result.pairing_violations == 0, where
+        assert BodyCheckedLoop.illegal == [], where
+        repairs = result.rows["repairs"]
+        assert {row["cause"] for row in repairs} <= CAUSES, where
+        assert len(repairs) == sum(len(loop.repairs) for loop in kept), where
+        for loop in kept:
+            assert check_pairing(loop.messages) == [], where
+        yield result, policy, profile
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        {"faults": {"crash": 0.4}},
+        {"faults": {"crash": 0.4}, "transcript": {
+            "durability": "buffered",
+            "write_delay": {"kind": "uniform", "low_ms": 1, "high_ms": 50},
+        }},
+        {"faults": {"rewind": 0.4}},
+        {"compaction": {"trigger_tokens": 300, "cut": "naive"}},
+    ],
+    ids=["crash", "crash-buffered", "rewind", "naive-compaction"],
+)
+def test_each_session_fault_under_every_policy_and_profile(
+    session: dict[str, Any], checked_loops: list[ToolTurnLoop]
+) -> None:
+    cause = "compaction" if "compaction" in session else next(iter(session["faults"]))
+    buffered = "transcript" in session
+    for result, policy, profile in checked_fault_runs(session_storm(session), checked_loops):
+        causes = {row["cause"] for row in result.rows["repairs"]}
+        lost = sum(row["n_calls_lost"] for row in result.rows["sessions"])
+        if buffered:
+            # A buffer flushed at each turn's end holds whole turns: a crash loses the turn it
+            # hits (its calls' work) rather than breaking the transcript.
+            assert causes <= {cause} and lost > 0, (policy, profile, causes, lost)
+        else:
+            assert causes == {cause}, (policy, profile, causes)  # the fault broke transcripts
+
+
+def test_session_faults_with_every_model_fault(checked_loops: list[ToolTurnLoop]) -> None:
+    session = {
+        "faults": {"crash": 0.2, "rewind": 0.1},
+        "compaction": {"trigger_tokens": 400, "cut": "naive"},
+        "interrupts": {"probability": 0.2},
+    }
+    for result, _, _ in checked_fault_runs(session_storm(session, 0.05), checked_loops):
+        outcomes = {row["outcome"] for row in result.rows["turns"]}
+        assert {"crash", "rewind"} <= outcomes
+
+
+def test_a_turn_boundary_compaction_needs_no_repair(checked_loops: list[ToolTurnLoop]) -> None:
+    session = {"compaction": {"trigger_tokens": 300, "cut": "turn_boundary"}}
+    for result, _, _ in checked_fault_runs(session_storm(session), checked_loops):
+        assert sum(row["n_compactions"] for row in result.rows["sessions"]) > 0
+        assert result.rows["repairs"] == []

@@ -1,4 +1,4 @@
-"""Golden tests: the summaries of four small seeded scenarios are exact and checked in.
+"""Golden tests: the summaries of five small seeded scenarios are exact and checked in.
 
 Regenerate (after a change meant to move them) with `.venv/bin/python -m tests.golden.regenerate`.
 """
@@ -56,6 +56,15 @@ def test_the_golden_scenarios_exercise_what_they_are_for() -> None:
                                                                     "turns.outcome.completed"]
     for arm in (default, claude):
         assert arm["streaming", "repairs_per_1k_requests.all"] == 0
+    # Crashes, rewinds and a naive compaction break transcripts, each repaired and counted by
+    # its cause, under every policy; the other goldens have no such rows at all.
+    resume = metrics("resume_storm")
+    for policy in ("streaming", "at_message_stop", "serial"):
+        for cause in ("crash", "rewind", "compaction"):
+            assert resume[policy, f"repairs_by_cause_per_1k_requests.{cause}"] > 0
+        assert resume[policy, "refused_without_repair_per_1k_requests"] > 0
+        assert resume[policy, "calls_lost_per_1k_requests"] > 0
+    assert not any(metric.startswith("repairs_by_cause") for _, metric in closed)
     # The sweep's busier level (2 sessions/s against 3 streams) has requests that failed for good.
     sweep = metrics("open_sweep", level=1)
     assert sweep["streaming", "turns.outcome.request_failed"] > 0

@@ -9,7 +9,8 @@ import pyarrow.parquet as pq
 from sim.engine.runner import RunResult, run_scenario, units_of
 from sim.metrics.schema import TABLES
 from sim.metrics.writer import RunMetadata, write_run
-from sim.scenario.loader import load_scenario
+from sim.scenario.loader import load_scenario, with_overrides
+from tests.golden.regenerate import golden_scenario
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -48,3 +49,17 @@ def test_jobs_2_gives_the_same_files_as_a_serial_run(tmp_path: Path) -> None:
     assert len(summaries[0]) == len(summaries[1])
     # Progress came back from the workers, for every unit.
     assert {unit for unit, _ in reports} == {0, 1, 2, 3}
+
+
+def test_session_faults_give_the_same_files_serial_or_parallel(tmp_path: Path) -> None:
+    # Crashes, rewinds and compaction draw from their own keyed streams: a worker process
+    # running one policy draws what the serial run draws.
+    scenario = with_overrides(golden_scenario("resume_storm"), sessions=6)
+    write(run_scenario(scenario), tmp_path / "serial")
+    write(run_scenario(scenario, jobs=2), tmp_path / "parallel")
+    for spec in TABLES:
+        name = f"{spec.name}.parquet"
+        assert (tmp_path / "serial" / name).read_bytes() == (
+            tmp_path / "parallel" / name
+        ).read_bytes(), name
+    assert pq.read_table(tmp_path / "serial" / "repairs.parquet").num_rows > 0

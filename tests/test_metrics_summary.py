@@ -92,6 +92,8 @@ def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
         n_turns=0,
         outcome="completed",
         n_interrupts=0,
+        n_compactions=0,
+        n_calls_lost=0,
     )
     values = by_key(summarize(collector.tables()))
     assert values == {

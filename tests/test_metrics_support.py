@@ -161,6 +161,8 @@ def session(
         "n_turns": n_turns,
         "outcome": "completed",
         "n_interrupts": 0,
+        "n_compactions": 0,
+        "n_calls_lost": 0,
     }
 
 

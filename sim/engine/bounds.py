@@ -10,7 +10,8 @@ past one is not unlucky but broken (a chain of callbacks that never stops):
 - `actions`: the callbacks a session may be handed (a prompt, serving a request, a batch of its
   stream, its end or error, a retry's wake, an interrupt, a permission answer, a tool's finish),
   late ones for work already cancelled included. Per attempt: 8 + 4 * tools; per session:
-  prompts * (2 + turns * attempts * attempt). Progress reports and attachments are not counted:
+  prompts * (2 + turns * attempts * attempt), each resumed chain (crash, rewind) counted as a
+  prompt of its own. Progress reports and attachments are not counted:
   each chain has its own cap (per call, per turn) and ends with its call or turn.
 - `span_ns`: simulated time from the session's arrival: `Scenario.longest_session_ns` with as
   many sessions sharing the endpoint as can run at once (every draw at its largest; a scenario
@@ -71,7 +72,8 @@ def session_bounds(scenario: Scenario, level: float | None) -> SessionBounds:
     """The bounds of one session of `scenario` at load `level` (see the module docstring)."""
     turns = scenario.runtime.max_turns_per_prompt
     attempt_actions = 8 + 4 * scenario.tool_calls_per_response
-    prompts = scenario.session.user_prompts.largest()
+    # A crash or a rewind starts the prompt's chain again (at most `chains_per_prompt` times).
+    prompts = scenario.session.user_prompts.largest() * scenario.session.chains_per_prompt()
     actions = prompts * (2 + turns * scenario.attempts_per_turn * attempt_actions)
     span_ns = scenario.longest_session_ns(_at_once(scenario, level))
     return SessionBounds(actions=MARGIN * actions, span_ns=MARGIN * span_ns)

@@ -28,7 +28,7 @@ Definitions:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sim.engine.request_log import PENDING
@@ -40,8 +40,10 @@ Rows = dict[str, list[dict[str, Any]]]
 TABLE_NAMES = ("turns", "tools", "repairs", "requests", "sessions")
 COMPLETED = "completed"
 HORIZON = "horizon"
-# Ends a turn can have that are the loop's, not the API's.
-LOOP_ENDINGS = frozenset({"interrupted", "stream_error", "request_failed"})
+# Ends a turn can have that are the loop's, not the API's (a crash or a rewind: loop rule 16).
+LOOP_ENDINGS = frozenset({"interrupted", "stream_error", "request_failed", "crash", "rewind"})
+# A session strict mode stopped when its resumed transcript broke (`sim.engine.session_faults`).
+BROKEN_TRANSCRIPT = "broken_transcript"
 # Calls of an attempt given up for another: their results are not the turn's.
 _ABANDONED = frozenset({SyntheticCause.DISCARDED, SyntheticCause.FALLBACK})
 
@@ -205,15 +207,59 @@ def record_session(
     """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`; every row
     names its simulation (`profile`, `policy`, `load_level`, `load`: `schema.UNIT_COLUMNS`)."""
     unit = _Unit({"policy": policy, "profile": profile, "load_level": load_level, "load": load})
-    turns: dict[int, _TurnFacts] = {}
-    interrupts = 0
+    walk = _walk_record(session, rows["repairs"], unit)
+    turns = walk.turns
+    _tool_rows(session, rows, unit, turns)
+    turn_requests = _request_rows(session, rows, unit, horizon_ns)
+    _turn_rows(session, rows, unit, horizon_ns, turns, turn_requests)
+    if walk.broken:
+        outcome = BROKEN_TRANSCRIPT
+    else:
+        outcome = COMPLETED if session.end_ns is not None else HORIZON
+    rows["sessions"].append(
+        {
+            **unit.columns,
+            "session_id": session.session_id,
+            "arrival_ns": session.arrival_ns,
+            "start_ns": session.start_ns,
+            "end_ns": session.end_ns,
+            "n_turns": session.loop.turn,
+            "outcome": outcome,
+            "n_interrupts": walk.interrupts,
+            "n_compactions": walk.compactions,
+            "n_calls_lost": walk.calls_lost,
+        }
+    )
+
+
+@dataclass(slots=True)
+class _Walk:
+    """What one pass over a session's record found besides its repair rows."""
+
+    turns: dict[int, _TurnFacts] = field(default_factory=dict)
+    interrupts: int = 0
+    compactions: int = 0
+    calls_lost: int = 0
+    # Strict mode stopped the session when a resumed transcript broke (its outcome).
+    broken: bool = False
+
+
+def _walk_record(
+    session: FinishedSession, repairs: list[dict[str, Any]], unit: _Unit
+) -> _Walk:
+    """One pass over the record: the turns' facts, the counts, and a row per repair."""
+    walk = _Walk()
+    turns = walk.turns
     requests_seen = 0
+    # The cause of the repairs of the next request: the resume (crash, rewind, compaction) that
+    # replaced the transcript since the last request, if any.
+    cause: str | None = None
     session_id = session.session_id
-    repairs = rows["repairs"]
     for entry in session.loop.record.entries:
         kind = entry.kind
         if kind is RecordKind.REQUEST_SENT:
             requests_seen += 1
+            cause = None
             facts = turns.get(entry.turn)
             if facts is None:
                 facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
@@ -228,6 +274,9 @@ def record_session(
             facts.stop_reason = entry.detail
             facts.n_tool_calls = entry.value or 0
         elif kind is RecordKind.SESSION_END:
+            if entry.detail == BROKEN_TRANSCRIPT:
+                walk.broken = True  # Its turn's request was never sent.
+                continue
             facts = turns[entry.turn]
             if facts.end_ns is None:
                 facts.end_ns = entry.time_ns
@@ -243,6 +292,7 @@ def record_session(
                     "request_index": requests_seen + 1,
                     "kind": entry.detail,
                     "tool_use_id": entry.tool_use_id,
+                    "cause": cause,
                 }
             )
             facts = turns.get(entry.turn)
@@ -250,23 +300,13 @@ def record_session(
                 facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
             facts.n_repairs += 1
         elif kind is RecordKind.INTERRUPT:
-            interrupts += 1
-
-    _tool_rows(session, rows, unit, turns)
-    turn_requests = _request_rows(session, rows, unit, horizon_ns)
-    _turn_rows(session, rows, unit, horizon_ns, turns, turn_requests)
-    rows["sessions"].append(
-        {
-            **unit.columns,
-            "session_id": session_id,
-            "arrival_ns": session.arrival_ns,
-            "start_ns": session.start_ns,
-            "end_ns": session.end_ns,
-            "n_turns": session.loop.turn,
-            "outcome": COMPLETED if session.end_ns is not None else HORIZON,
-            "n_interrupts": interrupts,
-        }
-    )
+            walk.interrupts += 1
+        elif kind is RecordKind.RESUME:
+            cause = entry.detail
+            walk.compactions += entry.detail == "compaction"
+        elif kind is RecordKind.WORK_LOST:
+            walk.calls_lost += 1
+    return walk
 
 
 @dataclass(frozen=True, slots=True)

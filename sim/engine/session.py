@@ -26,6 +26,12 @@ batches, so the loop may be behind the simulated clock; it must see exactly what
 Cancelled work (an abandoned stream's pending timeout, a stale wake or interrupt) is left to fire
 and is ignored: that is cheaper than removing it and keeps every path simple.
 
+Session faults (`sim.engine.session_faults`, when the scenario has any): every list of commands
+the loop returns is shown to the session's transcript log first; a response admitted draws its
+turn's crash and rewind; a crash or a rewind abandons the turn (`turn_abandoned`) and a new chain
+goes on from the resumed transcript (`resume_chain`); compaction runs before each later prompt;
+in strict mode a resumed transcript that breaks stops this session (`stopped`), not the run.
+
 Every callback the session is handed counts as one action, except a tool's progress and an
 attachment (each of those chains has its own cap and ends with its call or turn). A session that
 takes more actions than its scenario allows, or still acts longer after its arrival than it
@@ -49,6 +55,7 @@ from sim.engine.context import SimulationContext
 from sim.engine.draws import SessionDraws
 from sim.engine.feed_points import feed_points
 from sim.engine.request_log import CANCELLED, RequestLog
+from sim.engine.session_faults import SessionFaults
 from sim.engine.strict import StrictModeStop
 from sim.engine.tool_run import ToolRun
 from sim.limits import MAX_ATTACHMENTS_PER_TURN
@@ -95,6 +102,9 @@ def _strict_stops(method: Callable[P, R]) -> Callable[P, R]:
         except PairingError as error:
             session = args[0]
             assert isinstance(session, Session)
+            if session.faults is not None and session.faults.stops_session():
+                session.stopped()  # A resumed transcript broke: the session stops, not the run.
+                return cast(R, None)
             raise session.strict_stop(str(error)) from error
 
     return guarded
@@ -182,18 +192,29 @@ class Session:
         self._chain_done: simpy.Event | None = None
         self._wake_token = 0
         self._tools_turn = 0
+        # Crashes, rewinds, compaction and the persisted transcript (`sim.engine.session_faults`),
+        # when the scenario has any.
+        scenario = context.scenario
+        self.faults = (
+            SessionFaults(self, scenario, context.seed) if scenario.session.has_faults else None
+        )
 
     # ----- the session's own process -----
 
     def process(self) -> Generator[simpy.Event, Any, None]:
         env = self.env
         self.start_ns = env.now
+        faults = self.faults
         for prompt in range(self.user.prompt_count()):
             if prompt:
                 yield env.timeout(self.user.think_time_ns())
+                if faults is not None:
+                    faults.before_prompt()
             self._chain_done = env.event()
             self._start(prompt)
             yield self._chain_done
+            if faults is not None and faults.broken:
+                break
         self.end_ns = env.now
         self.context.on_session_end(self)
 
@@ -201,6 +222,22 @@ class Session:
     @_strict_stops
     def _start(self, prompt: int) -> None:
         self._dispatch(self.loop.start(self.user.prompt_text(prompt), self.env.now))
+
+    @_acts
+    @_strict_stops
+    def resume_chain(self, text: str) -> None:
+        """A resumed (or rewound) session goes on: the user's `text` starts a new chain."""
+        self._dispatch(self.loop.start(text, self.env.now))
+
+    def turn_abandoned(self, commands: list[Command]) -> None:
+        """A crash or a rewind ended the turn (`ToolTurnLoop.resume`): stop what it ran."""
+        self._tools_turn = 0
+        self._dispatch(commands)
+
+    def stopped(self) -> None:
+        """Strict mode stopped the session: its chain, and the session, end here."""
+        assert self._chain_done is not None
+        self._chain_done.succeed()
 
     def strict_stop(self, detail: str) -> StrictModeStop:
         context = self.context
@@ -227,6 +264,8 @@ class Session:
     # ----- commands -----
 
     def _dispatch(self, commands: list[Command]) -> None:
+        if self.faults is not None:
+            self.faults.observe(commands)
         for command in commands:
             match command:
                 case StartTool():
@@ -333,6 +372,8 @@ class Session:
         times = stream.times = response.times
         if events:
             self._plan_interrupt(self.user.streaming_interrupt(log.turn, times[0]))
+        if self.faults is not None:
+            self.faults.stream_admitted(log.turn, events, response.end_ns)
         points = feed_points(response.tool_stops, len(events))
         self._feed_points(stream, points, 0, response.end_ns)
 
@@ -450,9 +491,9 @@ class Session:
 
     def _plan(self, tool_use_id: str, name: str) -> CallPlan:
         plan = self._plans.pop(tool_use_id, None)
-        return plan if plan is not None else self._new_plan(name, tool_use_id)
+        return plan if plan is not None else self.call_plan(name, tool_use_id)
 
-    def _new_plan(self, name: str, tool_use_id: str) -> CallPlan:
+    def call_plan(self, name: str, tool_use_id: str) -> CallPlan:
         """The call's plan: scripted by the model's script when it scripts the run (a replay),
         else drawn."""
         scripted = self.context.model.scripted_call(self.session_id, tool_use_id)
@@ -481,7 +522,7 @@ class Session:
         self._dispatch(self.loop.tool_finished(tool_use_id, outcome, text, self.env.now))
 
     def _ask(self, command: AskPermission) -> None:
-        plan = self._new_plan(command.name, command.tool_use_id)
+        plan = self.call_plan(command.name, command.tool_use_id)
         self._plans[command.tool_use_id] = plan
         answer = permission_answer(plan)
         self.env.call_at(

@@ -65,6 +65,8 @@ BY_TABLE: dict[tuple[str, str], str] = {
     ("repairs", "kind"): "what the API-boundary repair changed (missing_result, orphan_removed, "
     "duplicate_id, ...)",
     ("repairs", "tool_use_id"): "the tool id the change concerned, if any",
+    ("repairs", "cause"): "what broke the transcript the request carried: crash, rewind or "
+    "compaction (the resume before the request); null otherwise",
     ("requests", "attempt"): "attempt number of the request, from 1",
     ("requests", "status"): "HTTP status (200, 429, 529, ...) or pending/cancelled",
     ("requests", "retries"): "attempt - 1",
@@ -78,8 +80,12 @@ BY_TABLE: dict[tuple[str, str], str] = {
     ("sessions", "start_ns"): "started, from the run's start",
     ("sessions", "end_ns"): "ended; null if the horizon came first",
     ("sessions", "n_turns"): "turns the session ran",
-    ("sessions", "outcome"): "completed or horizon",
+    ("sessions", "outcome"): "completed, horizon, or broken_transcript (strict mode stopped it "
+    "when a resumed transcript broke the pairing rules)",
     ("sessions", "n_interrupts"): "user interrupts in the session",
+    ("sessions", "n_compactions"): "compactions of the session's transcript",
+    ("sessions", "n_calls_lost"): "tool calls started before a crash whose results never "
+    "reached the persisted transcript",
     ("events", "event_index"): "the event's position in its request's stream, from 0",
     ("events", "time_ns"): "simulated arrival, from the run's start",
     ("events", "type"): "the stream event's type",

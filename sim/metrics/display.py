@@ -19,7 +19,9 @@ import math
 from collections.abc import Iterable
 
 NS_PER_UNIT: tuple[tuple[str, float], ...] = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
-WHOLE_UNITS = frozenset({"turns", "tools", "requests", "rows", "pairs"})
+WHOLE_UNITS = frozenset(
+    {"turns", "tools", "requests", "rows", "pairs", "sessions", "crashes", "compactions"}
+)
 PER_1K = "per 1k requests"
 _DISTRIBUTION_NAMES = {
     "ttfts_ns": "TTFTS",
@@ -38,10 +40,18 @@ _FIXED_NAMES = {
     "throughput.output_tokens_per_s": "output tokens",
     "throughput.input_tokens_per_s": "input tokens",
     "harness.events_per_wall_s": "harness speed (wall clock)",
+    "refused_without_repair_per_1k_requests": "would be refused (400) without repair",
+    "calls_lost_per_1k_requests": "tool calls lost in crashes",
+    "compactions.count": "compactions",
+    "sessions.broken_transcript": "sessions stopped: broken transcript",
+    "crash_to_request_ns.mean": "crash to next request, mean",
+    "crash_to_request_ns.p50": "crash to next request, p50",
+    "crash_to_request_ns.count": "crashes followed by a request",
 }
 _PREFIXES = (
     ("turns.outcome.", "turns "),
     ("repairs_per_1k_requests.", "repairs: "),
+    ("repairs_by_cause_per_1k_requests.", "repairs caused by "),
     ("synthetic_per_1k_requests.", "synthetic: "),
     ("status_per_1k_requests.", "HTTP "),
 )

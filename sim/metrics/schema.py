@@ -146,6 +146,7 @@ REPAIRS = TableSpec(
             _field("request_index", pa.int64()),
             _field("kind", CATEGORY),
             _field("tool_use_id", pa.string(), nullable=True),
+            _field("cause", CATEGORY, nullable=True),
         ]
     ),
     ("profile", "policy", "load_level", "session_id", "turn_index", "request_index"),
@@ -193,6 +194,8 @@ SESSIONS = TableSpec(
             _field("n_turns", COUNT),
             _field("outcome", CATEGORY),
             _field("n_interrupts", COUNT),
+            _field("n_compactions", COUNT),
+            _field("n_calls_lost", COUNT),
         ]
     ),
     ("profile", "policy", "load_level", "session_id"),

@@ -21,6 +21,9 @@ given tables, so two runs can be compared exactly):
 - ``requests.count``: rows of ``requests`` (model request attempts), the denominator of the rates.
 - ``turns.outcome.<outcome>``: turns by outcome (every outcome seen in the run, for every policy).
 - ``repairs_per_1k_requests.<kind>`` and ``.all``: repair rows per 1,000 requests.
+- When sessions crashed, rewound or were compacted (issue 22): repairs by cause, requests the API
+  would have refused without the boundary layer, calls lost, compactions, sessions stopped on a
+  broken transcript, the time from a crash to the next request (``sim.metrics.session_faults``).
 - ``synthetic_per_1k_requests.<cause>`` and ``.all``: tool rows with a ``synthetic_cause`` per
   1,000 requests.
 - ``status_per_1k_requests.<status>``: request attempts per 1,000 by HTTP status (``200``,
@@ -45,6 +48,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sim.metrics import session_faults
 from sim.metrics.paired import PAIRED_COLUMNS, comparisons, paired_differences, paired_stats
 from sim.metrics.percentiles import percentiles
 from sim.metrics.schema import COMPLETED, SUMMARY_SCHEMA
@@ -136,6 +140,7 @@ def summarize(
     kinds = categories(tables["repairs"], "kind")
     causes = categories(tables["tools"], "synthetic_cause")
     statuses = categories(tables["requests"], "status")
+    faults_ran = session_faults.ran(tables)
     rows: list[SummaryRow] = []
     for level, load in levels:
         at_level = {name: rows_at_level(table, level) for name, table in tables.items()}
@@ -150,6 +155,11 @@ def summarize(
             arm_rows += _count_rows(policy, mine, outcomes)
             arm_rows += _rate_rows(policy, mine, kinds, causes, statuses)
             arm_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
+            if faults_ran:
+                arm_rows += [
+                    SummaryRow(policy, metric, value, unit)
+                    for metric, value, unit in session_faults.fault_metrics(mine)
+                ]
             if (profile, policy, level) in speeds:
                 speed = float(speeds[profile, policy, level])
                 arm_rows.append(

@@ -431,12 +431,20 @@ def _concurrency(run: RunFolder, context: Context) -> Interactive | NotDrawn:
     )
 
 
+REPAIR_CAUSES = "repairs_by_cause_per_1k_requests"
+
+
 def _rates(run: RunFolder, context: Context) -> Interactive | NotDrawn:
-    figure = make_subplots(
-        rows=1, cols=2, subplot_titles=["repairs by kind", "synthetic results by cause"]
-    )
+    panels = {
+        "repairs_per_1k_requests": "repairs by kind",
+        "synthetic_per_1k_requests": "synthetic results by cause",
+    }
+    # Repairs by cause: only for a run with session faults, whose summary has those rows.
+    if any(r.metric.startswith(f"{REPAIR_CAUSES}.") for r in run.summary):
+        panels[REPAIR_CAUSES] = "repairs by cause"
+    figure = make_subplots(rows=1, cols=len(panels), subplot_titles=list(panels.values()))
     drawn = False
-    for col, metric in enumerate(("repairs_per_1k_requests", "synthetic_per_1k_requests"), 1):
+    for col, metric in enumerate(panels, 1):
         prefix = f"{metric}."
         rows = [
             r for r in run.summary
@@ -469,7 +477,9 @@ def _rates(run: RunFolder, context: Context) -> Interactive | NotDrawn:
     apply_layout(figure)
     return Interactive(
         "rates", "Repairs and synthetic results",
-        "Per 1,000 model requests, by repair kind and by synthetic-result cause.", figure,
+        "Per 1,000 model requests, by repair kind and by synthetic-result cause (and, with "
+        "session faults, repairs by what broke the transcript: crash, rewind, compaction).",
+        figure,
     )
 
 

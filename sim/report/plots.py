@@ -180,15 +180,23 @@ def _start_lag(run: RunFolder, policies: list[str]) -> Figure | str:
 
 
 def _rates(run: RunFolder, policies: list[str]) -> Figure | str:
-    figure = Figure(figsize=(10, 4.2), layout="constrained")
-    left, right = figure.subplots(1, 2)
+    # Repairs by cause: only for a run with session faults, whose summary has those rows.
+    by_cause = any(row.metric.startswith(f"{REPAIR_CAUSES}.") for row in run.summary)
+    figure = Figure(figsize=(15 if by_cause else 10, 4.2), layout="constrained")
+    panels = figure.subplots(1, 3 if by_cause else 2)
+    left, right = panels[0], panels[1]
     _rate_bars(left, run.summary, "repairs_per_1k_requests", policies, "repairs by kind")
     _rate_bars(
         right, run.summary, "synthetic_per_1k_requests", policies, "synthetic results by cause"
     )
+    if by_cause:
+        _rate_bars(panels[2], run.summary, REPAIR_CAUSES, policies, "repairs by cause")
     handles = [Patch(color=_colour(policies, policy), label=policy) for policy in policies]
     figure.legend(handles=handles, loc="outside lower center", ncols=len(policies))
     return figure
+
+
+REPAIR_CAUSES = "repairs_by_cause_per_1k_requests"
 
 
 def _rate_bars(
@@ -312,7 +320,8 @@ PLOTS: tuple[_Plot, ...] = (
     _Plot(
         "repairs_synthetic.png",
         "Repairs and synthetic results",
-        "Per 1,000 model requests, by repair kind and by synthetic-result cause.",
+        "Per 1,000 model requests, by repair kind and by synthetic-result cause (and, with "
+        "session faults, repairs by what broke the transcript: crash, rewind, compaction).",
         _rates,
     ),
     _Plot(

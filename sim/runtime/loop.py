@@ -105,7 +105,18 @@ Rules
     predicate of its own gets the profile's (`ToolDefinition.safe_for`).
 15. The phase moves only along `TRANSITIONS`; any other move is a bug and raises
     `PhaseError`. Why: the interrupt and recovery paths are many, and a table a test walks is
-    easier to trust than moves spread through the methods.
+    easier to trust than moves spread through the methods. Rule 16's resume is the one move from
+    any phase to idle.
+16. Resume (`resume(messages, now_ns, cause=...)`): the process that held the loop died and came
+    back (`crash`), the user rewound to an earlier message (`rewind`), or the transcript was
+    compacted (`compaction`). What the process held in memory is gone: the request in flight is
+    cancelled, the attempt's calls end with dropped synthetic results of the cause (running
+    calls are cancelled: they died with the process) and its turn ends with the cause as its
+    reason; waiting attachments are dropped, the model is the primary again with a fresh retry
+    budget. The transcript becomes `messages` and is checked (or repaired) at the next request
+    like a constructor's `messages`; the record holds a `RESUME` entry naming the cause, so that
+    the repairs of that request are the cause's. The loop is idle: `start` goes on. The record
+    and the counters (turns, requests) go on too: one session, one sequence of turns.
 """
 
 from __future__ import annotations
@@ -161,6 +172,8 @@ from sim.runtime.retry import RetrySettings, is_retryable
 from sim.runtime.tooldef import ToolDefinition
 
 INTERRUPT_TEXT = "[Request interrupted by user]"
+# Rule 16: the synthetic cause of the calls a resume abandons.
+_RESUME_CAUSES = {"crash": SyntheticCause.CRASH, "rewind": SyntheticCause.REWIND}
 OVERLOADED_STATUS = 529
 OVERLOADED_ERROR = "overloaded_error"
 
@@ -253,7 +266,7 @@ class ToolTurnLoop:
             raise ValueError(f"validators: none for the tools {', '.join(missing)}")
         self._validators = validators
         self.policy = ExecutorPolicy(policy)
-        self.model = model
+        self.model = self._primary_model = model
         self.fallback_model = fallback_model
         self.fallback_after = fallback_after
         self.max_turns = max_turns
@@ -449,6 +462,34 @@ class ToolTurnLoop:
             self._keep_completed_blocks()
             self._enter(Phase.TOOLS)
         commands += self._route(self._executor.abort(SyntheticCause.USER_INTERRUPT, now_ns), now_ns)
+        return commands
+
+    def resume(
+        self, messages: Iterable[Mapping[str, Any]], now_ns: int, *, cause: str
+    ) -> list[Command]:
+        """Rule 16: carry on from `messages` after a crash, a rewind or a compaction (`cause`).
+        Returns the commands that stop what was in flight (`CancelRequest`, `CancelTool`)."""
+        commands: list[Command] = []
+        phase = self.phase
+        if phase in (Phase.AWAITING_RESPONSE, Phase.STREAMING):
+            commands.append(CancelRequest(cause))
+        if phase in (Phase.STREAMING, Phase.TOOLS):
+            executor = self._executor
+            commands += executor.discard(_RESUME_CAUSES.get(cause, SyntheticCause.CRASH), now_ns)
+            self.wasted_executions += executor.wasted_executions
+        if phase is not Phase.IDLE:
+            self.record.add(now_ns, RecordKind.TURN_END, detail=cause,
+                            value=self._executor.call_count)
+        self.phase = Phase.IDLE  # Rule 15's one exception.
+        self.messages = [dict(message) for message in messages]
+        self._transcript_ids = _tool_use_ids(self.messages)
+        self._pairing = PairingMonitor()
+        self._pending = []
+        self._results = []
+        self._duplicates = set()
+        self._shadowed = set()
+        self.model = self._primary_model
+        self.record.add(now_ns, RecordKind.RESUME, detail=cause, value=len(self.messages))
         return commands
 
     # ----- state -----

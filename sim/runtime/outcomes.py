@@ -43,3 +43,8 @@ class SyntheticCause(str, Enum):
     # The attempt was abandoned to retry it or to fall back to another model.
     DISCARDED = "discarded"
     FALLBACK = "fallback"
+    # The agent's process died while the call was in flight (loop rule 16): running tools die
+    # with it.
+    CRASH = "crash"
+    # The user rewound the conversation to an earlier message while the call was in flight.
+    REWIND = "rewind"

@@ -40,6 +40,11 @@ class RecordKind(str, Enum):
     FALLBACK = "fallback"
     INTERRUPT = "interrupt"
     TURN_END = "turn_end"
+    # The transcript was replaced (loop rule 16); `detail` names why: crash, rewind, compaction.
+    RESUME = "resume"
+    # A call that had started before a crash and whose result never reached the persisted
+    # transcript (written by the driver that persists it: `sim.engine.session_faults`).
+    WORK_LOST = "work_lost"
     SESSION_END = "session_end"
 
 

@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from sim.distributions import NS_PER_MS, Distribution, LogNormal
+from sim.distributions import NS_PER_MS, Distribution, Fixed, LogNormal
 from sim.limits import (
     MAX_ATTACHMENT_RATE_PER_S,
     MAX_COUNT,
@@ -259,6 +259,63 @@ class AttachmentRates(_Section):
         }
 
 
+# A prompt's chain of turns is resumed (after a crash or a rewind) at most this many times; a
+# fault drawn past it does not happen. Why: a session stays finite however the dice fall
+# (`sim.engine.bounds`).
+MAX_RESUMES_PER_PROMPT = 3
+
+
+class TranscriptConfig(_Section):
+    """The session's persisted transcript, as an agent writes its session log: one line per
+    block and per tool result (`sim.runtime.transcript_lines`). What a crash keeps is what was
+    written by then."""
+
+    write_delay: Distribution = Field(
+        default_factory=lambda: Fixed(kind="fixed", ms=0),
+        description="Time from a line's append to its being on disk (lines land in order).",
+    )
+    durability: Literal["line", "buffered"] = Field(
+        default="line",
+        description="line: each line is flushed as it is written; buffered: lines wait in a "
+        "buffer flushed at each turn's end, and a crash loses the buffer.",
+    )
+
+
+class SessionFaultsConfig(_Section):
+    """Session-level faults: the agent's process dies, the user rewinds."""
+
+    crash: float = Field(
+        default=0.0, ge=0, le=1,
+        description="Chance per turn that the agent's process dies during it (running tools "
+        "die with it); the session resumes from its persisted transcript.",
+    )
+    restart_delay: Distribution = Field(
+        default_factory=lambda: LogNormal(kind="lognormal", median_ms=5_000, sigma=0.5,
+                                          max_ms=120_000),
+        description="Time from a crash to the resumed session's first request.",
+    )
+    rewind: float = Field(
+        default=0.0, ge=0, le=1,
+        description="Chance per turn that the user rewinds to an earlier message during it and "
+        "goes on from there (a branch).",
+    )
+
+
+class CompactionConfig(_Section):
+    """Compaction: before a prompt, a transcript past `trigger_tokens` input tokens has its
+    earlier half replaced by a summary (`sim.runtime.compaction`)."""
+
+    trigger_tokens: int | None = Field(
+        default=None, ge=1, description="Input tokens past which the transcript is compacted; "
+        "none: never.",
+    )
+    cut: Literal["naive", "turn_boundary"] = Field(
+        default="turn_boundary",
+        description="naive: at half the messages, wherever that falls (it may part a tool_use "
+        "from its results); turn_boundary: never inside a tool turn.",
+    )
+
+
 class SessionConfig(_Section):
     """One session: a user sends prompts, thinks between them, sometimes interrupts."""
 
@@ -278,6 +335,29 @@ class SessionConfig(_Section):
     attachments: AttachmentRates = Field(
         default_factory=AttachmentRates, description="Attachment arrival rates by kind."
     )
+    transcript: TranscriptConfig = Field(
+        default_factory=TranscriptConfig, description="The persisted transcript."
+    )
+    faults: SessionFaultsConfig = Field(
+        default_factory=SessionFaultsConfig, description="Crashes and rewinds."
+    )
+    compaction: CompactionConfig = Field(
+        default_factory=CompactionConfig, description="Compaction of long transcripts."
+    )
+
+    @property
+    def has_faults(self) -> bool:
+        """Whether a session can crash, rewind or be compacted."""
+        return self.resumes or self.compaction.trigger_tokens is not None
+
+    @property
+    def resumes(self) -> bool:
+        """Whether a chain of turns can be resumed (a crash or a rewind can happen)."""
+        return self.faults.crash > 0 or self.faults.rewind > 0
+
+    def chains_per_prompt(self) -> int:
+        """The most chains of turns one prompt can take: its own and its resumes."""
+        return 1 + MAX_RESUMES_PER_PROMPT if self.resumes else 1
 
     @field_validator("user_prompts")
     @classmethod
@@ -563,7 +643,10 @@ class Scenario(_Section):
         )
         session = self.session
         turn_ns = self.attempts_per_turn * attempt_ns + largest_ns(session.interrupts.after)
-        prompt_ns = largest_ns(session.think_time) + self.runtime.max_turns_per_prompt * turn_ns
+        chains = session.chains_per_prompt()
+        chain_ns = self.runtime.max_turns_per_prompt * turn_ns
+        restarts_ns = (chains - 1) * largest_ns(session.faults.restart_delay)
+        prompt_ns = largest_ns(session.think_time) + chains * chain_ns + restarts_ns
         return session.user_prompts.largest() * prompt_ns
 
     @property

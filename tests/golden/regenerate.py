@@ -1,5 +1,6 @@
-"""Golden summaries: four small seeded scenarios whose summaries are checked in as JSON (one,
-claude_code, runs both recovery profiles side by side).
+"""Golden summaries: small seeded scenarios whose summaries are checked in as JSON (one,
+claude_code, runs both recovery profiles side by side; resume_storm is the shipped
+`scenarios/resume_storm.toml` at `SHIPPED` sessions: crashes, rewinds, naive compaction).
 
 A summary (every row but the wall-clock ones) is an exact function of the code, the scenario and
 the seed. When a change is *meant* to move them, regenerate and review the diff:
@@ -15,14 +16,23 @@ from typing import Any
 
 from sim.engine.runner import run_scenario
 from sim.metrics.summary import summarize
-from sim.scenario.loader import load_scenario
+from sim.scenario.loader import load_scenario, with_overrides
+from sim.scenario.schema import Scenario
 
 HERE = Path(__file__).parent
-SCENARIOS = ("closed_faults", "open_sweep", "interrupts", "claude_code")
+SHIPPED_DIR = HERE.parent.parent / "scenarios"
+# Shipped scenarios whose golden is a smaller run of the very file: name -> sessions.
+SHIPPED = {"resume_storm": 16}
+SCENARIOS = ("closed_faults", "open_sweep", "interrupts", "claude_code", *SHIPPED)
 
 
 def scenario_path(name: str) -> Path:
-    return HERE / f"{name}.toml"
+    return SHIPPED_DIR / f"{name}.toml" if name in SHIPPED else HERE / f"{name}.toml"
+
+
+def golden_scenario(name: str) -> Scenario:
+    scenario = load_scenario(scenario_path(name))
+    return with_overrides(scenario, sessions=SHIPPED[name]) if name in SHIPPED else scenario
 
 
 def expected_path(name: str) -> Path:
@@ -31,7 +41,7 @@ def expected_path(name: str) -> Path:
 
 def golden_summary(name: str) -> list[dict[str, Any]]:
     """The summary rows of a serial run of scenario `name`, without wall-clock rows."""
-    result = run_scenario(load_scenario(scenario_path(name)))
+    result = run_scenario(golden_scenario(name))
     rows = summarize(result.collector("golden").tables())
     return [
         {
