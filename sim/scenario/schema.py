@@ -28,7 +28,9 @@ from pydantic import (
     model_validator,
 )
 
+from sim.counts import Count, fixed_count
 from sim.distributions import NS_PER_MS, Distribution, LogNormal
+from sim.field_problems import FieldProblem, problems_under, raise_at, raise_problems
 from sim.limits import (
     MAX_ATTACHMENT_RATE_PER_S,
     MAX_COUNT,
@@ -44,8 +46,6 @@ from sim.limits import (
 from sim.model.config import GeneratedScript, ModelConfig
 from sim.model.latency import largest_ns, longest_response_ns, most_tool_calls
 from sim.runtime.tooldef import ToolDefinition
-from sim.scenario.counts import Count, fixed_count
-from sim.scenario.validation import FieldProblem, problems_under, raise_at, raise_problems
 from sim.tools.catalogue import catalogue
 from sim.tools.execution import TOOL_TIMEOUT_NS
 from sim.tools.override import apply_override

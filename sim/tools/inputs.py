@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import TYPE_CHECKING, Any, Literal, overload
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, overload
 
 import numpy as np
 
 from sim.limits import MAX_COUNT
 from sim.randomness import below
-
-if TYPE_CHECKING:
-    from sim.tools.spec import ToolSpec
 
 # Generated strings are short words, recognisable as made up in a transcript.
 _WORDS = ("alpha", "beta", "gamma", "delta", "sigma", "omega", "kappa", "lambda")
@@ -43,6 +41,21 @@ _WIDEST_INTEGER_RANGE = int(sys.float_info.max)
 Path = tuple[str | int, ...]
 
 
+class InputSpec(Protocol):
+    """What inputs are made from: a tool's input schema, its example inputs and the schema's
+    verdict on a candidate (`sim.tools.spec.ToolSpec` is one). A protocol, not the spec itself,
+    because a spec checks when it is loaded that inputs can be generated from it: the spec
+    depends on this module, never the other way."""
+
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+
+    @property
+    def examples(self) -> Sequence[dict[str, Any]]: ...
+
+    def input_problem(self, candidate: dict[str, Any]) -> str | None: ...
+
+
 class InputGenerationError(ValueError):
     """The schema uses something the generator cannot satisfy (a pattern, a format, ...), at
     `path` within it (keys and list indices; empty for the whole schema)."""
@@ -57,7 +70,7 @@ class InputGenerationError(ValueError):
         return InputGenerationError(self.reason, (*keys, *self.path))
 
 
-def sample_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, Any]:
+def sample_input(spec: InputSpec, rng: np.random.Generator) -> dict[str, Any]:
     """A valid input for `spec`: one of its examples, or generated from its schema."""
     if spec.examples:
         return dict(spec.examples[below(rng, len(spec.examples))])
@@ -66,7 +79,7 @@ def sample_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, Any]:
     return generated
 
 
-def sample_invalid_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, Any] | None:
+def sample_invalid_input(spec: InputSpec, rng: np.random.Generator) -> dict[str, Any] | None:
     """An input that fails `spec`'s schema, made by breaking a valid one, or None when the schema
     accepts every object (nothing to break).
 
@@ -92,7 +105,7 @@ def sample_invalid_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, 
     return None
 
 
-def check_inputs_can_be_generated(spec: ToolSpec) -> None:
+def check_inputs_can_be_generated(spec: InputSpec) -> None:
     """Raise InputGenerationError, located in the schema and saying why, if valid inputs cannot be
     generated from the spec's schema."""
     try:
