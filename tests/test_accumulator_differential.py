@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sim.runtime.accumulator import StreamAccumulator, merge_block_messages
 from sim.wire.sse import decode_stream, encode_stream
-from tests.runtime_script import message_start
+from tests.helpers.runtime_script import message_start
 
 Event = dict[str, Any]
 

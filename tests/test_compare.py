@@ -16,7 +16,7 @@ from sim.cli import main
 from sim.errors import UserError
 from sim.metrics import read_run, write_run
 from sim.report.compare import MetricChange, compare_runs, parse_tolerances, tolerance_for
-from tests.test_metrics_support import collect, handmade_rows, metadata, turn
+from tests.helpers.metrics_support import collect, handmade_rows, metadata, turn
 
 
 def write(

@@ -18,8 +18,7 @@ from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.recovery import PROFILES
 from sim.runtime.repair import check_pairing
 from sim.scenario.schema import ALL_POLICIES, Scenario
-from tests.test_engine import default_scenario, run
-from tests.test_engine_behaviour import kept_loops  # noqa: F401 (a fixture)
+from tests.helpers.engine_runs import default_scenario, run
 
 SESSIONS = 8
 UNFINISHED = (CallState.QUEUED, CallState.EXECUTING)
@@ -58,13 +57,13 @@ def checked_runs(scenario: Scenario, kept: list[ToolTurnLoop]) -> Iterator[Simul
 
 
 @pytest.mark.parametrize("fault", ALL_FAULTS)
-def test_one_fault_half_the_time(fault: str, kept_loops: list[ToolTurnLoop]) -> None:  # noqa: F811
+def test_one_fault_half_the_time(fault: str, kept_loops: list[ToolTurnLoop]) -> None:
     for _ in checked_runs(storm({fault: 0.5}), kept_loops):
         pass
 
 
 def test_duplicate_ids_with_cuts_leave_legal_transcripts(
-    kept_loops: list[ToolTurnLoop],  # noqa: F811
+    kept_loops: list[ToolTurnLoop],
 ) -> None:
     # Issue 13, defect 6: 42 of these 120 loops ended with a duplicate tool_use in their own
     # transcript (legal only after the boundary repair of a request that never came).
@@ -78,7 +77,7 @@ def test_duplicate_ids_with_cuts_leave_legal_transcripts(
             pass
 
 
-def test_every_fault_at_once(kept_loops: list[ToolTurnLoop]) -> None:  # noqa: F811
+def test_every_fault_at_once(kept_loops: list[ToolTurnLoop]) -> None:
     scenario = storm({fault: 0.1 for fault in ALL_FAULTS})
     for result in checked_runs(scenario, kept_loops):
         faults = {row["fault"] for row in result.rows["requests"]} - {None}
@@ -86,7 +85,7 @@ def test_every_fault_at_once(kept_loops: list[ToolTurnLoop]) -> None:  # noqa: F
 
 
 def test_the_user_and_the_tools_misbehave_at_once(
-    kept_loops: list[ToolTurnLoop],  # noqa: F811
+    kept_loops: list[ToolTurnLoop],
 ) -> None:
     # Interrupts in both phases, attachments, every tool failing or hanging a third of the time
     # and asking permission (denied half the time), with model faults on top.

@@ -19,7 +19,7 @@ from sim.limits import MAX_COUNT, MAX_DURATION_MS, MAX_PINGS_PER_STREAM
 from sim.model.disruption import with_keepalive_pings
 from sim.randomness import stream
 from sim.scenario.loader import load_scenario
-from tests.test_scenario_loader import MINIMAL
+from tests.helpers.scenarios import MINIMAL
 
 ROOT = Path(__file__).parent.parent
 MAX_DURATION_NS = round(MAX_DURATION_MS * 1_000_000)

@@ -21,47 +21,14 @@ from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import CallOutcome
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.record import RecordKind
-from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
-from sim.runtime.tooldef import ToolDefinition
+from sim.runtime.repair import check_pairing
 from sim.runtime.validation import InputValidation
-from tests.runtime_script import (
+from tests.helpers.loop_tools import READ, TOOLS, legal, tool_response
+from tests.helpers.runtime_script import (
     feed,
-    message_end,
-    message_start,
     of_type,
-    text_block,
     text_response,
-    tool_use_block,
 )
-
-READ = ToolDefinition(
-    "Read",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    concurrency_safe=True,
-)
-BASH = ToolDefinition(
-    "Bash", {"type": "object", "properties": {"command": {"type": "string"}}}, cancels_siblings=True
-)
-EDIT = ToolDefinition("Edit")
-TASK = ToolDefinition("Task", concurrency_safe=True, cancellable=False)
-TOOLS = [READ, BASH, EDIT, TASK]
-
-
-def tool_response(
-    message_id: str, *calls: tuple[str, str, dict[str, Any]], text: str = "Looking."
-) -> list[dict[str, Any]]:
-    events = [message_start(message_id), *text_block(0, text)]
-    for offset, (tool_use_id, name, tool_input) in enumerate(calls, start=1):
-        events += tool_use_block(offset, tool_use_id, name, tool_input)
-    return events + message_end("tool_use")
-
-
-def legal(loop: ToolTurnLoop) -> None:
-    """The transcript passes the API's pairing rules, the boundary layer never had to act, and
-    it would find nothing to do before the next request either."""
-    assert check_pairing(loop.messages) == []
-    assert loop.repairs == []
-    assert ensure_tool_result_pairing(loop.messages)[1] == []
 
 
 def test_the_request_body_is_a_complete_streaming_messages_request() -> None:

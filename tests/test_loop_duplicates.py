@@ -8,8 +8,8 @@ from sim.runtime.commands import SendRequest, SessionEnded, StartTool
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.record import RecordKind
 from sim.runtime.repair import check_pairing
-from tests.runtime_script import feed, of_type
-from tests.test_loop import TOOLS, tool_response
+from tests.helpers.loop_tools import TOOLS, tool_response
+from tests.helpers.runtime_script import feed, of_type
 
 
 def test_a_session_ending_right_after_a_duplicate_leaves_a_legal_transcript() -> None:

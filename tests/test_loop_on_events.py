@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
 from sim.runtime.loop import ToolTurnLoop
-from tests.runtime_script import (
+from tests.helpers.loop_tools import TOOLS
+from tests.helpers.runtime_script import (
     error_event,
     message_end,
     message_start,
     text_block,
     tool_use_block,
 )
-from tests.test_loop import TOOLS
 
 Event = dict[str, Any]
 TOOL_TURN = [

@@ -11,8 +11,14 @@ from hypothesis import strategies as st
 from sim.runtime.commands import CancelTool, SendRequest, SessionEnded, StartTool, WaitUntil
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
-from tests.runtime_script import error_event, message_end, message_start, text_block, tool_use_block
-from tests.test_loop import TOOLS
+from tests.helpers.loop_tools import TOOLS
+from tests.helpers.runtime_script import (
+    error_event,
+    message_end,
+    message_start,
+    text_block,
+    tool_use_block,
+)
 
 TOOL_NAMES = ["Read", "Bash", "Edit", "Task", "Missing"]
 INPUTS = {"Read": {"path": "/a"}, "Bash": {"command": "ls"}, "Edit": {}, "Task": {}, "Missing": {}}

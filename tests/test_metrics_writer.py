@@ -15,7 +15,7 @@ from sim.metrics import MetricsError, RunMetadata, read_run, write_run
 from sim.metrics import writer as writer_module
 from sim.metrics.provenance import file_sha256, git_commit, package_versions
 from sim.metrics.schema import SUMMARY_SCHEMA, TABLES
-from tests.test_metrics_support import collect, handmade_rows, handmade_tables, metadata
+from tests.helpers.metrics_support import collect, handmade_rows, handmade_tables, metadata
 
 FILES = sorted([f"{spec.name}.parquet" for spec in TABLES] + ["summary.parquet", "run.json"])
 

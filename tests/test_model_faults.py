@@ -19,7 +19,7 @@ from sim.model.model import UNKNOWN_TOOL_NAME
 from sim.model.response import HttpError, StreamResponse, Turn
 from sim.runtime.pairing import check_pairing
 from sim.wire.sse import SSEDecoder, encode_stream
-from tests.test_model_support import (
+from tests.helpers.model_support import (
     MESSAGES,
     PREVIOUS_ID,
     SPECS,

@@ -86,6 +86,8 @@ from sim.runtime.validation import InputValidation
 
 
 class CallState(str, Enum):
+    """Where a call is in rule 2: queued -> executing -> completed -> handed over."""
+
     QUEUED = "queued"
     EXECUTING = "executing"
     COMPLETED = "completed"
@@ -370,6 +372,7 @@ class ToolExecutor:
 
     @property
     def call_count(self) -> int:
+        """How many calls the batch was given (repeats of an id included)."""
         return len(self._order)
 
     def records(self) -> list[CallRecord]:

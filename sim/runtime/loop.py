@@ -165,6 +165,8 @@ OVERLOADED_ERROR = "overloaded_error"
 
 
 class Phase(str, Enum):
+    """Where the session is (rule 15 lists the moves between phases)."""
+
     IDLE = "idle"
     BACKOFF = "backoff"
     AWAITING_RESPONSE = "awaiting_response"
@@ -402,18 +404,23 @@ class ToolTurnLoop:
         return [self._send(now_ns)]
 
     def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[Command]:
+        """A running tool reported progress (`ToolExecutor.tool_progress`, for observers)."""
         executor = self._owner[tool_use_id]
         return self._route(executor.tool_progress(tool_use_id, progress, now_ns), now_ns)
 
     def tool_finished(
         self, tool_use_id: str, outcome: ToolOutcome | str, content: ToolContent, now_ns: int
     ) -> list[Command]:
+        """A started tool stopped (`ToolExecutor.tool_finished`), for whichever attempt's batch
+        holds the call."""
         executor = self._owner[tool_use_id]
         return self._route(executor.tool_finished(tool_use_id, outcome, content, now_ns), now_ns)
 
     def permission_decided(
         self, tool_use_id: str, allowed: bool, now_ns: int, *, message: str | None = None
     ) -> list[Command]:
+        """The answer to an `AskPermission` (`ToolExecutor.permission_decided`); `message` is
+        shown to the model on denial."""
         executor = self._owner[tool_use_id]
         commands = executor.permission_decided(tool_use_id, allowed, now_ns, message=message)
         return self._route(commands, now_ns)

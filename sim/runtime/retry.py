@@ -22,6 +22,9 @@ def no_jitter(retry: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class RetrySettings:
+    """How a failed request is retried: how many times, and the exponential backoff between
+    tries (capped, with jitter)."""
+
     max_retries: int = 2
     initial_delay_ns: int = 500_000_000
     max_delay_ns: int = 8_000_000_000
