@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -82,7 +83,7 @@ def response(turn: int, final: bool) -> list[Event]:
             # Consecutive cuts: the shifted copy is one shorter by design.
             events += [{"type": "content_block_delta", "index": index,
                         "delta": {"type": "input_json_delta", "partial_json": raw[a:b]}}
-                       for a, b in zip(cuts, cuts[1:], strict=False)]
+                       for a, b in itertools.pairwise(cuts)]
             events.append({"type": "content_block_stop", "index": index})
     events.append({"type": "message_delta", "usage": {"output_tokens": 60},
                    "delta": {"stop_reason": "end_turn" if final else "tool_use",

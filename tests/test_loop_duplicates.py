@@ -29,7 +29,7 @@ def test_an_id_the_transcript_already_holds_is_not_run_and_not_kept() -> None:
     loop = ToolTurnLoop(TOOLS, model="m", max_turns=2)
     loop.start("go", 0)
     feed(loop, tool_response("msg_1", ("t1", "Read", {"path": "/a"})), 100)
-    [send] = of_type(SendRequest, loop.tool_finished("t1", "success", "a", 1_000))
+    [_send] = of_type(SendRequest, loop.tool_finished("t1", "success", "a", 1_000))
     again = ("t1", "Read", {"path": "/b"}), ("t2", "Read", {"path": "/c"})
     out = feed(loop, tool_response("msg_2", *again), 2_000)
     assert [c.tool_use_id for c in of_type(StartTool, out)] == ["t2"]

@@ -5,6 +5,7 @@ including streams that break the protocol."""
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 import pytest
@@ -72,7 +73,7 @@ def _in_batches(events: list[Event], cuts: list[int]) -> tuple[ToolTurnLoop, lis
     times = [100 + 10 * position for position in range(len(events))]
     out: list[tuple[int, Any]] = []
     bounds = sorted({0, len(events), *(cut % (len(events) + 1) for cut in cuts)})
-    for start, stop in zip(bounds, bounds[1:], strict=False):
+    for start, stop in itertools.pairwise(bounds):
         fed = start
         while fed < stop:
             commands, taken = loop.on_events(events[fed:stop], times[fed:stop], 1)

@@ -79,7 +79,8 @@ def test_profiles_by_name_or_object() -> None:
     assert set(PROFILES) == {"default", "claude-code"}
     assert profile_of("claude-code") is CLAUDE_CODE and profile_of(DEFAULT) is DEFAULT
     assert ToolTurnLoop(TOOLS, model="m").profile is DEFAULT
-    with pytest.raises(ValueError, match="unknown recovery profile 'nope' .known: default, claude"):
+    unknown = r"unknown recovery profile 'nope' .known: default, claude"
+    with pytest.raises(ValueError, match=unknown):
         ToolTurnLoop(TOOLS, model="m", profile="nope")
 
 

@@ -131,7 +131,7 @@ def test_an_existing_folder_is_not_overwritten_by_default(tmp_path: Path) -> Non
 def test_tables_of_another_schema_are_refused(tmp_path: Path) -> None:
     tables = handmade_tables()
     tables["turns"] = tables["turns"].drop_columns(["load"])
-    with pytest.raises(MetricsError, match="^turns: schema differs"):
+    with pytest.raises(MetricsError, match=r"^turns: schema differs"):
         write_run(tmp_path / "run", tables, metadata())
     del tables["turns"]
     with pytest.raises(MetricsError, match="exactly"):

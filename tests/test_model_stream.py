@@ -4,6 +4,7 @@ the chunking of tool input JSON, and a round trip through our SSE codec and the 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 
 import pytest
@@ -200,7 +201,7 @@ def test_a_pair_arrives_after_its_generation_pause_then_as_a_burst() -> None:
         burst.append(at)
         sent += len(event["delta"]["partial_json"])
     assert sent == len(first_pair) and len(burst) > 5
-    assert {b - a for a, b in zip(burst, burst[1:], strict=False)} == {1 * ms}
+    assert {b - a for a, b in itertools.pairwise(burst)} == {1 * ms}
 
 
 def test_usage_counts_the_request_and_the_output() -> None:

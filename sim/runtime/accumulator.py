@@ -110,7 +110,7 @@ class _OpenBlock:
     """Accumulation state of one started block. Text arrives as a list of parts joined once at
     stop, so a block of n deltas costs O(total length), not O(n * length)."""
 
-    __slots__ = ("block", "parts", "append_type", "append_key", "target_key")
+    __slots__ = ("append_key", "append_type", "block", "parts", "target_key")
 
     def __init__(self, block: dict[str, Any]) -> None:
         self.block = block

@@ -126,9 +126,9 @@ class _Call:
     """A call's mutable state inside the executor."""
 
     __slots__ = (
-        "tool_use_id", "name", "input", "tool", "state", "block_complete_ns", "queued_ns",
-        "admitted_ns", "start_ns", "end_ns", "handed_over_ns", "outcome", "synthetic_cause",
-        "result", "wasted", "safe",
+        "admitted_ns", "block_complete_ns", "end_ns", "handed_over_ns", "input", "name",
+        "outcome", "queued_ns", "result", "safe", "start_ns", "state", "synthetic_cause", "tool",
+        "tool_use_id", "wasted",
     )
 
     def __init__(
@@ -507,7 +507,7 @@ class ToolExecutor:
 def _safe(tool: ToolDefinition, tool_input: Mapping[str, Any]) -> bool:
     try:
         return tool.safe_for(tool_input)
-    except Exception:  # noqa: BLE001 (rule 3: a predicate that fails makes the call unsafe)
+    except Exception:  # rule 3: a predicate that fails makes the call unsafe
         return False
 
 

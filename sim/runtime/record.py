@@ -67,7 +67,7 @@ class RecordEntry(NamedTuple):
 class Record:
     """Append-only list of entries, stamped with the current turn and attempt."""
 
-    __slots__ = ("entries", "turn", "attempt")
+    __slots__ = ("attempt", "entries", "turn")
 
     def __init__(self) -> None:
         self.entries: list[RecordEntry] = []

@@ -190,14 +190,14 @@ class LoadConfig(_Section):
 
     @property
     def horizon_ns(self) -> int | None:
-        return None if self.horizon_s is None else int(round(self.horizon_s * NS_PER_S))
+        return None if self.horizon_s is None else round(self.horizon_s * NS_PER_S)
 
     @property
     def trace_ns(self) -> tuple[int, ...] | None:
         """The arrival times used (the first `sessions` of the trace) in ns, or None."""
         if self.trace_ms is None:
             return None
-        return tuple(int(round(ms * NS_PER_MS)) for ms in self.trace_ms[: self.sessions])
+        return tuple(round(ms * NS_PER_MS) for ms in self.trace_ms[: self.sessions])
 
 
 # --- [session] ----------------------------------------------------------------------------------
@@ -325,11 +325,11 @@ class RetryConfig(_Section):
 
     @property
     def initial_backoff_ns(self) -> int:
-        return int(round(self.initial_backoff_ms * NS_PER_MS))
+        return round(self.initial_backoff_ms * NS_PER_MS)
 
     @property
     def max_backoff_ns(self) -> int:
-        return int(round(self.max_backoff_ms * NS_PER_MS))
+        return round(self.max_backoff_ms * NS_PER_MS)
 
 
 class RuntimeConfig(_Section):

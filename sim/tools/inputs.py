@@ -180,6 +180,11 @@ def _generate(schema: dict[str, Any] | bool, rng: np.random.Generator) -> Any:
             return _generate(schema[branch[0]][branch[1]], rng)
         except InputGenerationError as error:
             raise error.under(*branch) from None
+    return _generate_typed(schema, rng)
+
+
+def _generate_typed(schema: dict[str, Any], rng: np.random.Generator) -> Any:
+    """A value of the schema's (first) type, or a word for a schema without one."""
     kind = _first_type(schema)
     if kind == "object" or (kind is None and "properties" in schema):
         return _generate_object(schema, rng)
@@ -189,11 +194,7 @@ def _generate(schema: dict[str, Any] | bool, rng: np.random.Generator) -> Any:
         lowest, highest = _bounds(schema, integer=True)
         return lowest + below(rng, min(highest - lowest + 1, _WIDEST_INTEGER_RANGE))
     if kind == "number":
-        low, high = _bounds(schema, integer=False)
-        if math.isinf(high - low):
-            # numpy refuses a range wider than the largest float: draw from one half its size.
-            return float(rng.uniform(low / 2, high / 2)) * 2
-        return float(rng.uniform(low, high))
+        return _generate_number(schema, rng)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "array":
@@ -202,6 +203,14 @@ def _generate(schema: dict[str, Any] | bool, rng: np.random.Generator) -> Any:
         return None
     # No type (a schema of constraints only, or true): any value will do, so a word.
     return _generate_word(rng)
+
+
+def _generate_number(schema: dict[str, Any], rng: np.random.Generator) -> float:
+    low, high = _bounds(schema, integer=False)
+    if math.isinf(high - low):
+        # numpy refuses a range wider than the largest float: draw from one half its size.
+        return float(rng.uniform(low / 2, high / 2)) * 2
+    return float(rng.uniform(low, high))
 
 
 def _generate_word(rng: np.random.Generator) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from sim.runtime.loop import ToolTurnLoop
 
@@ -10,7 +10,7 @@ from sim.runtime.loop import ToolTurnLoop
 class KeptLoop(ToolTurnLoop):
     """A loop the test can look at after its session has ended."""
 
-    kept: list[ToolTurnLoop] = []
+    kept: ClassVar[list[ToolTurnLoop]] = []
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
