@@ -11,8 +11,6 @@ from sim.scenario.loader import with_overrides
 from sim.scenario.schema import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
 # One session, one prompt, fixed latencies, one tool call followed by more text (so message_stop
 # comes well after the tool_use block's stop), then a final answer.
 ARITHMETIC = """
@@ -49,8 +47,6 @@ name = "Lint"
 input_schema = { type = "object", properties = { path = { type = "string" } }, required = ["path"] }
 duration = { kind = "fixed", ms = 400 }
 """
-
-
 STRICT = """
 name = "strict"
 seed = 11

@@ -20,19 +20,11 @@ READ = ToolDefinition(
     {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
     concurrency_safe=True,
 )
-
-
 BASH = ToolDefinition(
     "Bash", {"type": "object", "properties": {"command": {"type": "string"}}}, cancels_siblings=True
 )
-
-
 EDIT = ToolDefinition("Edit")
-
-
 TASK = ToolDefinition("Task", concurrency_safe=True, cancellable=False)
-
-
 TOOLS = [READ, BASH, EDIT, TASK]
 
 

@@ -19,8 +19,6 @@ end_probability = 0.0
 max_turns = 3  # two turns of tool calls, then the answer: whatever the draws
 tool_mix = { Read = 1, Grep = 1 }
 """
-
-
 MINIMAL = """
 name = "t"
 seed = 1

@@ -16,14 +16,8 @@ from sim.wire.server import MockServer
 from tests.helpers.model_support import TOOLS
 
 SEED = 7
-
-
 FAST = 100.0  # --speed for tests: a 500 ms first token takes 5 ms
-
-
 USER = [{"role": "user", "content": "Read the file."}]
-
-
 THINK_TEXT_CALL = {
     "kind": "explicit",
     "responses": [{"blocks": [

@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 Message = dict[str, Any]
 
-
 SERVER_TOOLS = st.sampled_from(
     [
         ("server_tool_use", "web_search", "web_search_tool_result"),
@@ -18,8 +17,6 @@ SERVER_TOOLS = st.sampled_from(
         ("mcp_tool_use", "fetch_page", "mcp_tool_result"),
     ]
 )
-
-
 WORDS = st.sampled_from(["hello", "ls -la", "result", "éè ✓", "42", "ok\nthen"])
 
 
