@@ -20,8 +20,8 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# Lint (ruff: pycodestyle, pyflakes, bugbear, import order) and type check (mypy on sim/), both
-# configured in pyproject.toml.
+# Lint (ruff: pycodestyle, pyflakes, bugbear, import order, pyupgrade, ruff's own, complexity)
+# and type check (mypy --strict on sim/), both configured in pyproject.toml.
 lint: $(STAMP)
 	$(BIN)/ruff check sim tests bench
 	$(BIN)/mypy

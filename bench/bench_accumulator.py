@@ -13,6 +13,7 @@ delta (quadratic), ours joins the parts and parses once at ``content_block_stop`
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -105,7 +106,7 @@ def tool_stream() -> list[Event]:
             "delta": {"type": "input_json_delta", "partial_json": raw[start:end]},
         }
         # Consecutive bounds: the shifted copy is one shorter by design.
-        for start, end in zip(bounds, bounds[1:], strict=False)
+        for start, end in itertools.pairwise(bounds)
     ]
     block = {"type": "tool_use", "id": "toolu_bench", "name": "apply_edits", "input": {}}
     return _envelope(block, deltas, "tool_use")

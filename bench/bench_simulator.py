@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -79,7 +79,7 @@ class _Tape:
 class TapeLoop(ToolTurnLoop):
     """A loop that records every input it receives (only for the recording run)."""
 
-    tapes: list[_Tape] = []
+    tapes: ClassVar[list[_Tape]] = []
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         tape = self._tape = _Tape()

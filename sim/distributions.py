@@ -27,7 +27,7 @@ NS_PER_MS = 1_000_000
 
 
 def ms_to_ns(ms: float) -> int:
-    return int(round(ms * NS_PER_MS))
+    return round(ms * NS_PER_MS)
 
 
 _LOG_FLOAT_MAX = math.log(sys.float_info.max)
@@ -37,7 +37,8 @@ def _rounded_ns(draws_ms: np.ndarray) -> np.ndarray:
     """Milliseconds (a fresh float array, consumed) to integer nanoseconds, rounded half to
     even; in place, as this runs for every token of every response."""
     draws_ms *= NS_PER_MS
-    return np.rint(draws_ms, out=draws_ms).astype(np.int64)
+    rounded: np.ndarray = np.rint(draws_ms, out=draws_ms).astype(np.int64)
+    return rounded
 
 
 class _Distribution(BaseModel):
@@ -156,7 +157,8 @@ class Empirical(_Distribution):
 
     def sample_many_ns(self, rng: np.random.Generator, n: int) -> np.ndarray:
         values = np.rint(np.asarray(self.values_ms) * NS_PER_MS).astype(np.int64)
-        return values[rng.integers(0, len(values), size=n)]
+        drawn: np.ndarray = values[rng.integers(0, len(values), size=n)]
+        return drawn
 
     def mean_ns(self) -> float:
         return float(np.mean(self.values_ms)) * NS_PER_MS

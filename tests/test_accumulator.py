@@ -16,7 +16,7 @@ from sim.runtime.accumulator import (
     StreamProtocolError,
     merge_block_messages,
 )
-from tests.runtime_script import message_start
+from tests.helpers.runtime_script import message_start
 
 
 def block_start(index: int, block: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ official SDK's decoder and ``accumulate_event``, give the same message."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from sim.runtime.accumulator import StreamAccumulator, merge_block_messages
 from sim.wire.sse import decode_stream, encode_stream
-from tests.runtime_script import message_start
+from tests.helpers.runtime_script import message_start
 
 Event = dict[str, Any]
 
@@ -53,7 +54,7 @@ def split_text(draw: st.DrawFn, text: str) -> list[str]:
     cuts = sorted(draw(st.lists(st.integers(min_value=0, max_value=len(text)), max_size=8)))
     bounds = [0, *cuts, len(text)]
     # Consecutive bounds: the shifted copy is one shorter by design.
-    return [text[start:end] for start, end in zip(bounds, bounds[1:], strict=False)]
+    return [text[start:end] for start, end in itertools.pairwise(bounds)]
 
 
 @st.composite

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench_modules import load_bench_module
+from tests.helpers.bench_modules import load_bench_module
 
 gate = load_bench_module("gate")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench_modules import load_bench_module
+from tests.helpers.bench_modules import load_bench_module
 
 icount = load_bench_module("icount")
 

@@ -9,9 +9,9 @@ from sim.runtime.executor import ToolExecutor
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.record import Record, RecordKind
 from sim.runtime.tooldef import ToolDefinition
-from tests.runtime_script import error_event, feed, message_start, of_type, tool_use_block
-from tests.test_engine import default_scenario, run
-from tests.test_loop import TOOLS, tool_response
+from tests.helpers.engine_runs import default_scenario, run
+from tests.helpers.loop_tools import TOOLS, tool_response
+from tests.helpers.runtime_script import error_event, feed, message_start, of_type, tool_use_block
 
 
 def test_each_call_knows_its_turn_and_attempt() -> None:

@@ -88,7 +88,7 @@ def test_an_unknown_argument_is_escaped(capsys: pytest.CaptureFixture[str]) -> N
     with pytest.raises(SystemExit) as exit_info:
         main(["validate", "x.toml", f"--{NASTY}"])
     assert exit_info.value.code == 2
-    usage, line = stderr_lines(capsys)
+    _usage, line = stderr_lines(capsys)
     assert line == f"sim: error: unrecognized arguments: --{ESCAPED}"
 
 

@@ -17,25 +17,7 @@ from sim.commands.run import default_out_dir
 from sim.metrics.schema import TABLES
 from sim.scenario.loader import load_scenario
 from sim.scenario.schema import Scenario
-from tests.damaged_resume import damaged_resume  # noqa: F401 (a fixture)
-
-TINY = """
-name = "tiny"
-seed = 9
-[load]
-mode = "closed"
-sessions = 3
-concurrency = 2
-[session]
-think_time = { kind = "fixed", ms = 100 }
-[runtime]
-policies = ["streaming", "serial"]
-[model.script]
-kind = "generated"
-end_probability = 0.0
-max_turns = 3  # two turns of tool calls, then the answer: whatever the draws
-tool_mix = { Read = 1, Grep = 1 }
-"""
+from tests.helpers.scenarios import TINY
 
 STRICT = TINY.replace(
     'policies = ["streaming", "serial"]', 'policies = ["streaming"]\nstrict = true'

@@ -16,7 +16,7 @@ from sim.cli import main
 from sim.errors import UserError
 from sim.metrics import read_run, write_run
 from sim.report.compare import MetricChange, compare_runs, parse_tolerances, tolerance_for
-from tests.test_metrics_support import collect, handmade_rows, metadata, turn
+from tests.helpers.metrics_support import collect, handmade_rows, metadata, turn
 
 
 def write(
@@ -76,20 +76,16 @@ def test_wall_clock_metrics_are_shown_but_never_gate(
 
 
 def test_row_count_changes_fail(base: Path, tmp_path: Path) -> None:
-    rows = handmade_rows() + [
-        (
-            "repairs",
-            {
-                "policy": "serial",
-                "profile": "default",
-                "load_level": 0,
-                "session_id": 0,
-                "turn_index": 0,
-                "request_index": 0,
-                "kind": "missing_result",
-            },
-        )
-    ]
+    repair = {
+        "policy": "serial",
+        "profile": "default",
+        "load_level": 0,
+        "session_id": 0,
+        "turn_index": 0,
+        "request_index": 0,
+        "kind": "missing_result",
+    }
+    rows = [*handmade_rows(), ("repairs", repair)]
     changes = compare_runs(read_run(base), read_run(write(tmp_path / "new", rows, speed=100.0)))
     failed = {(c.policy, c.metric) for c in changes if c.beyond_tolerance}
     assert ("serial", "rows.repairs") in failed
@@ -276,11 +272,11 @@ def test_json_output_and_paired_turns_between_two_runs(
     # One turn of streaming at level 1 made 1 ms slower in `new`: the pairing finds exactly it.
     turns = pq.read_table(new / "turns.parquet")
     latency = turns["latency_ns"].to_pylist()
-    target = [
+    target = next(
         i for i, (p, level) in enumerate(
             zip(turns["policy"].to_pylist(), turns["load_level"].to_pylist(), strict=True)
         ) if p == "streaming" and level == 1
-    ][0]
+    )
     latency[target] += 1_000_000
     index = turns.schema.get_field_index("latency_ns")
     field = turns.schema.field(index)

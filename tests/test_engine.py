@@ -3,8 +3,6 @@ mode, the endpoint, arrivals and the stream's decision points."""
 
 from __future__ import annotations
 
-import tomllib
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +12,7 @@ from sim.engine.clock import Clock
 from sim.engine.draws import SessionDraws
 from sim.engine.endpoint import SimEndpoint
 from sim.engine.feed_points import feed_points
-from sim.engine.simulation import SimulationResult, simulate
+from sim.engine.simulation import SimulationResult
 from sim.engine.strict import StrictModeStop
 from sim.model.config import EndpointConfig
 from sim.model.endpoint import Endpoint
@@ -24,97 +22,15 @@ from sim.model.tool_inputs import tool_inputs
 from sim.scenario.loader import with_overrides
 from sim.scenario.schema import Scenario
 from sim.user.draws import UserDraws
-from tests.damaged_resume import damaged_resume  # noqa: F401 (a fixture)
-
-ROOT = Path(__file__).parent.parent
-
-# One session, one prompt, fixed latencies, one tool call followed by more text (so message_stop
-# comes well after the tool_use block's stop), then a final answer.
-ARITHMETIC = """
-name = "arithmetic"
-seed = 5
-[load]
-mode = "closed"
-sessions = 1
-concurrency = 1
-[session]
-user_prompts = 1
-[runtime]
-policies = ["streaming", "at_message_stop", "serial"]
-[model.latency]
-ttft = { kind = "fixed", ms = 700 }
-token_gap = { kind = "fixed", ms = 13 }
-tool_use_pause = { kind = "fixed", ms = 250 }
-json_chunk_gap = { kind = "fixed", ms = 3 }
-block_gap = { kind = "fixed", ms = 40 }
-[model.script]
-kind = "explicit"
-[[model.script.responses]]
-blocks = [
-  { type = "text", text = "Let me read the file first." },
-  { type = "tool_use", name = "Lint", input = { path = "a.py" } },
-  { type = "text", text = "While that runs, here is what I expect to find in it, at some length." },
-]
-[[model.script.responses]]
-blocks = [{ type = "text", text = "All clean." }]
-[tools]
-catalogue = "none"
-[[tools.define]]
-name = "Lint"
-input_schema = { type = "object", properties = { path = { type = "string" } }, required = ["path"] }
-duration = { kind = "fixed", ms = 400 }
-"""
-
-STRICT = """
-name = "strict"
-seed = 11
-[load]
-mode = "closed"
-sessions = 3
-concurrency = 3
-[runtime]
-strict = true
-policies = ["streaming"]
-[model.script]
-kind = "generated"
-end_probability = 0.0
-max_turns = 4
-tool_calls = 1
-tool_mix = { Read = 1 }
-[model.faults]
-duplicate_tool_id = 1.0
-"""
-
-
-def scenario_of(text: str, **overrides: Any) -> Scenario:
-    data = tomllib.loads(text)
-    for path, value in overrides.items():
-        table = data
-        *parents, key = path.split(".")
-        for parent in parents:
-            table = table.setdefault(parent, {})
-        table[key] = value
-    return Scenario.model_validate(data)
-
-
-def default_scenario(sessions: int) -> Scenario:
-    from sim.scenario.loader import load_scenario
-
-    return with_overrides(load_scenario(ROOT / "scenarios" / "default.toml"), sessions=sessions)
-
-
-def run(
-    scenario: Scenario, policy: str = "streaming", level: float | None = None,
-    profile: str = "default",
-) -> SimulationResult:
-    if level is None and scenario.load.levels:
-        level = scenario.load.levels[0]
-    return simulate(scenario, policy, level, profile=profile)
-
-
-def first_turn(result: SimulationResult) -> dict[str, Any]:
-    return next(row for row in result.rows["turns"] if row["turn_index"] == 1)
-
+from tests.helpers.engine_runs import (
+    ARITHMETIC,
+    STRICT,
+    default_scenario,
+    first_turn,
+    run,
+    scenario_of,
+)
+from tests.helpers.model_support import timed
 
 # ----- the arithmetic check -----
 
@@ -126,7 +42,7 @@ def test_ttfts_is_the_tool_block_stop_under_streaming_and_message_stop_otherwise
     request = {"model": model.name, "max_tokens": 4096, "messages": messages}
     response = model.respond(request, Turn(0, 0, 1))
     assert isinstance(response, StreamResponse)
-    events = response.timed
+    events = timed(response)
     tool_index = next(
         e["index"] for _, e in events
         if e["type"] == "content_block_start" and e["content_block"]["type"] == "tool_use"

@@ -3,12 +3,8 @@ hung tools, attachments while tools run, interrupts, the rows it fills."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
 import pytest
 
-from sim.engine.loop_factory import LoopFactory
 from sim.engine.simulation import SimulationResult, simulate
 from sim.metrics.collector import RunCollector
 from sim.model.input_tokens import InputTokenCounter
@@ -16,26 +12,9 @@ from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.record import RecordKind
 from sim.scenario.schema import Scenario
 from sim.tools.execution import TOOL_TIMEOUT_NS, timeout_text
-from tests.test_engine import ARITHMETIC, default_scenario, first_turn, run, scenario_of
+from tests.helpers.engine_runs import ARITHMETIC, default_scenario, first_turn, run, scenario_of
 
 NS_PER_MS = 1_000_000
-
-
-class KeptLoop(ToolTurnLoop):
-    """A loop the test can look at after its session has ended."""
-
-    kept: list[ToolTurnLoop] = []
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        KeptLoop.kept.append(self)
-
-
-@pytest.fixture
-def kept_loops(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[ToolTurnLoop]]:
-    KeptLoop.kept = []
-    monkeypatch.setattr(LoopFactory, "loop_class", KeptLoop)
-    yield KeptLoop.kept
 
 
 def test_an_asked_permission_delays_the_start_by_the_users_decision() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -21,8 +21,7 @@ from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.recovery import PROFILES
 from sim.runtime.repair import check_pairing
 from sim.scenario.schema import ALL_POLICIES, Scenario
-from tests.test_engine import default_scenario, run
-from tests.test_engine_behaviour import kept_loops  # noqa: F401 (a fixture)
+from tests.helpers.engine_runs import default_scenario, run
 
 SESSIONS = 8
 UNFINISHED = (CallState.QUEUED, CallState.EXECUTING)
@@ -61,13 +60,13 @@ def checked_runs(scenario: Scenario, kept: list[ToolTurnLoop]) -> Iterator[Simul
 
 
 @pytest.mark.parametrize("fault", ALL_FAULTS)
-def test_one_fault_half_the_time(fault: str, kept_loops: list[ToolTurnLoop]) -> None:  # noqa: F811
+def test_one_fault_half_the_time(fault: str, kept_loops: list[ToolTurnLoop]) -> None:
     for _ in checked_runs(storm({fault: 0.5}), kept_loops):
         pass
 
 
 def test_duplicate_ids_with_cuts_leave_legal_transcripts(
-    kept_loops: list[ToolTurnLoop],  # noqa: F811
+    kept_loops: list[ToolTurnLoop],
 ) -> None:
     # Issue 13, defect 6: 42 of these 120 loops ended with a duplicate tool_use in their own
     # transcript (legal only after the boundary repair of a request that never came).
@@ -81,7 +80,7 @@ def test_duplicate_ids_with_cuts_leave_legal_transcripts(
             pass
 
 
-def test_every_fault_at_once(kept_loops: list[ToolTurnLoop]) -> None:  # noqa: F811
+def test_every_fault_at_once(kept_loops: list[ToolTurnLoop]) -> None:
     scenario = storm({fault: 0.1 for fault in ALL_FAULTS})
     for result in checked_runs(scenario, kept_loops):
         faults = {row["fault"] for row in result.rows["requests"]} - {None}
@@ -89,7 +88,7 @@ def test_every_fault_at_once(kept_loops: list[ToolTurnLoop]) -> None:  # noqa: F
 
 
 def test_the_user_and_the_tools_misbehave_at_once(
-    kept_loops: list[ToolTurnLoop],  # noqa: F811
+    kept_loops: list[ToolTurnLoop],
 ) -> None:
     # Interrupts in both phases, attachments, every tool failing or hanging a third of the time
     # and asking permission (denied half the time), with model faults on top.
@@ -141,8 +140,8 @@ CAUSES = {"crash", "rewind", "compaction"}
 class BodyCheckedLoop(ToolTurnLoop):
     """A loop whose every request body is checked as sent, apart from the loop's own verdict."""
 
-    kept: list[ToolTurnLoop] = []
-    illegal: list[list[str]] = []
+    kept: ClassVar[list[ToolTurnLoop]] = []
+    illegal: ClassVar[list[list[str]]] = []
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

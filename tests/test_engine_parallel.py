@@ -6,24 +6,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from sim.engine.runner import RunResult, run_scenario, units_of
+from sim.engine.runner import run_scenario, units_of
 from sim.metrics.schema import TABLES
-from sim.metrics.writer import RunMetadata, write_run
 from sim.scenario.loader import load_scenario, with_overrides
 from tests.golden.regenerate import golden_scenario
-
-GOLDEN = Path(__file__).parent / "golden"
-
-
-def write(result: RunResult, out: Path) -> None:
-    metadata = RunMetadata.collect(
-        run_id="same-run", scenario=result.scenario.name, scenario_sha256="0" * 64,
-        seed=result.scenario.seed,
-    )
-    write_run(
-        out, result.collector("same-run").tables(), metadata,
-        events_per_wall_s=result.events_per_wall_s(),
-    )
+from tests.helpers.golden_runs import GOLDEN, write
 
 
 def test_jobs_2_gives_the_same_files_as_a_serial_run(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def test_a_file_up_to_the_limit_is_read_and_a_larger_one_refused(tmp_path: Path)
     assert read_input(str(path), "input") == b"x" * LIMIT
     # /dev/zero was read until memory ran out.
     path.write_bytes(b"x" * (LIMIT + 1))
-    with pytest.raises(UserError, match="^input: too large: an input may hold at most 10 bytes$"):
+    with pytest.raises(UserError, match=r"^input: too large: an input may hold at most 10 bytes$"):
         read_input(str(path), "input")
 
 
@@ -42,7 +42,7 @@ def test_stdin_beyond_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(sys, "stdin", stdin_of(b"x" * LIMIT))
     assert read_input("-", "<stdin>") == b"x" * LIMIT
     monkeypatch.setattr(sys, "stdin", stdin_of(b"x" * (LIMIT * 100)))
-    with pytest.raises(UserError, match="^<stdin>: too large"):
+    with pytest.raises(UserError, match=r"^<stdin>: too large"):
         read_input("-", "<stdin>")
 
 
@@ -75,6 +75,6 @@ def test_a_document_too_deep_to_print_is_a_user_error(capsys: pytest.CaptureFixt
     deep: list[Any] = []
     for _ in range(100_000):
         deep = [deep]
-    with pytest.raises(UserError, match="^f: nesting too deep to print$"):
+    with pytest.raises(UserError, match=r"^f: nesting too deep to print$"):
         print_json({"value": deep}, "f")
     assert capsys.readouterr().out == ""

@@ -12,14 +12,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from sim.cli import main
+from sim.counts import LogNormalCount
 from sim.distributions import LogNormal, sample_short_runs
 from sim.errors import UserError
 from sim.limits import MAX_COUNT, MAX_DURATION_MS, MAX_PINGS_PER_STREAM
 from sim.model.disruption import with_keepalive_pings
 from sim.randomness import stream
-from sim.scenario.counts import LogNormalCount
 from sim.scenario.loader import load_scenario
-from tests.test_scenario_loader import MINIMAL
+from tests.helpers.scenarios import MINIMAL
 
 ROOT = Path(__file__).parent.parent
 MAX_DURATION_NS = round(MAX_DURATION_MS * 1_000_000)

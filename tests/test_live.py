@@ -35,8 +35,8 @@ from sim.runtime.retry import RetrySettings
 from sim.runtime.tooldef import ToolDefinition
 from sim.wire.identity import SESSION_HEADER
 from sim.wire.server import MockServer
-from tests.test_model_support import SPECS
-from tests.test_server import mock_model
+from tests.helpers.model_support import SPECS
+from tests.helpers.server import mock_model
 
 SPEED = 200.0
 SEED = 7

@@ -10,7 +10,7 @@ import pytest
 from sim.live import LiveCall, ToolError, simulated_tools
 from sim.live.simulated_tools import play
 from sim.tools.execution import CallPlan, Outcome
-from tests.test_model_support import SPECS
+from tests.helpers.model_support import SPECS
 
 MS = 1_000_000
 

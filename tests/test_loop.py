@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from sim.runtime import validation as validation_module
 from sim.runtime.commands import (
     AskPermission,
     CancelTool,
@@ -16,51 +17,18 @@ from sim.runtime.commands import (
     ToolProgress,
     TurnEnded,
 )
-from sim.runtime.executor import build_validators
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import CallOutcome
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.record import RecordKind
-from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
-from sim.runtime.tooldef import ToolDefinition
-from tests.runtime_script import (
+from sim.runtime.repair import check_pairing
+from sim.runtime.validation import InputValidation
+from tests.helpers.loop_tools import READ, TOOLS, legal, tool_response
+from tests.helpers.runtime_script import (
     feed,
-    message_end,
-    message_start,
     of_type,
-    text_block,
     text_response,
-    tool_use_block,
 )
-
-READ = ToolDefinition(
-    "Read",
-    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    concurrency_safe=True,
-)
-BASH = ToolDefinition(
-    "Bash", {"type": "object", "properties": {"command": {"type": "string"}}}, cancels_siblings=True
-)
-EDIT = ToolDefinition("Edit")
-TASK = ToolDefinition("Task", concurrency_safe=True, cancellable=False)
-TOOLS = [READ, BASH, EDIT, TASK]
-
-
-def tool_response(
-    message_id: str, *calls: tuple[str, str, dict[str, Any]], text: str = "Looking."
-) -> list[dict[str, Any]]:
-    events = [message_start(message_id), *text_block(0, text)]
-    for offset, (tool_use_id, name, tool_input) in enumerate(calls, start=1):
-        events += tool_use_block(offset, tool_use_id, name, tool_input)
-    return events + message_end("tool_use")
-
-
-def legal(loop: ToolTurnLoop) -> None:
-    """The transcript passes the API's pairing rules, the boundary layer never had to act, and
-    it would find nothing to do before the next request either."""
-    assert check_pairing(loop.messages) == []
-    assert loop.repairs == []
-    assert ensure_tool_result_pairing(loop.messages)[1] == []
 
 
 def test_the_request_body_is_a_complete_streaming_messages_request() -> None:
@@ -266,16 +234,42 @@ def test_two_tools_with_one_name_are_refused() -> None:
         ToolTurnLoop([READ, READ], model="m")
 
 
-def test_validators_given_are_used_and_must_cover_every_tool() -> None:
-    validators = build_validators({tool.name: tool for tool in TOOLS})
-    loop = ToolTurnLoop(TOOLS, model="m", validators=validators)
+def test_a_validation_given_is_used_and_must_cover_every_tool() -> None:
+    validation = InputValidation(TOOLS)
+    loop = ToolTurnLoop(TOOLS, model="m", validation=validation)
     loop.start("go", 0)
     out = feed(loop, tool_response("msg_1", ("t1", "Read", {"limit": 3})), 100)
     [result] = loop.call_records()
     assert result.outcome is CallOutcome.INVALID_INPUT and not of_type(StartTool, out)
-    partial = {"Read": validators["Read"], "Edit": validators["Edit"]}
-    with pytest.raises(ValueError, match="validators: none for the tools Bash, Task"):
-        ToolTurnLoop(TOOLS, model="m", validators=partial)
+    partial = InputValidation(tool for tool in TOOLS if tool.name in ("Read", "Edit"))
+    with pytest.raises(ValueError, match="validation: no schema for the tools Bash, Task"):
+        ToolTurnLoop(TOOLS, model="m", validation=partial)
+
+
+def test_loops_given_one_validation_remember_its_verdicts_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Who builds many loops owns one validation: a verdict given in one session is not made
+    # again in the next (and a loop without one makes its own, remembering nothing of others).
+    fresh: list[dict[str, Any]] = []
+    real = validation_module.validate
+
+    def counted(validator: Any, tool_input: dict[str, Any]) -> str | None:
+        fresh.append(tool_input)
+        return real(validator, tool_input)
+
+    monkeypatch.setattr(validation_module, "validate", counted)
+    shared = InputValidation(TOOLS)
+    for loop in (ToolTurnLoop(TOOLS, model="m", validation=shared) for _ in range(2)):
+        loop.start("go", 0)
+        feed(loop, tool_response("msg_1", ("t1", "Read", {"path": "/a"})), 100)
+        [record] = loop.call_records()
+        assert record.start_ns is not None  # valid, so started
+    assert fresh == [{"path": "/a"}]
+    own = ToolTurnLoop(TOOLS, model="m")
+    own.start("go", 0)
+    feed(own, tool_response("msg_1", ("t1", "Read", {"path": "/a"})), 100)
+    assert fresh == [{"path": "/a"}, {"path": "/a"}]
 
 
 def test_input_about_an_older_request_is_ignored() -> None:

@@ -8,8 +8,8 @@ from sim.runtime.commands import SendRequest, SessionEnded, StartTool
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.record import RecordKind
 from sim.runtime.repair import check_pairing
-from tests.runtime_script import feed, of_type
-from tests.test_loop import TOOLS, tool_response
+from tests.helpers.loop_tools import TOOLS, tool_response
+from tests.helpers.runtime_script import feed, of_type
 
 
 def test_a_session_ending_right_after_a_duplicate_leaves_a_legal_transcript() -> None:
@@ -29,7 +29,7 @@ def test_an_id_the_transcript_already_holds_is_not_run_and_not_kept() -> None:
     loop = ToolTurnLoop(TOOLS, model="m", max_turns=2)
     loop.start("go", 0)
     feed(loop, tool_response("msg_1", ("t1", "Read", {"path": "/a"})), 100)
-    [send] = of_type(SendRequest, loop.tool_finished("t1", "success", "a", 1_000))
+    [_send] = of_type(SendRequest, loop.tool_finished("t1", "success", "a", 1_000))
     again = ("t1", "Read", {"path": "/b"}), ("t2", "Read", {"path": "/c"})
     out = feed(loop, tool_response("msg_2", *again), 2_000)
     assert [c.tool_use_id for c in of_type(StartTool, out)] == ["t2"]

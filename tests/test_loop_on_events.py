@@ -5,6 +5,7 @@ including streams that break the protocol."""
 from __future__ import annotations
 
 import copy
+import itertools
 from typing import Any
 
 import pytest
@@ -13,14 +14,14 @@ from hypothesis import strategies as st
 
 from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
 from sim.runtime.loop import ToolTurnLoop
-from tests.runtime_script import (
+from tests.helpers.loop_tools import TOOLS
+from tests.helpers.runtime_script import (
     error_event,
     message_end,
     message_start,
     text_block,
     tool_use_block,
 )
-from tests.test_loop import TOOLS
 
 Event = dict[str, Any]
 TOOL_TURN = [
@@ -72,7 +73,7 @@ def _in_batches(events: list[Event], cuts: list[int]) -> tuple[ToolTurnLoop, lis
     times = [100 + 10 * position for position in range(len(events))]
     out: list[tuple[int, Any]] = []
     bounds = sorted({0, len(events), *(cut % (len(events) + 1) for cut in cuts)})
-    for start, stop in zip(bounds, bounds[1:], strict=False):
+    for start, stop in itertools.pairwise(bounds):
         fed = start
         while fed < stop:
             commands, taken = loop.on_events(events[fed:stop], times[fed:stop], 1)

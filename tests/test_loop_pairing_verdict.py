@@ -13,9 +13,8 @@ import sim.runtime.loop as loop_module
 from sim.runtime.commands import SendRequest
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.repair import PairingError, Repair, check_pairing
-from tests.damaged_resume import damaged_resume  # noqa: F401 (a fixture)
-from tests.test_engine import STRICT, run, scenario_of
-from tests.test_loop import TOOLS
+from tests.helpers.engine_runs import STRICT, run, scenario_of
+from tests.helpers.loop_tools import TOOLS
 
 ORPHANED = [
     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "gone", "content": "x"},

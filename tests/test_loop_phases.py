@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 
 from sim.runtime.loop import TRANSITIONS, Phase, PhaseError, ToolTurnLoop
-from tests.runtime_script import error_event, feed, message_start, text_response
-from tests.test_loop import TOOLS, tool_response
+from tests.helpers.loop_tools import TOOLS, tool_response
+from tests.helpers.runtime_script import error_event, feed, message_start, text_response
 
 Move = tuple[Phase, Phase]
 

@@ -34,7 +34,8 @@ from sim.runtime.recovery import (
 )
 from sim.runtime.repair import check_pairing
 from sim.runtime.tooldef import ToolDefinition
-from tests.runtime_script import (
+from tests.helpers.loop_tools import TOOLS, tool_response
+from tests.helpers.runtime_script import (
     error_event,
     feed,
     message_end,
@@ -43,7 +44,6 @@ from tests.runtime_script import (
     text_block,
     tool_use_block,
 )
-from tests.test_loop import TOOLS, tool_response
 
 PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
 READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}
@@ -79,7 +79,8 @@ def test_profiles_by_name_or_object() -> None:
     assert set(PROFILES) == {"default", "claude-code"}
     assert profile_of("claude-code") is CLAUDE_CODE and profile_of(DEFAULT) is DEFAULT
     assert ToolTurnLoop(TOOLS, model="m").profile is DEFAULT
-    with pytest.raises(ValueError, match="unknown recovery profile 'nope' .known: default, claude"):
+    unknown = r"unknown recovery profile 'nope' .known: default, claude"
+    with pytest.raises(ValueError, match=unknown):
         ToolTurnLoop(TOOLS, model="m", profile="nope")
 
 

@@ -11,8 +11,14 @@ from hypothesis import strategies as st
 from sim.runtime.commands import CancelTool, SendRequest, SessionEnded, StartTool, WaitUntil
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
-from tests.runtime_script import error_event, message_end, message_start, text_block, tool_use_block
-from tests.test_loop import TOOLS
+from tests.helpers.loop_tools import TOOLS
+from tests.helpers.runtime_script import (
+    error_event,
+    message_end,
+    message_start,
+    text_block,
+    tool_use_block,
+)
 
 TOOL_NAMES = ["Read", "Bash", "Edit", "Task", "Missing"]
 INPUTS = {"Read": {"path": "/a"}, "Bash": {"command": "ls"}, "Edit": {}, "Task": {}, "Missing": {}}
@@ -49,6 +55,82 @@ def draw_response(
     return None, events
 
 
+class _Driver:
+    """A driver of one loop whose every choice (responses, tool outcomes, which input comes
+    next) hypothesis draws."""
+
+    def __init__(self, loop: ToolTurnLoop, data: st.DataObject) -> None:
+        self.loop = loop
+        self.data = data
+        self.now = 0
+        self.next_id = [0]
+        self.running: list[str] = []
+        self.stream: list[dict[str, Any]] = []
+        self.stream_open = False
+        self.wake_at: int | None = None
+        self.request_id = 0
+        self.ended = False
+
+    def carry_out(self, commands: list[Any]) -> None:
+        for command in commands:
+            if isinstance(command, SendRequest):
+                self.request_id = command.request_id
+                status, self.stream = draw_response(self.data, self.next_id)
+                self.stream_open = status is None
+                if status is not None:
+                    commands.extend(
+                        self.loop.request_failed(status, self.now, request_id=self.request_id)
+                    )
+            elif isinstance(command, StartTool):
+                self.running.append(command.tool_use_id)
+            elif isinstance(command, CancelTool) and command.tool_use_id in self.running:
+                self.running.remove(command.tool_use_id)
+            elif isinstance(command, WaitUntil):
+                self.wake_at = command.time_ns
+            elif isinstance(command, SessionEnded):
+                self.ended = True
+
+    def moves(self) -> list[str]:
+        """The inputs that may come next."""
+        moves = []
+        if self.stream_open:
+            moves.append("event")
+        if self.running:
+            moves += ["finish", "progress"]
+        if self.wake_at is not None:
+            moves.append("wake")
+        if self.loop.phase in (Phase.STREAMING, Phase.TOOLS):
+            moves += ["interrupt", "attachment"]
+        return moves
+
+    def make(self, move: str) -> list[Any]:
+        """Give the loop the input `move` names; returns its commands."""
+        loop, now, data = self.loop, self.now, self.data
+        if move == "event":
+            if self.stream:
+                return loop.on_event(self.stream.pop(0), now, self.request_id)
+            self.stream_open = False
+            return loop.stream_ended(now, self.request_id)
+        if move == "finish":
+            tool_use_id = data.draw(st.sampled_from(self.running), label="tool")
+            self.running.remove(tool_use_id)
+            outcome = data.draw(
+                st.sampled_from(["success", "error", "exception", "cancelled"]), label="outcome"
+            )
+            return loop.tool_finished(tool_use_id, outcome, "out", now)
+        if move == "progress":
+            return loop.tool_progress(self.running[0], "tick", now)
+        if move == "wake":
+            assert self.wake_at is not None
+            self.now = max(now, self.wake_at)
+            self.wake_at = None
+            return loop.wake(self.now)
+        if move == "interrupt":
+            self.stream_open = False
+            return loop.interrupt(now)
+        return loop.attachment({"type": "text", "text": "note"}, now)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.data(), st.sampled_from(["streaming", "at_message_stop", "serial"]))
 def test_every_session_ends_legal_without_boundary_repairs(
@@ -62,73 +144,19 @@ def test_every_session_ends_legal_without_boundary_repairs(
         policy=policy,
         max_turns=3,
     )
-    now = 0
-    next_id = [0]
-    commands: list[Any] = loop.start("go", now)
-    running: list[str] = []
-    stream: list[dict[str, Any]] = []
-    stream_open = False
-    wake_at: int | None = None
-    request_id = 0
-    ended = False
+    driver = _Driver(loop, data)
+    commands: list[Any] = loop.start("go", driver.now)
     for _ in range(400):
-        for command in commands:
-            if isinstance(command, SendRequest):
-                request_id = command.request_id
-                status, stream = draw_response(data, next_id)
-                stream_open = status is None
-                if status is not None:
-                    commands.extend(loop.request_failed(status, now, request_id=request_id))
-            elif isinstance(command, StartTool):
-                running.append(command.tool_use_id)
-            elif isinstance(command, CancelTool) and command.tool_use_id in running:
-                running.remove(command.tool_use_id)
-            elif isinstance(command, WaitUntil):
-                wake_at = command.time_ns
-            elif isinstance(command, SessionEnded):
-                ended = True
+        driver.carry_out(commands)
         commands = []
-        if ended and not running:
+        if driver.ended and not driver.running:
             break
-        now += 10
-        moves = []
-        if stream_open:
-            moves.append("event")
-        if running:
-            moves += ["finish", "progress"]
-        if wake_at is not None:
-            moves.append("wake")
-        if loop.phase in (Phase.STREAMING, Phase.TOOLS):
-            moves += ["interrupt", "attachment"]
+        driver.now += 10
+        moves = driver.moves()
         if not moves:
             break
-        move = data.draw(st.sampled_from(moves), label="move")
-        if move == "event":
-            if stream:
-                commands = loop.on_event(stream.pop(0), now, request_id)
-            else:
-                stream_open = False
-                commands = loop.stream_ended(now, request_id)
-        elif move == "finish":
-            tool_use_id = data.draw(st.sampled_from(running), label="tool")
-            running.remove(tool_use_id)
-            outcome = data.draw(
-                st.sampled_from(["success", "error", "exception", "cancelled"]), label="outcome"
-            )
-            commands = loop.tool_finished(tool_use_id, outcome, "out", now)
-        elif move == "progress":
-            commands = loop.tool_progress(running[0], "tick", now)
-        elif move == "wake":
-            assert wake_at is not None
-            now = max(now, wake_at)
-            wake_at = None
-            commands = loop.wake(now)
-        elif move == "interrupt":
-            stream_open = False
-            commands = loop.interrupt(now)
-        else:
-            commands = loop.attachment({"type": "text", "text": "note"}, now)
-    assert ended, "the session did not end"
+        commands = driver.make(data.draw(st.sampled_from(moves), label="move"))
+    assert driver.ended, "the session did not end"
     assert loop.phase is Phase.IDLE
     assert check_pairing(loop.messages) == []
     assert loop.repairs == []

@@ -21,7 +21,8 @@ from sim.runtime.outcomes import SyntheticCause
 from sim.runtime.record import RecordKind
 from sim.runtime.repair import PairingError, RepairKind, check_pairing
 from sim.runtime.retry import RetrySettings
-from tests.runtime_script import (
+from tests.helpers.loop_tools import TOOLS, legal
+from tests.helpers.runtime_script import (
     error_event,
     feed,
     message_end,
@@ -31,7 +32,6 @@ from tests.runtime_script import (
     text_response,
     tool_use_block,
 )
-from tests.test_loop import TOOLS, legal
 
 PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
 READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}

@@ -13,8 +13,8 @@ import httpx2
 from sim.runtime.commands import SendRequest, SessionEnded, StartTool
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.repair import check_pairing
-from tests.runtime_script import message_end, message_start, text_block, tool_use_block
-from tests.test_loop import TOOLS
+from tests.helpers.loop_tools import TOOLS
+from tests.helpers.runtime_script import message_end, message_start, text_block, tool_use_block
 
 
 def sse(events: list[dict[str, Any]]) -> bytes:

@@ -9,7 +9,7 @@ from sim.metrics import RunCollector, summarize
 from sim.metrics.display import RowFormat, metric_label
 from sim.metrics.summary import SummaryRow, load_sweep, summary_from_arrow, summary_to_arrow
 from sim.metrics.summary_table import print_summary, summary_table
-from tests.test_metrics_support import collect, handmade_rows, handmade_tables, turn
+from tests.helpers.metrics_support import collect, handmade_rows, handmade_tables, turn
 
 
 def by_key(rows: list[SummaryRow]) -> dict[tuple[str, str], float]:

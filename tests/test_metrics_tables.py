@@ -10,7 +10,7 @@ import pytest
 
 from sim.metrics import MetricsError, RunCollector
 from sim.metrics.schema import CATEGORY, TABLES, TURNS
-from tests.test_metrics_support import collect, handmade_rows, handmade_tables, turn
+from tests.helpers.metrics_support import collect, handmade_rows, handmade_tables, turn
 
 
 def test_every_column_has_its_declared_type_and_categories_are_dictionaries() -> None:

@@ -15,7 +15,7 @@ from sim.metrics import MetricsError, RunMetadata, read_run, write_run
 from sim.metrics import writer as writer_module
 from sim.metrics.provenance import file_sha256, git_commit, package_versions
 from sim.metrics.schema import SUMMARY_SCHEMA, TABLES
-from tests.test_metrics_support import collect, handmade_rows, handmade_tables, metadata
+from tests.helpers.metrics_support import collect, handmade_rows, handmade_tables, metadata
 
 FILES = sorted([f"{spec.name}.parquet" for spec in TABLES] + ["summary.parquet", "run.json"])
 
@@ -131,7 +131,7 @@ def test_an_existing_folder_is_not_overwritten_by_default(tmp_path: Path) -> Non
 def test_tables_of_another_schema_are_refused(tmp_path: Path) -> None:
     tables = handmade_tables()
     tables["turns"] = tables["turns"].drop_columns(["load"])
-    with pytest.raises(MetricsError, match="^turns: schema differs"):
+    with pytest.raises(MetricsError, match=r"^turns: schema differs"):
         write_run(tmp_path / "run", tables, metadata())
     del tables["turns"]
     with pytest.raises(MetricsError, match="exactly"):

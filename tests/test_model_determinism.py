@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sim.model.response import HttpError, StreamResponse, Turn
-from tests.test_model_support import (
+from tests.helpers.model_support import (
     TEXT_AND_TWO_CALLS,
     body,
     events_of,

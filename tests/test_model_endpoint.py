@@ -5,7 +5,7 @@ from __future__ import annotations
 from sim.model.config import EndpointConfig
 from sim.model.endpoint import Endpoint
 from sim.model.response import Turn
-from tests.test_model_support import make_model
+from tests.helpers.model_support import make_model
 
 
 def test_unlimited_endpoint_admits_everything() -> None:

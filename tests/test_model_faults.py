@@ -8,6 +8,7 @@ unit of its kind per response (two for the per-call faults), so every unit is re
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -19,7 +20,7 @@ from sim.model.model import UNKNOWN_TOOL_NAME
 from sim.model.response import HttpError, StreamResponse, Turn
 from sim.runtime.pairing import check_pairing
 from sim.wire.sse import SSEDecoder, encode_stream
-from tests.test_model_support import (
+from tests.helpers.model_support import (
     MESSAGES,
     PREVIOUS_ID,
     SPECS,
@@ -199,7 +200,7 @@ def test_a_stall_is_silence_then_a_resume_or_a_cut() -> None:
         assert response.faults == ("stall",)
         endings.add(response.ending)
         times = response.times
-        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
         if response.ending == "complete":
             assert max(gaps) >= ms_to_ns(40_000)  # no ping inside the stall
             calm_events = events_of(respond(calm, session))

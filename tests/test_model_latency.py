@@ -9,7 +9,7 @@ from sim.model.config import LatencyConfig
 from sim.model.latency import PRESETS, resolve_latency, token_gap_for_rate
 from sim.model.response import Turn
 from sim.randomness import stream
-from tests.test_model_support import body, events_of, make_model, stream_of, without_pings
+from tests.helpers.model_support import body, events_of, make_model, stream_of, timed, without_pings
 
 # profile -> (median ms to first token, mean output tokens/s), as stated in sim/model/latency.py
 STATED = {"haiku": (500, 70), "sonnet": (1500, 78), "opus": (2500, 48)}
@@ -71,6 +71,6 @@ def test_utilisation_stretches_every_latency_by_the_endpoints_factor() -> None:
     idle = stream_of(model.respond(body(model), Turn(1, 1), utilisation=0.0))
     busy = stream_of(model.respond(body(model), Turn(1, 1), utilisation=1.0))
     assert without_pings(events_of(idle)) == without_pings(events_of(busy))
-    idle_times = [t for t, e in idle.timed if e["type"] != "ping"]
-    busy_times = [t for t, e in busy.timed if e["type"] != "ping"]
+    idle_times = [t for t, e in timed(idle) if e["type"] != "ping"]
+    busy_times = [t for t, e in timed(busy) if e["type"] != "ping"]
     assert busy_times == [2 * t for t in idle_times]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sim.model.response import HttpError, StreamResponse, Turn
 from sim.runtime.pairing import check_pairing
-from tests.test_model_support import MESSAGES, body, make_model
+from tests.helpers.model_support import MESSAGES, body, make_model
 
 BROKEN = [*MESSAGES[:2], {"role": "user", "content": "no result for the call"}]
 

@@ -11,7 +11,7 @@ from sim.model.response import HttpError, StreamResponse, Turn
 from sim.model.tool_inputs import tool_inputs
 from sim.scenario.loader import load_scenario
 from sim.wire.sse import SSEDecoder, encode_stream
-from tests.test_model_support import MESSAGES, feed_ours
+from tests.helpers.model_support import MESSAGES, feed_ours
 
 SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios").glob("*.toml"))
 

@@ -4,6 +4,7 @@ the chunking of tool input JSON, and a round trip through our SSE codec and the 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 
 import pytest
@@ -12,7 +13,7 @@ from sim.model.chunking import tool_json
 from sim.model.response import Turn
 from sim.runtime.accumulator import merge_block_messages
 from sim.wire.sse import SSEDecoder, encode_stream
-from tests.test_model_support import (
+from tests.helpers.model_support import (
     SPECS,
     TEXT_AND_TWO_CALLS,
     block_starts,
@@ -26,6 +27,7 @@ from tests.test_model_support import (
     sdk_snapshot,
     stop_reason,
     stream_of,
+    timed,
     tool_json_of,
     without_pings,
 )
@@ -185,21 +187,21 @@ def test_a_pair_arrives_after_its_generation_pause_then_as_a_burst() -> None:
         "json_chunk_gap": {"kind": "fixed", "ms": 1},
     }
     response = stream_of(respond(make_model(script=script, latency=latency), 1))
-    timed = [(t, e) for t, e in response.timed if e["type"] == "content_block_delta"]
+    deltas = [(t, e) for t, e in timed(response) if e["type"] == "content_block_delta"]
     ms = 1_000_000
-    assert timed[0][0] == 150 * ms  # the empty opening delta comes with the block start
+    assert deltas[0][0] == 150 * ms  # the empty opening delta comes with the block start
     first_pair = '{"content": "' + "x" * 400 + '"'
     tokens = -(-len(first_pair) // 4)
-    assert timed[1][0] == (150 + 10 * tokens) * ms  # the whole pair was generated first
+    assert deltas[1][0] == (150 + 10 * tokens) * ms  # the whole pair was generated first
     # Then its fragments follow one chunk gap apart, until the pair is complete.
-    burst, sent = [timed[1][0]], len(timed[1][1]["delta"]["partial_json"])
-    for at, event in timed[2:]:
+    burst, sent = [deltas[1][0]], len(deltas[1][1]["delta"]["partial_json"])
+    for at, event in deltas[2:]:
         if sent >= len(first_pair):
             break
         burst.append(at)
         sent += len(event["delta"]["partial_json"])
     assert sent == len(first_pair) and len(burst) > 5
-    assert {b - a for a, b in zip(burst, burst[1:], strict=False)} == {1 * ms}
+    assert {b - a for a, b in itertools.pairwise(burst)} == {1 * ms}
 
 
 def test_usage_counts_the_request_and_the_output() -> None:
@@ -225,7 +227,7 @@ def test_the_requests_max_tokens_truncates_the_answer() -> None:
 def test_long_silences_carry_keepalive_pings() -> None:
     latency = {"tool_use_pause": {"kind": "fixed", "ms": 25_000}, "ping_interval_ms": 10_000}
     response = stream_of(respond(make_model(script=TEXT_AND_TWO_CALLS, latency=latency), 1))
-    pings = [t for t, e in response.timed if e["type"] == "ping"]
+    pings = [t for t, e in timed(response) if e["type"] == "ping"]
     assert len(pings) == 1 + 2 * 2  # the opening ping, then two in each 25 s pause
     events = response.events
     calm = events_of(respond(make_model(script=TEXT_AND_TWO_CALLS), 1))

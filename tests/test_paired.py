@@ -13,7 +13,7 @@ from sim.engine.runner import run_scenario
 from sim.metrics.paired import paired_differences, paired_stats
 from sim.metrics.summary import summarize
 from sim.scenario.loader import load_scenario
-from tests.test_metrics_support import collect, turn
+from tests.helpers.metrics_support import collect, turn
 
 S, A = "streaming", "at_message_stop"
 # (policy, session, turn, ttfts): session 1 turn 0 has no tool under streaming, session 2

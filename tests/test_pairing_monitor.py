@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sim.runtime.pairing import PairingMonitor, TranscriptShapeError, check_pairing
-from tests.test_repair_properties import broken_transcripts, valid_transcripts
+from tests.helpers.transcripts import broken_transcripts, valid_transcripts
 
 Message = dict[str, Any]
 CALL = {"type": "tool_use", "id": "t1", "name": "x", "input": {}}

@@ -12,7 +12,7 @@ import pytest
 from sim import progress
 from sim.cli import main
 from sim.progress import PlainLog, duration
-from tests.test_cmd_run import TINY
+from tests.helpers.scenarios import TINY
 
 PLAIN_LINE = re.compile(
     r"sim run: [\d,]+/[\d,]+ sessions \(\d+%\), [\d,.]+ sessions/s(, about .+ left)?"

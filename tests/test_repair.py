@@ -18,20 +18,9 @@ from sim.runtime.repair import (
     check_pairing,
     ensure_tool_result_pairing,
 )
+from tests.helpers.transcripts import assistant, text, user
 
 K = RepairKind
-
-
-def user(*blocks: Any) -> dict[str, Any]:
-    return {"role": "user", "content": list(blocks)}
-
-
-def assistant(*blocks: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": list(blocks)}
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
 
 
 def use(tool_id: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import pytest
 
 from sim.runtime.pairing import TranscriptShapeError
 from sim.runtime.repair import check_pairing
-from tests.test_repair import assistant, text, user
+from tests.helpers.transcripts import assistant, text, user
 
 
 def use(tool_id: str, block_type: str = "tool_use", name: str = "bash") -> dict[str, Any]:

@@ -12,7 +12,7 @@ from sim.cli import main
 from sim.metrics import read_run, write_run
 from sim.report.plots import concurrency_steps
 from sim.report.writer import write_report
-from tests.test_metrics_support import collect, handmade_rows, metadata, turn
+from tests.helpers.metrics_support import collect, handmade_rows, metadata, turn
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ALWAYS_DRAWN = {

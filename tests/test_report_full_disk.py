@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sim.cli import main
-from tests.test_cmd_run import TINY
+from tests.helpers.scenarios import TINY
 
 pytestmark = pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 

@@ -7,7 +7,9 @@ from sim.engine.request_log import UNREAD
 from sim.runtime.accumulator import ResponseSummary, StreamAccumulator
 from sim.runtime.commands import SendRequest, WaitUntil
 from sim.runtime.loop import ToolTurnLoop
-from tests.runtime_script import (
+from tests.helpers.engine_runs import default_scenario, run
+from tests.helpers.loop_tools import TOOLS
+from tests.helpers.runtime_script import (
     error_event,
     feed,
     message_end,
@@ -16,8 +18,6 @@ from tests.runtime_script import (
     text_block,
     text_response,
 )
-from tests.test_engine import default_scenario, run
-from tests.test_loop import TOOLS
 
 
 def test_the_accumulator_summarises_what_it_has_read() -> None:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from sim.counts import Count
 from sim.randomness import stream
-from sim.scenario.counts import Count
 
 
 class Holder(BaseModel):

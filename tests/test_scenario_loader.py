@@ -6,17 +6,9 @@ import pytest
 
 from sim.errors import UserError
 from sim.scenario.loader import load_scenario, with_overrides
+from tests.helpers.scenarios import MINIMAL
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
-
-MINIMAL = """
-name = "t"
-seed = 1
-[load]
-mode = "closed"
-sessions = 4
-concurrency = 2
-"""
 
 
 def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:

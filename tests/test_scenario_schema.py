@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from sim.scenario.counts import fixed_count
+from sim.counts import fixed_count
 from sim.scenario.schema import ALL_POLICIES, Scenario
 
 

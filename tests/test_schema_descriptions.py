@@ -12,7 +12,7 @@ from sim.cli import main
 from sim.metrics import write_run
 from sim.metrics.columns import all_specs, describe
 from sim.metrics.schema import TABLES
-from tests.test_metrics_support import handmade_tables, metadata
+from tests.helpers.metrics_support import handmade_tables, metadata
 
 
 @pytest.mark.parametrize("spec", all_specs(), ids=lambda spec: spec.name)

@@ -4,75 +4,25 @@ HTTP. Each test starts its own server on a free port and stops it."""
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import anthropic
 import httpx2
 import pytest
 
-from sim.model.config import ModelConfig
-from sim.model.model import MockModel
 from sim.model.response import Turn
 from sim.runtime.accumulator import StreamAccumulator, merge_block_messages
 from sim.runtime.repair import check_pairing
-from sim.wire.background import serve_in_thread
 from sim.wire.identity import SESSION_HEADER
-from sim.wire.server import MAX_DELAY_NS, MockServer, final_message
+from sim.wire.server import MAX_DELAY_NS, final_message
 from sim.wire.sse import decode_stream
-from tests.test_model_support import TOOLS
-
-SEED = 7
-FAST = 100.0  # --speed for tests: a 500 ms first token takes 5 ms
-USER = [{"role": "user", "content": "Read the file."}]
-THINK_TEXT_CALL = {
-    "kind": "explicit",
-    "responses": [{"blocks": [
-        {"type": "thinking", "thinking": "The user wants a file read.",
-         "signature": "c2lnbmF0dXJl"},
-        {"type": "text", "text": "Reading it now, then I will summarise ünïcödé text."},
-        {"type": "tool_use", "name": "Read", "input": {"file_path": "/repo/a.py"}},
-    ]}],
-}
-
-
-def mock_model(**config: Any) -> MockModel:
-    config.setdefault("profile", "haiku")
-    config.setdefault("script", THINK_TEXT_CALL)
-    return MockModel(ModelConfig.model_validate(config), SEED, TOOLS)
-
-
-class LogLines:
-    """The server's log, kept for assertions (the server writes from its own thread)."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self._lock = threading.Lock()
-
-    def __call__(self, line: str) -> None:
-        with self._lock:
-            self.lines.append(line)
-
-
-@contextmanager
-def serving(
-    model: MockModel, speed: float = FAST, **options: Any
-) -> Iterator[tuple[MockServer, anthropic.Anthropic, LogLines]]:
-    log = LogLines()
-    with serve_in_thread(model, speed=speed, log=log, **options) as server:
-        client = anthropic.Anthropic(base_url=server.base_url, api_key="x", max_retries=0,
-                                     timeout=20)
-        try:
-            yield server, client, log
-        finally:
-            client.close()
-
-
-def request(model: MockModel, **extra: Any) -> dict[str, Any]:
-    return {"model": model.name, "max_tokens": 4096, "messages": USER, **extra}
+from tests.helpers.server import (
+    USER,
+    mock_model,
+    request,
+    serving,
+)
 
 
 def without_nulls(message: dict[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from sim.model.model import MockModel
 from sim.scenario.loader import load_scenario
 from sim.wire.client_tools import SAFE_INPUTS, ClientTools, callable_tools
 from sim.wire.identity import SESSION_HEADER
-from tests.test_model_support import TOOLS
-from tests.test_server import SEED, USER, serving
+from tests.helpers.model_support import TOOLS
+from tests.helpers.server import SEED, USER, serving
 
 BASH = {"name": "Bash", "input_schema": {
     "type": "object", "properties": {"command": {"type": "string"},

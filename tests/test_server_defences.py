@@ -20,7 +20,7 @@ from sim.wire.connection import Timeouts
 from sim.wire.identity import SESSION_HEADER
 from sim.wire.request_shape import BLOCKS, TOOLS, request_problem
 from sim.wire.server import MockServer
-from tests.test_server import USER, mock_model, request, serving
+from tests.helpers.server import USER, mock_model, request, serving
 
 GOOD: dict[str, Any] = {"model": "m", "max_tokens": 100, "messages": USER}
 

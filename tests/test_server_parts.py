@@ -24,7 +24,7 @@ from sim.wire.identity import (
 )
 from sim.wire.request_shape import request_problem
 from sim.wire.server import MockServer
-from tests.test_server import mock_model, request
+from tests.helpers.server import mock_model, request
 
 ASSISTANT = {"role": "assistant", "content": "ok"}
 USER = {"role": "user", "content": "go on"}

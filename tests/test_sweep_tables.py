@@ -18,7 +18,7 @@ from sim.metrics.schema import SESSION_KEY, TABLES
 from sim.metrics.summary import summarize
 from sim.report.compare import compare_runs
 from sim.scenario.loader import load_scenario
-from tests.test_metrics_support import metadata
+from tests.helpers.metrics_support import metadata
 
 SWEEP = Path(__file__).parent / "golden" / "open_sweep.toml"
 # Besides the session key, what names a row of each table uniquely.

@@ -145,7 +145,10 @@ def test_changing_a_failure_rate_keeps_the_durations() -> None:
     assert [p.duration_ns for p in calm] == [p.duration_ns for p in flaky]
 
 
-@pytest.mark.parametrize("chars", [0, 1, 79, 80, 81, 5000])
+@pytest.mark.parametrize("chars", [0, 1, 79, 80, 81, 5000, 81_921, 250_000])
 def test_filler_is_exactly_as_long_as_drawn(chars: int) -> None:
     (plan,) = plans(spec(result_chars=chars), n=1)
     assert len(plan.text) == chars
+    # Past the first long filler (1,024 lines) too: the same lines, whatever the length.
+    line = "simulated tool output: lorem ipsum dolor sit amet, consectetur adipiscing elit\n"
+    assert plan.text == (line * (chars // len(line) + 1))[:chars]

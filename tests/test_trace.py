@@ -19,9 +19,9 @@ from sim.metrics.reader import read_run
 from sim.metrics.schema import EVENTS, TABLES
 from sim.scenario.loader import load_scenario
 from sim.scenario.schema import Scenario
-from tests.test_cmd_run import TINY
-from tests.test_engine import ARITHMETIC, default_scenario, scenario_of
-from tests.test_engine_parallel import GOLDEN, write
+from tests.helpers.engine_runs import ARITHMETIC, default_scenario, scenario_of
+from tests.helpers.golden_runs import GOLDEN, write
+from tests.helpers.scenarios import TINY
 
 BLOCK_EVENTS = {"content_block_start", "content_block_delta", "content_block_stop"}
 

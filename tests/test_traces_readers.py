@@ -42,7 +42,7 @@ def test_real_claude_code_logs_give_their_steps_calls_and_durations() -> None:
     two = sessions[TWO_PROMPTS]
     assert len(two.prompts_ms) == 2 and two.think_times_ms() == [5440.0]
     assert [s.prompt_index for s in two.steps] == [0, 0, 1, 1]
-    read = [c for c in two.tool_calls if c.name == "Read"][0]
+    read = next(c for c in two.tool_calls if c.name == "Read")
     assert read.is_error and read.result_text and "does not exist" in read.result_text
 
 

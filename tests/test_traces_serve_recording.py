@@ -106,14 +106,14 @@ def _made_recording(folder: Path) -> None:
     first = recorder.arrived(1_000_000, Turn(7, 0, 1), "m", prompt, b"a", [])
     recorder.answered(first, status=200, ending="complete", faults=(), end_ns=5_000_000,
                       calls=[SentCall("t1", "Grep", 4_000_000)], message_stop_ns=5_000_000)
-    results = prompt + [{"role": "assistant", "content": [
+    results = [*prompt, {"role": "assistant", "content": [
         {"type": "tool_use", "id": "t1", "name": "Grep", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
                                       "is_error": True}]}]
     second = recorder.arrived(9_000_000, Turn(7, 1, 1), "m", results, b"b", [])
     recorder.answered(second, status=200, ending="complete", faults=(), end_ns=12_000_000)
-    again = results + [{"role": "assistant", "content": "done"},
-                       {"role": "user", "content": "and now?"}]
+    again = [*results, {"role": "assistant", "content": "done"},
+             {"role": "user", "content": "and now?"}]
     third = recorder.arrived(512_000_000, Turn(7, 2, 1), "m", again, b"c", ["orphan result"])
     recorder.answered(third, status=400, ending="http_error", faults=(), end_ns=513_000_000)
     recorder.refused(600_000_000, 400, "body is not JSON")
@@ -211,5 +211,5 @@ def test_a_search_finds_recordings_by_their_summary_not_run_folders(tmp_path: Pa
     pq.write_table(pa.table({"a": [1]}), run / "requests.parquet")  # a run's own requests table
     logs = read_logs([str(tmp_path)])
     assert logs.files == [str(tmp_path / "recs" / "two_calls_clean")] and len(logs.skipped) == 0
-    with pytest.raises(UserError, match="no \\*.jsonl log files or sim serve --record folders"):
+    with pytest.raises(UserError, match=r"no \*.jsonl log files or sim serve --record folders"):
         read_logs([str(run)])

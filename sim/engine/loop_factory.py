@@ -17,12 +17,12 @@ from dataclasses import replace
 from typing import Any
 
 from sim.limits import REQUEST_MAX_TOKENS
-from sim.runtime.executor import build_validators
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.recovery import profile_of
 from sim.runtime.retry import RetrySettings
 from sim.runtime.tooldef import ToolDefinition
+from sim.runtime.validation import InputValidation
 from sim.scenario.schema import Scenario
 
 
@@ -47,7 +47,8 @@ class LoopFactory:
         self._fallback = fallback_name if runtime.fallback_after_overloads is not None else None
         self._fallback_after = runtime.fallback_after_overloads or 1
         self._tools = scenario.tool_definitions()
-        self._validators = build_validators({tool.name: tool for tool in self._tools})
+        # Owned here, shared by every loop of the simulation (`sim.runtime.validation`).
+        self._validation = InputValidation(self._tools)
         self._decisions = {
             spec.name: PermissionDecision(spec.permission.mode) for spec in scenario.tool_specs
         }
@@ -86,6 +87,6 @@ class LoopFactory:
             retry=settings,
             strict=self._scenario.runtime.strict,
             permission=self._permission,
-            validators=self._validators,
+            validation=self._validation,
             profile=self._profile,
         )

@@ -17,7 +17,8 @@ from rich.console import Console
 from rich.table import Table
 
 from sim.fidelity.overhead import Hop
-from sim.fidelity.pairing import METRICS, MetricError, Pairing, Tolerances, metric_values
+from sim.fidelity.pairing import METRICS, MetricError, Pairing, metric_values
+from sim.fidelity.settings import Tolerances
 
 
 @dataclass(frozen=True, slots=True)

@@ -232,44 +232,56 @@ class _Driver:
         for command in commands:
             if self._observer is not None:
                 self._observer(command, self.now())
-            match command:
-                case SendRequest():
-                    self._requests += 1
-                    self.logs.append(LiveRequest(command.request_id, self._loop.turn,
-                                                  command.attempt, command.model, self.now()))
-                    if self.user is not None:
-                        self.user.request_sent(self._loop.turn)
-                    self._streams.add(self._spawn(self._read_response(command)))
-                case StartTool():
-                    if self._tools_turn != self._loop.turn:
-                        self._tools_turn = self._loop.turn
-                        self._tools_phase_started(self._tools_turn)
-                    task = self._spawn(self._run_tool(command))
-                    self._tool_tasks[command.tool_use_id] = task
-                case CancelTool():
-                    cancelled = self._tool_tasks.pop(command.tool_use_id, None)
-                    if cancelled is not None:
-                        cancelled.cancel()
-                case AskPermission():
-                    self._spawn(self._ask(command))
-                case CancelRequest():
-                    for stream in self._streams:
-                        stream.cancel()
-                    if self.logs:
-                        self.logs[-1].ended(CANCELLED, self.now())
-                case WaitUntil():
-                    self._spawn(self._wake_at(command.time_ns))
-                case TurnEnded():
-                    self._turns.append(command)
-                    self._tools_turn = 0
-                case SessionEnded():
-                    # As the simulator's session does: a chain can end without its turn's
-                    # TurnEnded, and its attachments must end with it (issue 13, defect 1).
-                    self._tools_turn = 0
-                    if not self._ended.done():
-                        self._ended.set_result(command.reason)
-                case _:
-                    pass  # ToolProgress, ResultReady, DiscardedResult: for observers only.
+            self._carry_out(command)
+
+    def _carry_out(self, command: Command) -> None:
+        match command:
+            case SendRequest():
+                self._send(command)
+            case StartTool():
+                self._start_tool(command)
+            case CancelTool():
+                cancelled = self._tool_tasks.pop(command.tool_use_id, None)
+                if cancelled is not None:
+                    cancelled.cancel()
+            case AskPermission():
+                self._spawn(self._ask(command))
+            case CancelRequest():
+                self._cancel_request()
+            case WaitUntil():
+                self._spawn(self._wake_at(command.time_ns))
+            case TurnEnded():
+                self._turns.append(command)
+                self._tools_turn = 0
+            case SessionEnded():
+                # As the simulator's session does: a chain can end without its turn's
+                # TurnEnded, and its attachments must end with it (issue 13, defect 1).
+                self._tools_turn = 0
+                if not self._ended.done():
+                    self._ended.set_result(command.reason)
+            case _:
+                pass  # ToolProgress, ResultReady, DiscardedResult: for observers only.
+
+    def _send(self, command: SendRequest) -> None:
+        self._requests += 1
+        self.logs.append(LiveRequest(command.request_id, self._loop.turn,
+                                      command.attempt, command.model, self.now()))
+        if self.user is not None:
+            self.user.request_sent(self._loop.turn)
+        self._streams.add(self._spawn(self._read_response(command)))
+
+    def _start_tool(self, command: StartTool) -> None:
+        if self._tools_turn != self._loop.turn:
+            self._tools_turn = self._loop.turn
+            self._tools_phase_started(self._tools_turn)
+        task = self._spawn(self._run_tool(command))
+        self._tool_tasks[command.tool_use_id] = task
+
+    def _cancel_request(self) -> None:
+        for stream in self._streams:
+            stream.cancel()
+        if self.logs:
+            self.logs[-1].ended(CANCELLED, self.now())
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(self._guarded(work))

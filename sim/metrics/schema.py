@@ -233,7 +233,6 @@ EVENTS = TableSpec(
 
 # In the order they are written and reported: the tables every run folder has.
 TABLES: tuple[TableSpec, ...] = (TURNS, TOOLS, REPAIRS, REQUESTS, SESSIONS)
-TABLES_BY_NAME: dict[str, TableSpec] = {spec.name: spec for spec in TABLES}
 # Tables a run folder has only when asked for (written after `TABLES`).
 OPTIONAL_TABLES: tuple[TableSpec, ...] = (EVENTS,)
 

@@ -46,6 +46,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sim.counts import Count, EmpiricalCount, FixedCount, UniformCount, fixed_count
 from sim.distributions import Distribution, fixed_ms
 from sim.limits import (
     MAX_DURATION_MS,
@@ -53,7 +54,6 @@ from sim.limits import (
     MIN_PING_INTERVAL_MS,
     MIN_RATE_PER_S,
 )
-from sim.scenario.counts import Count, EmpiricalCount, FixedCount, UniformCount, fixed_count
 from sim.tools.json_values import JsonObject
 
 ProfileName = Literal["haiku", "sonnet", "opus"]

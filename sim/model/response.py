@@ -55,10 +55,5 @@ class StreamResponse:
     tool_stops: tuple[int, ...]
     faults: tuple[str, ...] = ()
 
-    @property
-    def timed(self) -> list[tuple[int, dict[str, Any]]]:
-        """The events as `(t_ns, event)` pairs."""
-        return list(zip(self.times, self.events, strict=True))
-
 
 Response = HttpError | StreamResponse

@@ -163,7 +163,7 @@ def _cdf_html(base: RunFolder, new: RunFolder) -> str:
         figure.update_xaxes(title_text="new minus base, per turn (ms, simulated)", col=col)
         figure.update_yaxes(title_text="fraction of paired turns ≤ x", col=col)
     apply_layout(figure)
-    div = figure.to_html(
+    div: str = figure.to_html(
         full_html=False, include_plotlyjs=False, div_id="compare-cdf",
         config={"displaylogo": False},
     )

@@ -43,6 +43,7 @@ from sim.runtime.repair import (
 from sim.runtime.results import ErrorTexts
 from sim.runtime.retry import RetrySettings
 from sim.runtime.tooldef import ToolDefinition
+from sim.runtime.validation import InputValidation
 
 __all__ = [
     "CLAUDE_CODE",
@@ -61,6 +62,7 @@ __all__ = [
     "ErrorTexts",
     "ExecutorPolicy",
     "InputPattern",
+    "InputValidation",
     "PairingError",
     "PairingMonitor",
     "PermissionDecision",

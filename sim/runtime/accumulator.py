@@ -110,7 +110,7 @@ class _OpenBlock:
     """Accumulation state of one started block. Text arrives as a list of parts joined once at
     stop, so a block of n deltas costs O(total length), not O(n * length)."""
 
-    __slots__ = ("block", "parts", "append_type", "append_key", "target_key")
+    __slots__ = ("append_key", "append_type", "block", "parts", "target_key")
 
     def __init__(self, block: dict[str, Any]) -> None:
         self.block = block
@@ -206,7 +206,13 @@ class StreamAccumulator:
             event = _as_dict(event)
         try:
             kind = event["type"]
-            # The hot path first: an appending delta to an open block of the right type.
+            # The hot path first: an appending delta to an open block of the right type. The
+            # same steps as one round of `append_deltas`'s loop, on purpose: handing the event to
+            # `append_deltas((event,))` instead costs 2.2 times the instructions per delta (its
+            # loop's set-up; counted with callgrind), and callers that feed one event at a time
+            # (the live driver, `sim serve`, bench_accumulator's `feed` against the SDK's) would
+            # pay it on nearly every event. Change both together: tests/test_loop_on_events.py
+            # holds the two to one answer.
             if kind == "content_block_delta" and self._live:
                 state = self._open.get(event["index"])
                 if state is not None:

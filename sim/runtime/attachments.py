@@ -13,6 +13,8 @@ from typing import Any
 
 
 class AttachmentKind(str, Enum):
+    """What an attachment is: input the user queued, a notification, a file that changed."""
+
     QUEUED_USER_INPUT = "queued_user_input"
     NOTIFICATION = "notification"
     FILE_CHANGE = "file_change"
@@ -20,6 +22,8 @@ class AttachmentKind(str, Enum):
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
+    """One attachment: its kind, its content block and when it arrived."""
+
     kind: AttachmentKind
     # A user content block in API shape, usually {"type": "text", "text": ...}.
     block: dict[str, Any]

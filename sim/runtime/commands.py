@@ -35,6 +35,8 @@ from sim.runtime.outcomes import SyntheticCause
 
 @dataclass(frozen=True, slots=True)
 class StartTool:
+    """Run this call now, with this input (the executor has admitted it)."""
+
     tool_use_id: str
     name: str
     input: dict[str, Any]
@@ -42,12 +44,17 @@ class StartTool:
 
 @dataclass(frozen=True, slots=True)
 class CancelTool:
+    """Stop this call (running, or awaiting a permission answer); its result is already
+    decided, and the driver's later report for it is accepted and ignored."""
+
     tool_use_id: str
     reason: SyntheticCause
 
 
 @dataclass(frozen=True, slots=True)
 class AskPermission:
+    """Ask whoever decides whether this call may run; answer with `permission_decided`."""
+
     tool_use_id: str
     name: str
     input: dict[str, Any]
@@ -55,6 +62,8 @@ class AskPermission:
 
 @dataclass(frozen=True, slots=True)
 class ToolProgress:
+    """A running call reported progress: for observers, never a result."""
+
     tool_use_id: str
     name: str
     progress: Any
@@ -62,6 +71,9 @@ class ToolProgress:
 
 @dataclass(frozen=True, slots=True)
 class ResultReady:
+    """A call's tool_result was handed over to the transcript's next user message (with the
+    cause, when the runtime made it rather than the tool)."""
+
     tool_use_id: str
     # A `tool_result` content block in API shape.
     result: dict[str, Any]
@@ -70,6 +82,8 @@ class ResultReady:
 
 @dataclass(frozen=True, slots=True)
 class DiscardedResult:
+    """A call of an abandoned attempt ended with this result, which the loop drops."""
+
     tool_use_id: str
     result: dict[str, Any]
     synthetic_cause: SyntheticCause | None
@@ -77,6 +91,8 @@ class DiscardedResult:
 
 @dataclass(frozen=True, slots=True)
 class SendRequest:
+    """Send this Messages API request, streaming, and feed its events back (with `request_id`)."""
+
     # A complete Messages API body: model, max_tokens, messages, tools, stream=True.
     # It shares message dicts with the loop's transcript: send it, do not mutate it.
     request_body: dict[str, Any]
@@ -95,16 +111,22 @@ class SendRequest:
 
 @dataclass(frozen=True, slots=True)
 class CancelRequest:
+    """Stop reading the current response stream (a user interrupt), for `reason`."""
+
     reason: str
 
 
 @dataclass(frozen=True, slots=True)
 class WaitUntil:
+    """Call `wake(now_ns)` at `time_ns` (a retry's backoff)."""
+
     time_ns: int
 
 
 @dataclass(frozen=True, slots=True)
 class TurnEnded:
+    """One model request and its tools are over: the turn's number, why, and its tool calls."""
+
     turn: int
     # The API's stop_reason, or the loop's own reason (`stream_error`, `interrupted`, ...).
     stop_reason: str
@@ -113,6 +135,8 @@ class TurnEnded:
 
 @dataclass(frozen=True, slots=True)
 class SessionEnded:
+    """The chain of turns `start` began is over, for `reason` (the loop's `EndReason`)."""
+
     reason: str
 
 

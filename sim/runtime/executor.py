@@ -7,8 +7,8 @@ Rules
 -----
 1. A call enters with `add_tool_use` the moment its tool_use block completes. It is checked at
    once: an unknown tool name, input the accumulator could not parse (`input_error`) or input that
-   fails the tool's JSON schema ends the call immediately with an error result. A valid call is
-   *queued*.
+   fails the tool's JSON schema (`sim.runtime.validation`) ends the call immediately with an
+   error result. A valid call is *queued*.
 2. Each call moves queued -> executing -> completed -> handed over. "Executing" starts when the
    call is admitted; it includes waiting for a permission answer, since the call holds its
    concurrency slot while the user decides.
@@ -54,18 +54,11 @@ Rules
 
 from __future__ import annotations
 
-import functools
-import json
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
-
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.protocols
-import jsonschema.validators
 
 from sim.runtime.commands import (
     AskPermission,
@@ -89,9 +82,12 @@ from sim.runtime.results import (
     tool_result,
 )
 from sim.runtime.tooldef import ToolDefinition
+from sim.runtime.validation import InputValidation
 
 
 class CallState(str, Enum):
+    """Where a call is in rule 2: queued -> executing -> completed -> handed over."""
+
     QUEUED = "queued"
     EXECUTING = "executing"
     COMPLETED = "completed"
@@ -130,9 +126,9 @@ class _Call:
     """A call's mutable state inside the executor."""
 
     __slots__ = (
-        "tool_use_id", "name", "input", "tool", "state", "block_complete_ns", "queued_ns",
-        "admitted_ns", "start_ns", "end_ns", "handed_over_ns", "outcome", "synthetic_cause",
-        "result", "wasted", "safe",
+        "admitted_ns", "block_complete_ns", "end_ns", "handed_over_ns", "input", "name",
+        "outcome", "queued_ns", "result", "safe", "start_ns", "state", "synthetic_cause", "tool",
+        "tool_use_id", "wasted",
     )
 
     def __init__(
@@ -174,12 +170,13 @@ class ToolExecutor:
         *,
         permission: PermissionPolicy = allow_all,
         record: Record | None = None,
-        validators: Mapping[str, jsonschema.protocols.Validator] | None = None,
+        validation: InputValidation | None = None,
         profile: RecoveryPolicy = DEFAULT,
     ) -> None:
-        """`validators` lets a caller that makes many executors (one per turn) build the
-        schema validators once with `build_validators(tools)`. `profile` gives the result order,
-        the sibling rule and the error wording (rules 7, 8, 13)."""
+        """`validation` validates the calls' input (rule 1); a caller that makes many executors
+        (a loop: one per response) builds it once for its tools (`sim.runtime.validation`);
+        without one the executor builds its own. `profile` gives the result order, the sibling
+        rule and the error wording (rules 7, 8, 13)."""
         self._tools = tools
         # A member is taken as it is: converting one costs two Python calls, and a loop makes
         # an executor per request.
@@ -189,7 +186,9 @@ class ToolExecutor:
         self.record = record if record is not None else Record()
         # The batch is one response's: its calls belong to the record's turn and attempt now.
         self.turn, self.attempt = self.record.turn, self.record.attempt
-        self._validators = validators if validators is not None else build_validators(tools)
+        self._validation = (
+            validation if validation is not None else InputValidation(tools.values())
+        )
         self._texts = profile.error_texts
         self._in_completion_order = profile.result_order is ResultOrder.COMPLETION
         self._sibling_abort = profile.sibling_errors is SiblingErrors.CANCEL_SIBLINGS
@@ -373,6 +372,7 @@ class ToolExecutor:
 
     @property
     def call_count(self) -> int:
+        """How many calls the batch was given (repeats of an id included)."""
         return len(self._order)
 
     def records(self) -> list[CallRecord]:
@@ -393,7 +393,7 @@ class ToolExecutor:
         if not isinstance(tool_input, dict):
             why = "input is not a JSON object"
             return CallOutcome.INVALID_INPUT, texts.invalid_input_text(call.name, why)
-        problem = _schema_problem(self._validators[call.name], tool_input, input_json)
+        problem = self._validation.problem(call.name, tool_input, input_json)
         if problem is not None:
             return CallOutcome.INVALID_INPUT, texts.invalid_input_text(call.name, problem)
         return None
@@ -507,89 +507,12 @@ class ToolExecutor:
 def _safe(tool: ToolDefinition, tool_input: Mapping[str, Any]) -> bool:
     try:
         return tool.safe_for(tool_input)
-    except Exception:  # noqa: BLE001 (rule 3: a predicate that fails makes the call unsafe)
+    except Exception:  # rule 3: a predicate that fails makes the call unsafe
         return False
 
 
 # How the executor records each way a tool can stop.
 _CALL_OUTCOMES = {outcome: CallOutcome(outcome.value) for outcome in ToolOutcome}
-
-
-# One encoder for every schema: `json.dumps` with an option builds a new encoder per call.
-_CANONICAL_JSON = json.JSONEncoder(sort_keys=True).encode
-
-
-def build_validators(
-    tools: Mapping[str, ToolDefinition],
-) -> dict[str, jsonschema.protocols.Validator]:
-    """One JSON-schema validator per tool; a malformed schema raises `SchemaError` here, early."""
-    return {
-        name: _validator(_CANONICAL_JSON(tool.input_schema))
-        for name, tool in tools.items()
-    }
-
-
-@functools.lru_cache(maxsize=1024)
-def _validator(schema_json: str) -> jsonschema.protocols.Validator:
-    # Checking a schema and building its validator costs milliseconds, far more than a whole
-    # simulated turn; the simulator builds thousands of loops over a few schemas, so each
-    # schema is compiled once per process. Keyed by canonical JSON because schemas are dicts.
-    schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
-# Verdicts on inputs already validated: id(validator) -> (validator, {input JSON text: why}).
-_VERDICTS: dict[int, tuple[jsonschema.protocols.Validator, dict[str, str | None]]] = {}
-# Bounds on what is remembered (only the speed depends on them).
-_VALIDATORS_REMEMBERED = 256
-_VERDICTS_PER_VALIDATOR = 4096
-
-
-def _schema_problem(
-    validator: jsonschema.protocols.Validator,
-    tool_input: dict[str, Any],
-    input_json: str | None = None,
-) -> str | None:
-    """Why `tool_input` fails the validator's schema (its most relevant error), or None.
-
-    Remembered per validator and input JSON text: an agent calls its tools with the same inputs
-    again and again (the same file read, the same search), and a JSON-schema validation costs
-    more than the rest of a call's bookkeeping. The text is `input_json`, the one the input was
-    parsed from, when given; otherwise the input written out, and only an input that is exactly
-    what that text says (it decodes back to an equal object) is looked up or remembered; any
-    other is checked.
-    """
-    if input_json is not None:
-        key = input_json
-    else:
-        try:
-            key = json.dumps(tool_input)
-            exact = json.loads(key) == tool_input
-        except (TypeError, ValueError):  # not JSON (a NaN, a key or value JSON cannot write)
-            exact = False
-        if not exact:
-            return _validate(validator, tool_input)
-    entry = _VERDICTS.get(id(validator))
-    if entry is None or entry[0] is not validator:
-        if len(_VERDICTS) >= _VALIDATORS_REMEMBERED:
-            _VERDICTS.clear()
-        entry = _VERDICTS[id(validator)] = (validator, {})
-    verdicts = entry[1]
-    if key not in verdicts:
-        if len(verdicts) >= _VERDICTS_PER_VALIDATOR:
-            verdicts.clear()
-        verdicts[key] = _validate(validator, tool_input)
-    return verdicts[key]
-
-
-def _validate(validator: jsonschema.protocols.Validator, tool_input: dict[str, Any]) -> str | None:
-    error = jsonschema.exceptions.best_match(validator.iter_errors(tool_input))
-    if error is None:
-        return None
-    where = "/".join(str(part) for part in error.absolute_path)
-    return f"at {where!r}: {error.message}" if where else error.message
 
 
 def _as_text(content: ToolContent) -> str:

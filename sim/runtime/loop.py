@@ -127,8 +127,6 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
-from jsonschema.protocols import Validator
-
 from sim.runtime.accumulator import (
     BlockMessage,
     ResponseSummary,
@@ -147,7 +145,7 @@ from sim.runtime.commands import (
     TurnEnded,
     WaitUntil,
 )
-from sim.runtime.executor import CallRecord, ToolExecutor, build_validators
+from sim.runtime.executor import CallRecord, ToolExecutor
 from sim.runtime.outcomes import SyntheticCause, ToolOutcome
 from sim.runtime.pairing import PairingMonitor
 from sim.runtime.permission import PermissionPolicy, allow_all
@@ -170,6 +168,7 @@ from sim.runtime.repair import PairingError, Repair, ensure_tool_result_pairing
 from sim.runtime.results import ToolContent
 from sim.runtime.retry import RetrySettings, is_retryable
 from sim.runtime.tooldef import ToolDefinition
+from sim.runtime.validation import InputValidation
 
 INTERRUPT_TEXT = "[Request interrupted by user]"
 # Rule 16: the synthetic cause of the calls a resume abandons.
@@ -179,6 +178,8 @@ OVERLOADED_ERROR = "overloaded_error"
 
 
 class Phase(str, Enum):
+    """Where the session is (rule 15 lists the moves between phases)."""
+
     IDLE = "idle"
     BACKOFF = "backoff"
     AWAITING_RESPONSE = "awaiting_response"
@@ -246,13 +247,14 @@ class ToolTurnLoop:
         permission: PermissionPolicy = allow_all,
         system: str | None = None,
         messages: Iterable[Mapping[str, Any]] = (),
-        validators: Mapping[str, Validator] | None = None,
+        validation: InputValidation | None = None,
         profile: RecoveryPolicy | str = "default",
     ) -> None:
         """`messages` resumes a session from an earlier transcript (checked or repaired at the
-        first request like any other). `validators` are the tools' schema validators,
-        `build_validators(...)` of them, from a caller that makes many loops over the same tools
-        (a simulator: one per session): built once rather than per loop. `profile` is the
+        first request like any other). `validation` validates the tools' input
+        (`sim.runtime.validation`), owned by a caller that makes many loops over the same tools
+        (a simulator: one per session), so that schemas are compiled and verdicts remembered
+        once rather than per loop; without one the loop builds its own. `profile` is the
         recovery profile, a name (`sim.runtime.recovery.PROFILES`) or a `RecoveryPolicy`."""
         self.profile = profile = profile_of(profile)
         tools = _profile_safety(tools, profile)
@@ -260,11 +262,11 @@ class ToolTurnLoop:
         if len(self._tools) != len(tools):
             raise ValueError("two tools share a name")
         self._tools_api = [tool.to_api() for tool in tools]
-        if validators is None:
-            validators = build_validators(self._tools)
-        elif missing := sorted(self._tools.keys() - validators.keys()):
-            raise ValueError(f"validators: none for the tools {', '.join(missing)}")
-        self._validators = validators
+        if validation is None:
+            validation = InputValidation(tools)
+        elif missing := sorted(self._tools.keys() - validation.tool_names()):
+            raise ValueError(f"validation: no schema for the tools {', '.join(missing)}")
+        self._validation = validation
         self.policy = ExecutorPolicy(policy)
         self.model = self._primary_model = model
         self.fallback_model = fallback_model
@@ -415,18 +417,23 @@ class ToolTurnLoop:
         return [self._send(now_ns)]
 
     def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[Command]:
+        """A running tool reported progress (`ToolExecutor.tool_progress`, for observers)."""
         executor = self._owner[tool_use_id]
         return self._route(executor.tool_progress(tool_use_id, progress, now_ns), now_ns)
 
     def tool_finished(
         self, tool_use_id: str, outcome: ToolOutcome | str, content: ToolContent, now_ns: int
     ) -> list[Command]:
+        """A started tool stopped (`ToolExecutor.tool_finished`), for whichever attempt's batch
+        holds the call."""
         executor = self._owner[tool_use_id]
         return self._route(executor.tool_finished(tool_use_id, outcome, content, now_ns), now_ns)
 
     def permission_decided(
         self, tool_use_id: str, allowed: bool, now_ns: int, *, message: str | None = None
     ) -> list[Command]:
+        """The answer to an `AskPermission` (`ToolExecutor.permission_decided`); `message` is
+        shown to the model on denial."""
         executor = self._owner[tool_use_id]
         commands = executor.permission_decided(tool_use_id, allowed, now_ns, message=message)
         return self._route(commands, now_ns)
@@ -524,7 +531,7 @@ class ToolTurnLoop:
     def _new_executor(self) -> ToolExecutor:
         return ToolExecutor(
             self._tools, self.policy, permission=self.permission, record=self.record,
-            validators=self._validators, profile=self.profile,
+            validation=self._validation, profile=self.profile,
         )
 
     def _next_turn(self, now_ns: int) -> list[Command]:

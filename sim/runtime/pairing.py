@@ -490,7 +490,7 @@ class PairingMonitor:
     noticed: the runtime never does that (it replaces a message, as earlier requests share it).
     """
 
-    __slots__ = ("_checked", "_before_last")
+    __slots__ = ("_before_last", "_checked")
 
     def __init__(self) -> None:
         self._checked: list[Mapping[str, Any]] = []
@@ -518,7 +518,7 @@ class _Walk:
     """The state of a check, message by message: what `check_pairing` carries along. Rule 1's
     roles and empty messages are judged here; every other rule by the classifier."""
 
-    __slots__ = ("violations", "seen_use_ids", "previous_role", "awaiting")
+    __slots__ = ("awaiting", "previous_role", "seen_use_ids", "violations")
 
     def __init__(self) -> None:
         self.violations: list[str] = []

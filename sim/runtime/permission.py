@@ -15,6 +15,8 @@ from sim.runtime.tooldef import ToolDefinition
 
 
 class PermissionDecision(str, Enum):
+    """A permission policy's answer for one call: run it, refuse it, or ask the user."""
+
     ALLOW = "allow"
     DENY = "deny"
     ASK = "ask"

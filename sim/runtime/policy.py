@@ -19,6 +19,9 @@ from enum import Enum
 
 
 class ExecutorPolicy(str, Enum):
+    """When calls start: as each block completes, after the message ends, or one at a time
+    after it (the words of DESIGN section 4)."""
+
     STREAMING = "streaming"
     AT_MESSAGE_STOP = "at_message_stop"
     SERIAL = "serial"

@@ -17,6 +17,8 @@ from typing import NamedTuple
 
 
 class RecordKind(str, Enum):
+    """What an entry records."""
+
     REQUEST_SENT = "request_sent"
     FIRST_EVENT = "first_event"
     BLOCK_COMPLETE = "block_complete"
@@ -49,6 +51,9 @@ class RecordKind(str, Enum):
 
 
 class RecordEntry(NamedTuple):
+    """One thing that happened: when, what, in which turn and attempt, and what it is about
+    (the call's id and tool name, a detail and a number, as the kind says)."""
+
     # A named tuple, not a frozen dataclass: as immutable, and three times cheaper to make (the
     # loop writes several per tool call).
     time_ns: int
@@ -67,7 +72,7 @@ class RecordEntry(NamedTuple):
 class Record:
     """Append-only list of entries, stamped with the current turn and attempt."""
 
-    __slots__ = ("entries", "turn", "attempt")
+    __slots__ = ("attempt", "entries", "turn")
 
     def __init__(self) -> None:
         self.entries: list[RecordEntry] = []
@@ -84,6 +89,7 @@ class Record:
         detail: str | None = None,
         value: int | None = None,
     ) -> None:
+        """Append an entry at `time_ns`, stamped with the current turn and attempt."""
         self.entries.append(
             RecordEntry(time_ns, kind, self.turn, self.attempt, tool_use_id, name, detail, value)
         )

@@ -19,6 +19,7 @@ Two profiles are built in (`PROFILES`):
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -135,25 +136,19 @@ class InputPattern:
     field: str
     matches: str
     forbid: str = SHELL_METACHARACTERS
+    # `matches` compiled, once per pattern (it is asked of every call of its tool).
+    # (`dataclasses.field`: `field` is the name of a field here.)
+    _compiled: re.Pattern[str] = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        re.compile(self.matches)  # a bad pattern fails here, not at the first call
+        # A bad pattern fails here, not at the first call.
+        object.__setattr__(self, "_compiled", re.compile(self.matches))
 
     def __call__(self, tool_input: Mapping[str, Any]) -> bool:
         value = tool_input.get(self.field)
         if not isinstance(value, str) or any(char in value for char in self.forbid):
             return False
-        return _compiled(self.matches).fullmatch(value) is not None
-
-
-_PATTERNS: dict[str, re.Pattern[str]] = {}
-
-
-def _compiled(pattern: str) -> re.Pattern[str]:
-    compiled = _PATTERNS.get(pattern)
-    if compiled is None:
-        compiled = _PATTERNS[pattern] = re.compile(pattern)
-    return compiled
+        return self._compiled.fullmatch(value) is not None
 
 
 # Commands that only read: what Claude Code runs in parallel (observed with these; the list is

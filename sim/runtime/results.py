@@ -37,24 +37,30 @@ class ErrorTexts:
     cancelled: str = "Error: tool {name!r} was cancelled."
 
     def unknown_tool_text(self, name: str) -> str:
+        """The result for a call of a tool the loop does not have."""
         return self.unknown_tool.format(name=name)
 
     def invalid_json_text(self, name: str, why: str) -> str:
+        """The result for a call whose input text is not a JSON object, and why."""
         return self.invalid_json.format(name=name, why=why)
 
     def invalid_input_text(self, name: str, why: str) -> str:
+        """The result for a call whose input fails the tool's schema, and why."""
         return self.invalid_input.format(name=name, why=why)
 
     def cancelled_text(self, name: str) -> str:
+        """The result for a call its tool reported cancelled."""
         return self.cancelled.format(name=name)
 
 
 def permission_denied_text(name: str, message: str | None) -> str:
+    """The result for a call refused permission, with the decider's message if any."""
     text = f"Error: permission to use tool {name!r} was denied."
     return f"{text} {message}" if message else text
 
 
 def exception_text(name: str, detail: str) -> str:
+    """The result for a call whose tool raised, with the exception's message."""
     return f"Error: tool {name!r} raised an exception: {detail}"
 
 

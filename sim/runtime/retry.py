@@ -22,6 +22,9 @@ def no_jitter(retry: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class RetrySettings:
+    """How a failed request is retried: how many times, and the exponential backoff between
+    tries (capped, with jitter)."""
+
     max_retries: int = 2
     initial_delay_ns: int = 500_000_000
     max_delay_ns: int = 8_000_000_000
@@ -35,7 +38,8 @@ class RetrySettings:
         """How long to wait before retry number `retry` (1-based)."""
         if retry_after_ns is not None and retry_after_ns > 0:
             return retry_after_ns
-        backoff = min(self.initial_delay_ns * self.factor ** (retry - 1), self.max_delay_ns)
+        # int ** int is typed Any (a negative power is a float); retries count from 1.
+        backoff: int = min(self.initial_delay_ns * self.factor ** (retry - 1), self.max_delay_ns)
         # Integer arithmetic on the jitter's fraction keeps every wait a whole number of ns.
         part = int(backoff * self.jitter(retry))
         return backoff + part if self.jitter_adds else backoff - part

@@ -17,6 +17,8 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
+    """One tool as the runtime knows it (see the module docstring)."""
+
     name: str
     input_schema: Mapping[str, Any] = field(default_factory=lambda: {"type": "object"})
     description: str = ""

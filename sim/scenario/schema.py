@@ -28,7 +28,9 @@ from pydantic import (
     model_validator,
 )
 
+from sim.counts import Count, fixed_count
 from sim.distributions import NS_PER_MS, Distribution, Fixed, LogNormal
+from sim.field_problems import FieldProblem, problems_under, raise_at, raise_problems
 from sim.limits import (
     MAX_ATTACHMENT_RATE_PER_S,
     MAX_COUNT,
@@ -44,8 +46,6 @@ from sim.limits import (
 from sim.model.config import GeneratedScript, ModelConfig
 from sim.model.latency import largest_ns, longest_response_ns, most_tool_calls
 from sim.runtime.tooldef import ToolDefinition
-from sim.scenario.counts import Count, fixed_count
-from sim.scenario.validation import FieldProblem, problems_under, raise_at, raise_problems
 from sim.tools.catalogue import catalogue
 from sim.tools.execution import TOOL_TIMEOUT_NS
 from sim.tools.override import apply_override
@@ -190,14 +190,14 @@ class LoadConfig(_Section):
 
     @property
     def horizon_ns(self) -> int | None:
-        return None if self.horizon_s is None else int(round(self.horizon_s * NS_PER_S))
+        return None if self.horizon_s is None else round(self.horizon_s * NS_PER_S)
 
     @property
     def trace_ns(self) -> tuple[int, ...] | None:
         """The arrival times used (the first `sessions` of the trace) in ns, or None."""
         if self.trace_ms is None:
             return None
-        return tuple(int(round(ms * NS_PER_MS)) for ms in self.trace_ms[: self.sessions])
+        return tuple(round(ms * NS_PER_MS) for ms in self.trace_ms[: self.sessions])
 
 
 # --- [session] ----------------------------------------------------------------------------------
@@ -405,11 +405,11 @@ class RetryConfig(_Section):
 
     @property
     def initial_backoff_ns(self) -> int:
-        return int(round(self.initial_backoff_ms * NS_PER_MS))
+        return round(self.initial_backoff_ms * NS_PER_MS)
 
     @property
     def max_backoff_ns(self) -> int:
-        return int(round(self.max_backoff_ms * NS_PER_MS))
+        return round(self.max_backoff_ms * NS_PER_MS)
 
 
 class RuntimeConfig(_Section):

@@ -18,6 +18,7 @@ cannot be cancelled, or a turn nobody interrupts, would stall its session for ev
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -145,13 +146,15 @@ def _progress_offsets(
         at = offsets[-1]
 
 
-_filled = _FILLER_LINE * 1024
-
-
 def _filler(chars: int) -> str:
-    """`chars` characters of filler lines: a slice of one long filler (grown when a longer result
-    is drawn), one copy per result instead of two."""
-    global _filled
-    if chars > len(_filled):
-        _filled = _FILLER_LINE * (chars // len(_FILLER_LINE) + 1)
-    return _filled[:chars]
+    """`chars` characters of filler lines: a slice of one long filler, one copy per result
+    instead of two. The long fillers are 1,024 lines doubled until long enough, each made once."""
+    lines = 1024
+    while lines * len(_FILLER_LINE) < chars:
+        lines *= 2
+    return _filler_lines(lines)[:chars]
+
+
+@functools.cache
+def _filler_lines(lines: int) -> str:
+    return _FILLER_LINE * lines

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import TYPE_CHECKING, Any, Literal, overload
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, overload
 
 import numpy as np
 
 from sim.limits import MAX_COUNT
 from sim.randomness import below
-
-if TYPE_CHECKING:
-    from sim.tools.spec import ToolSpec
 
 # Generated strings are short words, recognisable as made up in a transcript.
 _WORDS = ("alpha", "beta", "gamma", "delta", "sigma", "omega", "kappa", "lambda")
@@ -43,6 +41,21 @@ _WIDEST_INTEGER_RANGE = int(sys.float_info.max)
 Path = tuple[str | int, ...]
 
 
+class InputSpec(Protocol):
+    """What inputs are made from: a tool's input schema, its example inputs and the schema's
+    verdict on a candidate (`sim.tools.spec.ToolSpec` is one). A protocol, not the spec itself,
+    because a spec checks when it is loaded that inputs can be generated from it: the spec
+    depends on this module, never the other way."""
+
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+
+    @property
+    def examples(self) -> Sequence[dict[str, Any]]: ...
+
+    def input_problem(self, candidate: dict[str, Any]) -> str | None: ...
+
+
 class InputGenerationError(ValueError):
     """The schema uses something the generator cannot satisfy (a pattern, a format, ...), at
     `path` within it (keys and list indices; empty for the whole schema)."""
@@ -57,7 +70,7 @@ class InputGenerationError(ValueError):
         return InputGenerationError(self.reason, (*keys, *self.path))
 
 
-def sample_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, Any]:
+def sample_input(spec: InputSpec, rng: np.random.Generator) -> dict[str, Any]:
     """A valid input for `spec`: one of its examples, or generated from its schema."""
     if spec.examples:
         return dict(spec.examples[below(rng, len(spec.examples))])
@@ -66,7 +79,7 @@ def sample_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, Any]:
     return generated
 
 
-def sample_invalid_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, Any] | None:
+def sample_invalid_input(spec: InputSpec, rng: np.random.Generator) -> dict[str, Any] | None:
     """An input that fails `spec`'s schema, made by breaking a valid one, or None when the schema
     accepts every object (nothing to break).
 
@@ -92,7 +105,7 @@ def sample_invalid_input(spec: ToolSpec, rng: np.random.Generator) -> dict[str, 
     return None
 
 
-def check_inputs_can_be_generated(spec: ToolSpec) -> None:
+def check_inputs_can_be_generated(spec: InputSpec) -> None:
     """Raise InputGenerationError, located in the schema and saying why, if valid inputs cannot be
     generated from the spec's schema."""
     try:
@@ -167,6 +180,11 @@ def _generate(schema: dict[str, Any] | bool, rng: np.random.Generator) -> Any:
             return _generate(schema[branch[0]][branch[1]], rng)
         except InputGenerationError as error:
             raise error.under(*branch) from None
+    return _generate_typed(schema, rng)
+
+
+def _generate_typed(schema: dict[str, Any], rng: np.random.Generator) -> Any:
+    """A value of the schema's (first) type, or a word for a schema without one."""
     kind = _first_type(schema)
     if kind == "object" or (kind is None and "properties" in schema):
         return _generate_object(schema, rng)
@@ -176,11 +194,7 @@ def _generate(schema: dict[str, Any] | bool, rng: np.random.Generator) -> Any:
         lowest, highest = _bounds(schema, integer=True)
         return lowest + below(rng, min(highest - lowest + 1, _WIDEST_INTEGER_RANGE))
     if kind == "number":
-        low, high = _bounds(schema, integer=False)
-        if math.isinf(high - low):
-            # numpy refuses a range wider than the largest float: draw from one half its size.
-            return float(rng.uniform(low / 2, high / 2)) * 2
-        return float(rng.uniform(low, high))
+        return _generate_number(schema, rng)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind == "array":
@@ -189,6 +203,14 @@ def _generate(schema: dict[str, Any] | bool, rng: np.random.Generator) -> Any:
         return None
     # No type (a schema of constraints only, or true): any value will do, so a word.
     return _generate_word(rng)
+
+
+def _generate_number(schema: dict[str, Any], rng: np.random.Generator) -> float:
+    low, high = _bounds(schema, integer=False)
+    if math.isinf(high - low):
+        # numpy refuses a range wider than the largest float: draw from one half its size.
+        return float(rng.uniform(low / 2, high / 2)) * 2
+    return float(rng.uniform(low, high))
 
 
 def _generate_word(rng: np.random.Generator) -> str:

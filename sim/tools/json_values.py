@@ -14,8 +14,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator
 
+from sim.field_problems import FieldProblem, Location, raise_problems
 from sim.limits import MAX_JSON_DEPTH
-from sim.scenario.validation import FieldProblem, Location, raise_problems
 
 
 def json_problems(value: Any) -> list[FieldProblem]:

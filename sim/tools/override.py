@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from sim.scenario.validation import raise_at
+from sim.field_problems import raise_at
 from sim.tools.spec import ToolSpec
 
 # Fields whose value is data of its own, replaced rather than merged.

@@ -27,11 +27,11 @@ import referencing.jsonschema
 from jsonschema.exceptions import SchemaError, best_match
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from sim.counts import Count, fixed_count
 from sim.distributions import Distribution, Fixed, fixed_ms
+from sim.field_problems import FieldProblem, Location, raise_at, raise_problems
 from sim.runtime.recovery import SHELL_METACHARACTERS, InputPattern
 from sim.runtime.tooldef import ToolDefinition
-from sim.scenario.counts import Count, fixed_count
-from sim.scenario.validation import FieldProblem, Location, raise_at, raise_problems
 from sim.tools.inputs import InputGenerationError, check_inputs_can_be_generated
 from sim.tools.json_values import JsonObject
 

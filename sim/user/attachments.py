@@ -25,7 +25,7 @@ class AttachmentRates:
     """Attachments of every kind as one Poisson process (the sum of the kinds' rates), each
     arrival's kind drawn in proportion to the rates: the same as one process per kind."""
 
-    __slots__ = ("mean_gap_ns", "_kinds", "_bounds")
+    __slots__ = ("_bounds", "_kinds", "mean_gap_ns")
 
     def __init__(self, rates_per_s: dict[str, float]) -> None:
         total = sum(rates_per_s.values())
@@ -50,7 +50,7 @@ class AttachmentArrivals:
     """The attachments of one turn, arrival after arrival: the first from draws made ahead,
     the others from the turn's own stream, made when the second is asked for."""
 
-    __slots__ = ("_rates", "_first", "_later", "_rng")
+    __slots__ = ("_first", "_later", "_rates", "_rng")
 
     def __init__(
         self,

@@ -38,8 +38,8 @@ class UserDraws:
     """The user's draws in one session of a scenario under one root seed."""
 
     __slots__ = (
-        "_scenario", "_seed", "session_id", "_user", "_interrupts", "_turns_drawn",
-        "_interrupt_draws", "_rates", "_first_attachments",
+        "_first_attachments", "_interrupt_draws", "_interrupts", "_rates", "_scenario", "_seed",
+        "_turns_drawn", "_user", "session_id",
     )
 
     def __init__(self, scenario: Scenario, seed: int, session_id: int) -> None:

@@ -67,7 +67,7 @@ def in_phase(loop: ToolTurnLoop, turn: int, phase: InterruptPhase) -> bool:
 class SimulatedUser:
     """The user of session `session_id` of `scenario` under root seed `seed`."""
 
-    __slots__ = ("session_id", "draws", "_drawn_turn", "_interrupt")
+    __slots__ = ("_drawn_turn", "_interrupt", "draws", "session_id")
 
     def __init__(self, scenario: Scenario, seed: int, session_id: int) -> None:
         self.session_id = session_id

@@ -1,4 +1,5 @@
-"""Shared helpers of the mock model's tests (no tests here)."""
+"""Shared helpers of the mock model's tests: the default catalogue's tools, a model, requests,
+the events of a response, the SDK's view of a stream."""
 
 from __future__ import annotations
 
@@ -91,6 +92,11 @@ def http_error_of(response: Response) -> HttpError:
 
 def events_of(response: Response) -> list[Event]:
     return stream_of(response).events
+
+
+def timed(response: StreamResponse) -> list[tuple[int, Event]]:
+    """A stream's events as `(t_ns, event)` pairs."""
+    return list(zip(response.times, response.events, strict=True))
 
 
 def without_pings(events: list[Event]) -> list[Event]:

@@ -21,7 +21,7 @@ Location = tuple[str | int, ...]
 class FieldProblem:
     """One problem at a location: what `raise_problems` turns into one line error."""
 
-    __slots__ = ("loc", "message", "input", "kind")
+    __slots__ = ("input", "kind", "loc", "message")
 
     def __init__(
         self, loc: Sequence[str | int], message: str, input: Any = None, kind: str = "value_error"

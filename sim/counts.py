@@ -91,7 +91,7 @@ class LogNormalCount(_Count):
     def sample(self, rng: np.random.Generator) -> int:
         cap = MAX_COUNT if self.max is None else self.max
         # Capped before rounding: an infinite draw has no integer.
-        return int(round(min(rng.lognormal(math.log(self.median), self.sigma), cap)))
+        return round(min(rng.lognormal(math.log(self.median), self.sigma), cap))
 
     def smallest(self) -> int:
         # A draw below one half rounds to 0, however unlikely.

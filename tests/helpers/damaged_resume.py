@@ -4,12 +4,8 @@ resumed from a broken log does, which is what strict mode and the boundary repai
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-from sim.engine.loop_factory import LoopFactory
 from sim.runtime.loop import ToolTurnLoop
 
 LOST = [
@@ -22,10 +18,3 @@ LOST = [
 class DamagedResumeLoop(ToolTurnLoop):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **{**kwargs, "messages": LOST})
-
-
-@pytest.fixture
-def damaged_resume(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every loop of a simulation in this process resumes from `LOST`."""
-    monkeypatch.setattr(LoopFactory, "loop_class", DamagedResumeLoop)
-    yield
