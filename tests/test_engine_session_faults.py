@@ -12,7 +12,7 @@ import pyarrow as pa
 from sim.engine.simulation import SimulationResult
 from sim.metrics.session_faults import crash_waits_ns
 from sim.scenario.schema import Scenario
-from tests.test_engine import default_scenario, run
+from tests.helpers.engine_runs import default_scenario, run
 
 SESSIONS = 12
 

@@ -7,8 +7,8 @@ from sim.runtime.commands import CancelRequest, CancelTool, SendRequest, WaitUnt
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause
 from sim.runtime.record import RecordKind
-from tests.runtime_script import message_start, of_type, text_block, tool_use_block
-from tests.test_loop import READ, TOOLS
+from tests.helpers.loop_tools import READ, TOOLS
+from tests.helpers.runtime_script import message_start, of_type, text_block, tool_use_block
 
 RESUMED = [{"role": "user", "content": [{"type": "text", "text": "earlier"}]}]
 

@@ -9,7 +9,7 @@ from typing import Any
 from sim.metrics import read_run, write_run
 from sim.metrics.summary import summarize
 from sim.report.writer import write_report
-from tests.test_metrics_support import (
+from tests.helpers.metrics_support import (
     collect,
     handmade_rows,
     metadata,

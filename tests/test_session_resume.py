@@ -19,8 +19,8 @@ from sim.runtime.record import RecordKind
 from sim.runtime.repair import MISSING_RESULT_TEXT, Repair, check_pairing
 from sim.runtime.transcript_lines import Line, LineKind, read_transcript
 from sim.scenario.schema import TranscriptConfig
-from tests.runtime_script import of_type, text_response
-from tests.test_loop import READ, tool_response
+from tests.helpers.loop_tools import READ, tool_response
+from tests.helpers.runtime_script import of_type, text_response
 
 PROMPT = "read the files"
 
