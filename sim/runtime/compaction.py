@@ -29,6 +29,9 @@ MIN_MESSAGES = 3
 
 
 class Cut(str, Enum):
+    """Where a compaction may cut: `naive` by message count (it can split a tool_use from its
+    result), `turn_boundary` only where no tool_use waits for a result."""
+
     NAIVE = "naive"
     TURN_BOUNDARY = "turn_boundary"
 

@@ -28,6 +28,9 @@ from typing import Any
 
 
 class LineKind(str, Enum):
+    """What one persisted line holds (rules 1-4 above): an assistant block, a tool result, other
+    user content, or a whole transcript replacing the branch before it."""
+
     ASSISTANT = "assistant"
     RESULT = "result"
     USER = "user"
