@@ -78,7 +78,7 @@ def test_text_deltas_are_shared_and_left_as_made_by_the_runtime_and_the_sdk() ->
     by_text = {(event["index"], event["delta"]["text"]): event for event in deltas}
     assert all(by_text[event["index"], event["delta"]["text"]] is event for event in deltas)
     assert len(by_text) < len(deltas)
-    stops = [event for events in streams for event in events if event["type"] == "content_block_stop"]
+    stops = [e for events in streams for e in events if e["type"] == "content_block_stop"]
     assert all(stop is stops[0] for stop in stops if stop["index"] == stops[0]["index"])
 
 

@@ -29,7 +29,8 @@ SHARED_DELTAS_KEPT = 1 << 16
 
 _STOPS: list[dict[str, Any]] = []  # the content_block_stop of each index
 _EMPTY_STARTS: dict[tuple[str, int], dict[str, Any]] = {}  # (block type, index) -> its start
-_TEXT_DELTAS: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}  # (type, index) -> text -> event
+# (block type, index) -> text -> its delta event
+_TEXT_DELTAS: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
 
 # Delta type and its payload key, per block type.
 _DELTA_KINDS = {"text": ("text_delta", "text"), "thinking": ("thinking_delta", "thinking")}
@@ -73,13 +74,11 @@ def text_deltas(block_type: str, index: int, pieces: list[str]) -> list[dict[str
         known.clear()
     kind, field = _DELTA_KINDS[block_type]
     get, keep = known.get, known.setdefault
-    return [
-        get(piece)
-        or keep(
-            piece, {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}}
-        )
-        for piece in pieces
-    ]
+    return [get(piece) or keep(piece, _delta(index, kind, field, piece)) for piece in pieces]
+
+
+def _delta(index: int, kind: str, field: str, text: str) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: text}}
 
 
 def tool_json_deltas(index: int, pieces: list[str]) -> list[dict[str, Any]]:

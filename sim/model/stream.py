@@ -36,8 +36,8 @@ from sim.model.shared_events import (
     PING,
     block_start,
     block_stop,
-    tool_json_deltas,
     text_deltas,
+    tool_json_deltas,
 )
 
 
