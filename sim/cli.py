@@ -51,7 +51,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or, when `argv` (default: the process's arguments) names
     one, of that command alone: a command's module imports what the command needs (pyarrow,
     simpy, pydantic, the SDK: a second or more), and `sim repair` should not wait for the
-    imports of `sim run`. `sim --help`, `sim` and a misspelt command get every command."""
+    imports of `sim run`. `sim --version` gets none; `sim --help`, `sim` and a misspelt command
+    get every command."""
     parser = Parser(
         prog="sim",
         description="Simulate and benchmark the streaming tool turn of LLM agents.",
@@ -62,8 +63,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # The module of a command is named for it (a test checks every one).
     names = sorted(info.name for info in pkgutil.iter_modules(commands.__path__))
-    chosen = _command_named(sys.argv[1:] if argv is None else argv)
-    for name in [chosen] if chosen in names else names:
+    given = sys.argv[1:] if argv is None else argv
+    chosen = _command_named(given)
+    if chosen in names:
+        names = [chosen]
+    elif given[:1] == ["--version"]:
+        names = []  # printed before any command is looked for
+    for name in names:
         module = importlib.import_module(f"{commands.__name__}.{name}")
         module.add_parser(subparsers)
     return parser

@@ -67,3 +67,7 @@ def test_every_command_module_is_named_for_its_command() -> None:
         parser = build_parser([info.name, "--help"])
         choices = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
         assert set(choices) == {info.name}
+
+
+def test_the_version_needs_no_command() -> None:
+    assert _imported("--version") == (0, [])
