@@ -21,7 +21,10 @@ HEAVY = ("pyarrow", "simpy", "pydantic", "numpy", "anthropic", "matplotlib", "ri
 _PROGRAM = """
 import json, sys
 from sim.cli import main
-status = main(sys.argv[2:])
+try:
+    status = main(sys.argv[2:])
+except SystemExit as end:  # argparse's, for --version and --help
+    status = end.code
 heavy = [name for name in json.loads(sys.argv[1]) if name in sys.modules]
 print(json.dumps([status, heavy]), file=sys.stderr)
 """
