@@ -68,3 +68,20 @@ def test_no_event_changes_in_a_run_of_every_policy_and_profile(
     # Shared, not copies: the same object for the same event, across responses.
     pings = [event for sent, _ in answered for event in sent if event["type"] == "ping"]
     assert pings and all(ping is shared_events.PING for ping in pings[:50])
+
+
+def test_the_shared_tables_stay_bounded() -> None:
+    pieces = [f" word{number}" for number in range(shared_events.SHARED_DELTAS_KEPT + 10)]
+    made = shared_events.text_deltas("text", 3, pieces)
+    assert [event["delta"]["text"] for event in made] == pieces
+    # Checked per block: a table past the bound starts again with the next block.
+    shared_events.text_deltas("text", 3, ["next"])
+    assert list(shared_events._TEXT_DELTAS["text", 3]) == ["next"]
+    late = shared_events.SHARED_BLOCKS
+    again = shared_events.text_deltas("thinking", late, ["a", "a"])
+    assert again[0] == again[1] and again[0] is not again[1]  # not shared past the bound
+    assert ("thinking", late) not in shared_events._TEXT_DELTAS
+    assert again[0] == {
+        "type": "content_block_delta", "index": late,
+        "delta": {"type": "thinking_delta", "thinking": "a"},
+    }

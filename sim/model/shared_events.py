@@ -23,9 +23,13 @@ from typing import Any
 PING: dict[str, Any] = {"type": "ping"}
 MESSAGE_STOP: dict[str, Any] = {"type": "message_stop"}
 
-# Distinct texts remembered per delta kind and block index (a scripted text brings its own; past
-# this many the table starts again: only the speed depends on it).
-SHARED_DELTAS_KEPT = 1 << 16
+# Distinct texts remembered per delta kind and block index, for the first SHARED_BLOCKS indices
+# (a scripted text brings its own; past this many a table starts again, and later blocks get new
+# events: only the speed depends on it). Generated text has about 3,000 distinct deltas per
+# index; the tables hold at most 2 x 16 x 4,096 events, as many as the one table per kind of
+# 65,536 delta payloads did before.
+SHARED_DELTAS_KEPT = 1 << 12
+SHARED_BLOCKS = 16
 
 _STOPS: list[dict[str, Any]] = []  # the content_block_stop of each index
 _EMPTY_STARTS: dict[tuple[str, int], dict[str, Any]] = {}  # (block type, index) -> its start
@@ -65,14 +69,16 @@ def block_start(index: int, block_type: str, tool_id: str = "", name: str = "") 
 
 def text_deltas(block_type: str, index: int, pieces: list[str]) -> list[dict[str, Any]]:
     """The `content_block_delta` of each piece of text or thinking block `index`: the one made
-    before for the same text, or a new one, kept."""
+    before for the same text, or a new one, kept (new ones only, past `SHARED_BLOCKS`)."""
+    kind, field = _DELTA_KINDS[block_type]
+    if index >= SHARED_BLOCKS:
+        return [_delta(index, kind, field, piece) for piece in pieces]
     key = (block_type, index)
     known = _TEXT_DELTAS.get(key)
     if known is None:
         known = _TEXT_DELTAS[key] = {}
     elif len(known) >= SHARED_DELTAS_KEPT:
         known.clear()
-    kind, field = _DELTA_KINDS[block_type]
     get, keep = known.get, known.setdefault
     return [get(piece) or keep(piece, _delta(index, kind, field, piece)) for piece in pieces]
 
