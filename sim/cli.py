@@ -47,7 +47,12 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or, when `argv` (default: the process's arguments) names
+    one, of that command alone: a command's module imports what the command needs (pyarrow,
+    simpy, pydantic, the SDK: a second or more), and `sim repair` should not wait for the
+    imports of `sim run`. `sim --version` gets none; `sim --help`, `sim` and a misspelt command
+    get every command."""
     parser = Parser(
         prog="sim",
         description="Simulate and benchmark the streaming tool turn of LLM agents.",
@@ -56,17 +61,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{commands.__name__}.{info.name}")
+    # The module of a command is named for it (a test checks every one).
+    names = sorted(info.name for info in pkgutil.iter_modules(commands.__path__))
+    given = sys.argv[1:] if argv is None else argv
+    chosen = _command_named(given)
+    if chosen in names:
+        names = [chosen]
+    elif given[:1] == ["--version"]:
+        names = []  # printed before any command is looked for
+    for name in names:
+        module = importlib.import_module(f"{commands.__name__}.{name}")
         module.add_parser(subparsers)
     return parser
 
 
+def _command_named(argv: list[str]) -> str | None:
+    """The command `argv` names: its first argument, unless that is an option of `sim`."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
     except KeyboardInterrupt:
-        # Building the parser imports every command (numpy, pyarrow): a second or so to cut.
+        # Building the parser imports the command (numpy, pyarrow): a second or so to cut.
         print("sim: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     args = parser.parse_args(argv)

@@ -45,7 +45,7 @@ def test_a_reader_gone_away_ends_quietly_with_status_141() -> None:
 def test_ctrl_c_while_loading_the_commands_is_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def interrupted() -> None:
+    def interrupted(argv: list[str] | None = None) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)

@@ -70,15 +70,18 @@ def test_text_deltas_are_shared_and_left_as_made_by_the_runtime_and_the_sdk() ->
         sdk_snapshot(encode_stream(events))
     assert streams == before
     deltas = [
-        event["delta"]
+        event
         for events in streams
         for event in events
         if event["type"] == "content_block_delta" and event["delta"]["type"] == "text_delta"
     ]
-    # One delta object per text, however often generated text repeats the phrase.
-    by_text = {delta["text"]: delta for delta in deltas}
-    assert all(by_text[delta["text"]] is delta for delta in deltas)
+    # One event object per block index and text, however often generated text repeats the
+    # phrase (sim.model.shared_events).
+    by_text = {(event["index"], event["delta"]["text"]): event for event in deltas}
+    assert all(by_text[event["index"], event["delta"]["text"]] is event for event in deltas)
     assert len(by_text) < len(deltas)
+    stops = [e for events in streams for e in events if e["type"] == "content_block_stop"]
+    assert all(stop is stops[0] for stop in stops if stop["index"] == stops[0]["index"])
 
 
 def test_the_event_sequence_is_the_apis() -> None:

@@ -18,6 +18,7 @@ from sim.limits import MAX_PINGS_PER_STREAM
 from sim.model.api_errors import error_event
 from sim.model.faults import ERROR_EVENT_FAULTS, STALL, FaultDice
 from sim.model.response import StreamEnding
+from sim.model.shared_events import PING
 from sim.model.stream import Timeline
 
 
@@ -146,7 +147,7 @@ def with_keepalive_pings(
             silence = range(previous + interval_ns, at, interval_ns)[:left]
             left -= len(silence)
             pinged_times.extend(silence)
-            pinged.extend({"type": "ping"} for _ in silence)
+            pinged.extend([PING] * len(silence))
         if index == mark:
             moved.append(len(pinged))
             mark = next(next_mark, -1)
@@ -156,5 +157,5 @@ def with_keepalive_pings(
     if end_ns - previous > interval_ns and stall_at != len(events) and left:
         silence = range(previous + interval_ns, end_ns, interval_ns)[:left]
         pinged_times.extend(silence)
-        pinged.extend({"type": "ping"} for _ in silence)
+        pinged.extend([PING] * len(silence))
     return pinged_times, pinged, tuple(moved)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -58,7 +58,7 @@ from sim.model.input_tokens import InputTokenCounter
 from sim.model.latency import MODEL_NAMES, Latency, resolve_latency
 from sim.model.response import HttpError, Response, StreamEnding, StreamResponse, Turn
 from sim.model.script import ExplicitPlanner, GeneratedPlanner, PlannedBlock, ToolInputs
-from sim.model.stream import StreamBlock, build_timeline
+from sim.model.stream import StreamBlock, Timeline, build_timeline
 from sim.randomness import stream
 from sim.runtime.pairing import TranscriptShapeError, check_pairing
 
@@ -67,6 +67,16 @@ UNKNOWN_TOOL_NAME = "undefined_tool"
 # Sessions whose scripted calls are remembered at once: the simulator forgets a session when it
 # ends, `sim serve` never does (each unnamed request is a session), so the oldest go past this.
 SCRIPTED_RUN_SESSIONS = 100_000
+
+
+@dataclass(slots=True)
+class _Content:
+    """A response's content: its blocks ready to stream, its stop, the faults decided so far."""
+
+    blocks: list[StreamBlock]
+    stop_reason: str
+    output_tokens: int
+    faults: list[str]
 
 
 def _last_tool_use_id(messages: Any) -> str | None:
@@ -252,6 +262,28 @@ class MockModel:
     ) -> StreamResponse:
         keys = (turn.session_id, turn.turn_index, turn.attempt)
         rng = stream(self.root_seed, "response", *keys)
+        content = self._content(body, turn, dice, rng)
+        message_id = api_id("msg", self.root_seed, *keys)
+        timeline = build_timeline(
+            self._message(message_id, model, body, turn),
+            content.blocks,
+            content.stop_reason,
+            content.output_tokens,
+            latency,
+            rng,
+            self.endpoint.latency_factor(utilisation),
+            origin_ns,
+        )
+        return self._sent(timeline, dice, latency, message_id, model, content.faults)
+
+    def _content(
+        self,
+        body: Mapping[str, Any],
+        turn: Turn,
+        dice: FaultDice | None,
+        rng: np.random.Generator,
+    ) -> _Content:
+        """The response's blocks, chunked, and its stop: step 3 of the module's docstring."""
         planned = self._planner.plan(turn.turn_index, rng)
         faults: list[str] = []
         calls = [index for index, block in enumerate(planned) if block.type == "tool_use"]
@@ -278,9 +310,13 @@ class MockModel:
         if dice and stop_reason == "tool_use" and dice.fires_once("end_turn_with_tool_use"):
             stop_reason = "end_turn"
             faults.append("end_turn_with_tool_use")
+        return _Content(blocks, stop_reason, output_tokens, faults)
 
-        message_id = api_id("msg", self.root_seed, *keys)
-        message: dict[str, Any] = {
+    def _message(
+        self, message_id: str, model: str, body: Mapping[str, Any], turn: Turn
+    ) -> dict[str, Any]:
+        """The `message` of the response's message_start."""
+        return {
             "id": message_id,
             "type": "message",
             "role": "assistant",
@@ -295,16 +331,17 @@ class MockModel:
                 "output_tokens": 1,
             },
         }
-        timeline = build_timeline(
-            message,
-            blocks,
-            stop_reason,
-            output_tokens,
-            latency,
-            rng,
-            self.endpoint.latency_factor(utilisation),
-            origin_ns,
-        )
+
+    def _sent(
+        self,
+        timeline: Timeline,
+        dice: FaultDice | None,
+        latency: Latency,
+        message_id: str,
+        model: str,
+        faults: list[str],
+    ) -> StreamResponse:
+        """What is sent of `timeline`: step 5 of the module's docstring."""
         ending: StreamEnding
         if dice is None:
             times, events, end_ns, ending, stall_at = (

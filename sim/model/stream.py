@@ -13,6 +13,11 @@ All latency draws of a response come from the response's stream (after its conte
 fixed order (ttft, block gaps, tool_use pauses, token gaps, chunk gaps; the first three, a few
 values, by `sample_short_runs`, the others in a numpy call each), then scale by the endpoint's
 latency factor.
+
+Events whose content does not vary are made once and shared by every stream that sends them
+(`sim.model.shared_events`): nothing changes an event once made (the runtime, the server, the
+probe and the trace only read them, or copy before they edit; `tests/test_model_shared_events.py`
+proves it for runs of every policy and profile).
 """
 
 from __future__ import annotations
@@ -26,6 +31,14 @@ import numpy as np
 from sim.distributions import sample_short_runs
 from sim.model.chunking import Chunks
 from sim.model.latency import Latency
+from sim.model.shared_events import (
+    MESSAGE_STOP,
+    PING,
+    block_start,
+    block_stop,
+    text_deltas,
+    tool_json_deltas,
+)
 
 
 @dataclass(slots=True)
@@ -56,41 +69,15 @@ class Timeline:
     message_delta: int  # index of the message_delta event
 
 
-def _start_event(index: int, block: StreamBlock) -> dict[str, Any]:
-    if block.type == "text":
-        content: dict[str, Any] = {"type": "text", "text": ""}
-    elif block.type == "thinking":
-        content = {"type": "thinking", "thinking": "", "signature": ""}
-    else:
-        content = {"type": "tool_use", "id": block.tool_id, "name": block.name, "input": {}}
-    return {"type": "content_block_start", "index": index, "content_block": content}
+@dataclass(slots=True)
+class _Clock:
+    """The latency draws of one response, and how far its generation has got."""
 
-
-# Delta type and its payload key, per block type.
-_DELTA_KINDS = {
-    "text": ("text_delta", "text"),
-    "thinking": ("thinking_delta", "thinking"),
-    "tool_use": ("input_json_delta", "partial_json"),
-}
-
-
-# Text and thinking deltas, one per distinct text: generated text is phrases of a small
-# vocabulary, so its deltas repeat, and each is made once and shared by every event carrying it
-# (nothing changes an event once made: the runtime, the server and the trace only read them).
-_TEXT_DELTAS: dict[str, dict[str, dict[str, str]]] = {"text_delta": {}, "thinking_delta": {}}
-# Distinct texts remembered per kind (a scripted text brings its own; only the speed depends on it).
-_SHARED_DELTAS_KEPT = 1 << 16
-
-
-def _shared_deltas(kind: str, field: str, pieces: list[str]) -> list[dict[str, str]]:
-    """The delta of each piece: the one made before for the same text, or a new one."""
-    known = _TEXT_DELTAS[kind]
-    if len(known) >= _SHARED_DELTAS_KEPT:
-        known.clear()
-    return [
-        known.get(piece) or known.setdefault(piece, {"type": kind, field: piece})
-        for piece in pieces
-    ]
+    waits: list[int]  # before each block: its gap, and a tool_use's pause
+    token_clock: list[int]  # token_clock[k]: time to generate the first k tokens
+    chunk_gaps: Any  # an iterator of the burst tails' gaps, in order
+    now: int
+    made: int = 0  # tokens generated so far
 
 
 def _scaled(draws: np.ndarray, factor: float) -> np.ndarray:
@@ -99,18 +86,11 @@ def _scaled(draws: np.ndarray, factor: float) -> np.ndarray:
     return np.rint(draws * factor).astype(np.int64)
 
 
-def build_timeline(
-    message: dict[str, Any],
-    blocks: list[StreamBlock],
-    stop_reason: str,
-    output_tokens: int,
-    latency: Latency,
-    rng: np.random.Generator,
-    factor: float = 1.0,
-    origin_ns: int = 0,
-) -> Timeline:
-    """The complete stream of `blocks` (`message` is the message_start's `message` object), its
-    times counted from `origin_ns`."""
+def _draw_clock(
+    blocks: list[StreamBlock], latency: Latency, rng: np.random.Generator, factor: float,
+    origin_ns: int,
+) -> _Clock:
+    """Every latency draw of the response, in the order of the module's docstring."""
     total_tokens = sum(sum(block.chunks.tokens) for block in blocks)
     total_bursts = sum(sum(block.chunks.burst) for block in blocks)
     tools = sum(block.type == "tool_use" for block in blocks)
@@ -129,7 +109,7 @@ def build_timeline(
         for block, gap in zip(blocks, block_gaps, strict=True)
     ]
     token_gaps = _scaled(latency.token_gap.sample_many_ns(rng, total_tokens), factor)
-    # token_clock[k]: time to generate the first k tokens; one pass instead of a sum per piece.
+    # One pass instead of a sum per piece.
     token_clock = np.cumsum(token_gaps).tolist()
     token_clock.insert(0, 0)
     chunk_gaps = iter(
@@ -137,57 +117,81 @@ def build_timeline(
         if total_bursts
         else ()
     )
+    return _Clock(waits, token_clock, chunk_gaps, origin_ns + ttft)
 
+
+def _piece_times(clock: _Clock, chunks: Chunks, tool_use: bool) -> list[int]:
+    """When each piece of a block arrives: after its tokens, and a burst tail after its gap;
+    the clock moves to the last piece."""
+    token_clock = clock.token_clock
+    # Comprehensions rather than one loop with appends: this is the hot path.
+    base = clock.now - token_clock[clock.made]
+    made_by = list(accumulate(chunks.tokens, initial=clock.made))[1:]
+    if tool_use and any(chunks.burst):
+        chunk_gaps = clock.chunk_gaps
+        gaps = accumulate(next(chunk_gaps) if burst else 0 for burst in chunks.burst)
+        times = [base + token_clock[k] + g for k, g in zip(made_by, gaps, strict=True)]
+    else:
+        times = [base + token_clock[k] for k in made_by]
+    clock.made = made_by[-1]
+    clock.now = times[-1]
+    return times
+
+
+def _lay_out_block(
+    index: int, block: StreamBlock, clock: _Clock, times: list[int], events: list[dict[str, Any]]
+) -> BlockSpan:
+    """Append block `index`'s events and their times; where they sit."""
+    now = clock.now = clock.now + clock.waits[index]
+    span_start = len(events)
+    times.append(now)
+    events.append(block_start(index, block.type, block.tool_id, block.name))
+    if index == 0:
+        times.append(now)
+        events.append(PING)
+    chunks = block.chunks
+    if chunks.pieces:
+        tool_use = block.type == "tool_use"
+        times += _piece_times(clock, chunks, tool_use)
+        if tool_use:
+            events += tool_json_deltas(index, chunks.pieces)
+        else:
+            events += text_deltas(block.type, index, chunks.pieces)
+    if block.signature:
+        times.append(clock.now)
+        events.append(
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "signature_delta", "signature": block.signature},
+            }
+        )
+    span = BlockSpan(block.type, span_start, len(events))
+    times.append(clock.now)
+    events.append(block_stop(index))
+    return span
+
+
+def build_timeline(
+    message: dict[str, Any],
+    blocks: list[StreamBlock],
+    stop_reason: str,
+    output_tokens: int,
+    latency: Latency,
+    rng: np.random.Generator,
+    factor: float = 1.0,
+    origin_ns: int = 0,
+) -> Timeline:
+    """The complete stream of `blocks` (`message` is the message_start's `message` object), its
+    times counted from `origin_ns`."""
+    clock = _draw_clock(blocks, latency, rng, factor, origin_ns)
     # One pass: the clock advances by each block's wait, each piece's tokens, each burst gap.
-    now = origin_ns + ttft
-    made = 0  # tokens generated so far
-    times = [now]
+    times = [clock.now]
     events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
-    spans = []
-    for index, (block, wait) in enumerate(zip(blocks, waits, strict=True)):
-        now += wait
-        span_start = len(events)
-        times.append(now)
-        events.append(_start_event(index, block))
-        if index == 0:
-            times.append(now)
-            events.append({"type": "ping"})
-        kind, field = _DELTA_KINDS[block.type]
-        chunks = block.chunks
-        if chunks.pieces:
-            # Comprehensions rather than one loop with appends: this is the hot path.
-            base = now - token_clock[made]
-            made_by = list(accumulate(chunks.tokens, initial=made))[1:]
-            if block.type == "tool_use" and any(chunks.burst):
-                gaps = accumulate(next(chunk_gaps) if burst else 0 for burst in chunks.burst)
-                piece_times = [
-                    base + token_clock[k] + g for k, g in zip(made_by, gaps, strict=True)
-                ]
-            else:
-                piece_times = [base + token_clock[k] for k in made_by]
-            made = made_by[-1]
-            now = piece_times[-1]
-            times.extend(piece_times)
-            if block.type == "tool_use":
-                deltas = [{"type": kind, field: piece} for piece in chunks.pieces]
-            else:
-                deltas = _shared_deltas(kind, field, chunks.pieces)
-            events += [
-                {"type": "content_block_delta", "index": index, "delta": delta} for delta in deltas
-            ]
-        if block.signature:
-            times.append(now)
-            events.append(
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "signature_delta", "signature": block.signature},
-                }
-            )
-        spans.append(BlockSpan(block.type, span_start, len(events)))
-        times.append(now)
-        events.append({"type": "content_block_stop", "index": index})
-    times.extend((now, now))
+    spans = [
+        _lay_out_block(index, block, clock, times, events) for index, block in enumerate(blocks)
+    ]
+    times.extend((clock.now, clock.now))
     events.append(
         {
             "type": "message_delta",
@@ -195,5 +199,5 @@ def build_timeline(
             "usage": {"output_tokens": output_tokens},
         }
     )
-    events.append({"type": "message_stop"})
+    events.append(MESSAGE_STOP)
     return Timeline(times, events, spans, len(events) - 2)
