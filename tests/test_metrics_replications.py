@@ -98,7 +98,9 @@ def test_each_point_is_summarised_as_its_own_run(
         by_key = {r.key[2:]: r for r in tagged}
         for row in alone:
             assert by_key[row.key[2:]] == replace(
-                row, point=point.index, replication=point.replication,
+                row,
+                point=point.index,
+                replication=point.replication,
                 point_key="load.concurrency=" + str(dict(point.key)["load.concurrency"]),
             )
 
@@ -115,7 +117,8 @@ def test_every_metric_has_its_mean_and_interval_over_the_replications(
         values = [
             r.value
             for r in summary
-            if r.replication is not None and r.key[2:] == row.key[2:]
+            if r.replication is not None
+            and r.key[2:] == row.key[2:]
             and r.point_key == row.point_key
         ]
         assert len(values) == 3
@@ -134,13 +137,15 @@ def test_the_policy_difference_is_paired_by_replication(summary: list[SummaryRow
     differences = [r for r in summary if r.metric.startswith(DIFFERENCE_PREFIX)]
     assert {(r.policy, r.versus) for r in differences} == {("streaming", "serial")}
     row = next(
-        r for r in differences
+        r
+        for r in differences
         if r.metric == "difference.ttfts_ns.p50" and r.point_key == "load.concurrency=1"
     )
     per_replication = {
         (r.policy, r.replication): r.value
         for r in summary
-        if r.metric == "ttfts_ns.p50" and r.point_key == "load.concurrency=1"
+        if r.metric == "ttfts_ns.p50"
+        and r.point_key == "load.concurrency=1"
         and r.replication is not None
     }
     values = [per_replication["streaming", k] - per_replication["serial", k] for k in range(3)]
@@ -151,7 +156,8 @@ def test_the_policy_difference_is_paired_by_replication(summary: list[SummaryRow
     # beyond the noise; the turn's tail latency moves within it.
     assert row.value < 0 and beyond_interval(row) is True
     tail = next(
-        r for r in differences
+        r
+        for r in differences
         if r.metric == "difference.latency_ns.p99" and r.point_key == "load.concurrency=1"
     )
     assert beyond_interval(tail) is False

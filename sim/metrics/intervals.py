@@ -35,8 +35,8 @@ class Interval:
 
     def excludes(self, value: float) -> bool:
         """Whether ``value`` lies outside the interval (False when there is none)."""
-        return self.low is not None and self.high is not None and not (
-            self.low <= value <= self.high
+        return (
+            self.low is not None and self.high is not None and not (self.low <= value <= self.high)
         )
 
 
