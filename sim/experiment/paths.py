@@ -37,3 +37,13 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
             raise UserError(f"{path}: {inside} holds a value, not a table to set a key in")
         table = child
     table[last] = value
+
+
+def without_path(data: dict[str, Any], path: str) -> None:
+    """Remove the value at the dotted `path` of `data` in place, if there is one."""
+    *parents, last = path.split(".")
+    table: Any = data
+    for key in parents:
+        table = table.get(key) if isinstance(table, dict) else None
+    if isinstance(table, dict):
+        table.pop(last, None)

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import ValidationError
 
 from sim.errors import UserError
-from sim.experiment.paths import with_settings
+from sim.experiment.paths import with_settings, without_path
 from sim.limits import MAX_SEED
 from sim.scenario.experiment import value_text
 from sim.scenario.loader import validation_error
@@ -72,26 +71,39 @@ def points_of(scenario: Scenario, source: str | None = None) -> list[Point]:
     experiment = scenario.experiment
     if experiment is None:
         return [Point(index=0, key=(), replication=0, scenario=scenario)]
-    base = scenario.model_dump(mode="python", exclude_unset=True)
-    base.pop("experiment")
     points: list[Point] = []
     for key in experiment.keys:
-        described = f"{source or scenario.name}: experiment point {settings_text(key) or '(base)'}"
-        try:
-            data = with_settings(base, key)
-        except UserError as error:
-            raise UserError(f"{described}: {error.message}") from None
         for replication in range(experiment.replications):
-            data["seed"] = point_seed(scenario.seed, key, replication)
-            point_scenario = _validated(data, described)
-            # Like a command-line override (sim.scenario.loader.with_overrides): the file's hash.
-            point_scenario._content_hash = scenario.content_hash
-            points.append(Point(len(points), key, replication, point_scenario))
+            point = point_scenario(scenario, key, replication, source=source)
+            points.append(Point(len(points), key, replication, point))
     return points
 
 
-def _validated(data: dict[str, Any], described: str) -> Scenario:
+def point_scenario(
+    scenario: Scenario,
+    key: tuple[Setting, ...],
+    replication: int,
+    *,
+    drop: tuple[str, ...] = (),
+    source: str | None = None,
+) -> Scenario:
+    """The scenario of one replication of the point `key` (rules 1 and 2), without
+    `[experiment]` and without the dotted paths of `drop` (`load.sweep`: a capacity search sets
+    the load itself); raises UserError (rule 1)."""
+    described = f"{source or scenario.name}: experiment point {settings_text(key) or '(base)'}"
+    data = scenario.model_dump(mode="python", exclude_unset=True)
+    data.pop("experiment", None)
+    for path in drop:
+        without_path(data, path)
     try:
-        return Scenario.model_validate(data)
+        data = with_settings(data, key)
+    except UserError as error:
+        raise UserError(f"{described}: {error.message}") from None
+    data["seed"] = point_seed(scenario.seed, key, replication)
+    try:
+        point = Scenario.model_validate(data)
     except ValidationError as error:
         raise validation_error(described, error, data) from None
+    # Like a command-line override (sim.scenario.loader.with_overrides): the file's hash.
+    point._content_hash = scenario.content_hash
+    return point
