@@ -232,3 +232,15 @@ def test_experiment_keys_are_searched_one_by_one(tmp_path: Path) -> None:
         ("model.endpoint.capacity=3", "streaming", 3.0),
         ("model.endpoint.capacity=3", "serial", 3.0),
     ]
+
+
+def test_where_no_load_meets_the_answer_is_none_with_the_least_loads_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Every request takes about 1 s: no load has a p99 under half a second.
+    path = write(tmp_path, QUEUE)
+    assert main(["capacity", str(path), "--slo", "latency.p99 < 500ms", "-r", "1"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if "│ streaming" in line)
+    cells = [cell.strip() for cell in row.split("│")]
+    assert cells[2] == "none"
+    assert cells[3].endswith(" s") and 1.0 <= float(cells[3].split()[0]) < 1.1

@@ -11,7 +11,8 @@ and bisection of `load.concurrency` (closed loop) or `load.arrival_rate_per_s` (
 probe `--replications` seeds (default: the experiment's replications, else 2). A scenario's
 `[experiment]` keys are searched one by one (`"model.profile" = ["haiku", "sonnet"]`: a capacity
 per latency profile); its replications are the probes'. Prints, per key and arm, the capacity,
-each objective's mean ± t half-width there, the goodput there and the saturation point, then
+each objective's mean ± t half-width there (where no load meets them: at the least load probed),
+the goodput there and the saturation point, then
 goodput against load for every probe (`*` marks the capacity, `S` the saturation point); with
 `--json`, all of it as one JSON object. A progress line per probe goes to stderr. Exit status:
 0 done (even when no load meets the objectives: the answer is "none"), 2 bad input (a malformed
@@ -152,7 +153,8 @@ def answer_table(slos: list[Slo], results: list[ArmCapacity], knob: str) -> Tabl
     table.add_column("goodput (turns/s)", justify="right")
     table.add_column("saturation", justify="right")
     for result in results:
-        at = result.probe_at(result.capacity)
+        # Where none meets, the least load probed shows how far off the objectives are.
+        at = result.probe_at(result.capacity) or (result.probes[0] if result.probes else None)
         capacity = _load_text(result.capacity) + ("" if result.bounded else "+")
         cells = [escape(result.key)] if keys else []
         cells += [escape(arm_label(*result.arm)), capacity]
@@ -163,8 +165,9 @@ def answer_table(slos: list[Slo], results: list[ArmCapacity], knob: str) -> Tabl
         ]
         table.add_row(*cells)
     table.caption = (
-        "means over the replications ± the 95% t half-width; capacity '+': the highest load tried "
-        "still met; saturation: the lowest load within 5% of the highest throughput probed"
+        "values at the capacity (where none: at the least load probed), means over the "
+        "replications ± the 95% t half-width; capacity '+': the highest load tried still met; "
+        "saturation: the lowest load within 5% of the highest throughput probed"
     )
     return table
 
