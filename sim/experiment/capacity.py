@@ -14,9 +14,10 @@ Rules:
 3. An arm meets the objectives at a load when the mean over the replications of each objective's
    metric meets it (the t interval is reported beside it, not tested).
 4. The bracket: the scenario's own load levels (its sweep, or its one level) are probed first.
-   From the highest level that meets (or, if none does, halving the lowest down to the knob's
-   least value), loads double until one fails or `max_load` is reached; then bisection between
-   the highest load that met and the lowest above it that failed, until they are one apart
+   From the highest level that meets (or, if none does, halving the lowest at most
+   `MAX_HALVINGS` times, down to the knob's least value), loads double until one fails or
+   `max_load` is reached; then bisection between the highest load that met and the lowest
+   above it that failed, until they are one apart
    (closed loop) or within `tolerance` of each other relative to the lower (open loop). Meeting
    is assumed to fall with load (it does for percentiles of queueing latency); a load that meets
    above a failing one is reported, not searched around.
@@ -48,8 +49,10 @@ from sim.metrics.summary import NS_PER_S, SummaryRow, summarize
 from sim.scenario.schema import Scenario
 
 SATURATION_SHARE = 0.05
-# Halvings below, doublings above the scenario's levels before giving up on a bracket.
+# Doublings above the scenario's levels before giving up on a bracket, and halvings below them
+# (an objective no sixteenth of the scenario's load meets is not a matter of load).
 MAX_STEPS = 12
+MAX_HALVINGS = 4
 CLOSED_KNOB = "load.concurrency"
 OPEN_KNOB = "load.arrival_rate_per_s"
 Arm = tuple[str, str]
@@ -141,9 +144,7 @@ def search_capacity(
                 "sim capacity varies itself; give other paths in [experiment]"
             )
         prober = _Prober(scenario, key, knob, search)
-        arms = [(pr, po) for pr in scenario.runtime.profiles for po in scenario.runtime.policies]
-        for arm in arms:
-            results.append(_bisect(prober, arm, search))
+        results += [_bisect(prober, arm, search) for arm in _arms(scenario)]
     return results
 
 
@@ -164,16 +165,21 @@ class _Prober:
 
     def start_levels(self) -> list[float]:
         levels = [float(level) for level in self.scenario.load.levels]
-        return sorted(self._fit(level) for level in levels) or [self.least]
+        return sorted(self.fit(level) for level in levels) or [self.least]
 
-    def _fit(self, load: float) -> float:
+    def fit(self, load: float) -> float:
         load = max(load, self.least)
         if self.search.max_load is not None:
             load = min(load, self.search.max_load)
         return float(round(load)) if self.closed else load
 
+    def probes_of(self, arm: Arm) -> list[Probe]:
+        """The arm's probes so far, by load."""
+        found = (probes[arm] for probes in self._probes.values() if arm in probes)
+        return sorted(found, key=lambda probe: probe.load)
+
     def at(self, load: float, arm: Arm) -> Probe:
-        load = self._fit(load)
+        load = self.fit(load)
         if load not in self._probes:
             if self.search.on_probe is not None:
                 self.search.on_probe(settings_text(self.key), load)
@@ -238,17 +244,16 @@ def _bisect(prober: _Prober, arm: Arm, search: Search) -> ArmCapacity:
     met: float | None = None
     failed: float | None = None
     for level in prober.start_levels():
-        if prober.at(level, arm).met:
-            met = level
-        elif failed is None or level < failed:
+        if not prober.at(level, arm).met:
             failed = level
             break
+        met = level
     if met is None:
         low = prober.start_levels()[0]
-        for _ in range(MAX_STEPS):
+        for _ in range(MAX_HALVINGS):
             if low <= prober.least:
                 break
-            low = prober._fit(low / 2)
+            low = prober.fit(low / 2)
             if prober.at(low, arm).met:
                 met = low
                 break
@@ -256,7 +261,7 @@ def _bisect(prober: _Prober, arm: Arm, search: Search) -> ArmCapacity:
     if met is not None and failed is None:
         high = met
         for _ in range(MAX_STEPS):
-            nxt = prober._fit(high * 2)
+            nxt = prober.fit(high * 2)
             if nxt == high:
                 break
             high = nxt
@@ -266,7 +271,7 @@ def _bisect(prober: _Prober, arm: Arm, search: Search) -> ArmCapacity:
             met = high
     if met is not None and failed is not None:
         while not _close(met, failed, prober.closed, search.tolerance):
-            middle = prober._fit((met + failed) / 2)
+            middle = prober.fit((met + failed) / 2)
             if middle in (met, failed):
                 break
             if prober.at(middle, arm).met:
@@ -275,10 +280,7 @@ def _bisect(prober: _Prober, arm: Arm, search: Search) -> ArmCapacity:
                 failed = middle
     result.capacity = met
     result.bounded = met is None or failed is not None
-    result.probes = sorted(
-        (probes[arm] for probes in prober._probes.values() if arm in probes),
-        key=lambda probe: probe.load,
-    )
+    result.probes = prober.probes_of(arm)
     return result
 
 
