@@ -124,3 +124,12 @@ def test_runs_of_other_points_are_refused(
     assert main(["compare", str(base), str(new)]) == 2
     err = capsys.readouterr().err
     assert "points" in err and "load.concurrency=3" in err and "Traceback" not in err
+
+
+def test_the_compare_page_names_each_rows_point(
+    base: Path, tables: dict[str, pa.Table], tmp_path: Path
+) -> None:
+    new = write(tmp_path / "new", slower_at(tables, 1))
+    assert main(["report", str(base), str(new)]) == 0
+    page = (new / "compare" / "compare.html").read_text(encoding="utf-8")
+    assert "{load.concurrency=1 #1}" in page and "{load.concurrency=1 mean}" in page

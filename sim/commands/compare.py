@@ -33,6 +33,7 @@ from sim.report.compare import (
     compare_runs,
     paired_between,
     parse_tolerances,
+    point_label,
 )
 
 EXIT_REGRESSION = 1
@@ -165,13 +166,6 @@ def _where(
     name = arm if versus is None else f"{arm} − {versus}"
     name = name if load is None else f"{name} @ {load:g}"
     return name if point_key is None else f"{name} {point_label(point_key, replication)}"
-
-
-def point_label(point_key: str, replication: int | None) -> str:
-    """How a row's point is shown: `{KEY #R}` for replication R, `{KEY mean}` over them all
-    (the base point's key is empty: `{#R}`)."""
-    which = "mean" if replication is None else f"#{replication}"
-    return "{" + (f"{point_key} " if point_key else "") + which + "}"
 
 
 def changes_table(changes: list[MetricChange]) -> Table:

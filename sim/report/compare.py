@@ -90,6 +90,13 @@ def _is_nan(value: float | None) -> bool:
     return value is not None and math.isnan(value)
 
 
+def point_label(point_key: str, replication: int | None) -> str:
+    """How a row's point is shown: `{KEY #R}` for replication R, `{KEY mean}` over them all
+    (the base point's key is empty: `{#R}`)."""
+    which = "mean" if replication is None else f"#{replication}"
+    return "{" + (f"{point_key} " if point_key else "") + which + "}"
+
+
 def parse_tolerances(texts: list[str]) -> dict[str, float]:
     """``["METRIC=REL", ...]`` as a mapping; METRIC may be a glob (``latency_ns.*``)."""
     tolerances: dict[str, float] = {}
