@@ -244,3 +244,29 @@ def test_where_no_load_meets_the_answer_is_none_with_the_least_loads_values(
     cells = [cell.strip() for cell in row.split("│")]
     assert cells[2] == "none"
     assert cells[3].endswith(" s") and 1.0 <= float(cells[3].split()[0]) < 1.1
+
+
+def test_out_writes_the_answer_and_a_page_of_goodput_against_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, QUEUE.replace("concurrency = 2", "sweep = [1, 3, 6]"))
+    out = tmp_path / "capacity"
+    argv = ["capacity", str(path), "--slo", "latency.p99 < 1.5s", "-r", "1", "--out", str(out)]
+    assert main(argv) == 0
+    assert f"wrote {out / 'capacity.html'}" in capsys.readouterr().err
+    document = json.loads((out / "capacity.json").read_text())
+    assert [r["capacity"] for r in document["results"]] == [3.0, 3.0]
+    page = (out / "capacity.html").read_text(encoding="utf-8")
+    assert "<code>latency.p99 &lt; 1.5s</code>" in page
+    assert page.count('id="capacity-0"') == 1
+    for name in ("streaming: goodput", "streaming: capacity", "serial: saturation"):
+        assert name in page
+    # Written once: a second run needs --force, and refuses what is not a capacity folder.
+    assert main(argv) == 2
+    assert "exists" in capsys.readouterr().err
+    assert main([*argv, "--force"]) == 0
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "mine.txt").write_text("x")
+    assert main([*argv[:-1], str(other), "--force"]) == 2
+    assert (other / "mine.txt").exists()

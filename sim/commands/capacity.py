@@ -3,6 +3,7 @@ objective, per arm (recovery profile x executor policy) and per `[experiment]` k
 
     sim capacity SCENARIO --slo OBJECTIVE [--slo ...] [-r/--replications N] [-n/--sessions N]
                           [-s/--seed N] [-j/--jobs N] [--tolerance REL] [--max-load L] [--json]
+                          [-o/--out DIR [-f/--force]]
 
 Objectives are sim.experiment.slo's (`ttfts.p99 < 5s`, `latency.p95 <= 30s`,
 `status_per_1k_requests.529 < 10`); the search is sim.experiment.capacity's: the scenario's
@@ -12,11 +13,13 @@ probe `--replications` seeds (default: the experiment's replications, else 2). A
 `[experiment]` keys are searched one by one (`"model.profile" = ["haiku", "sonnet"]`: a capacity
 per latency profile); its replications are the probes'. Prints, per key and arm, the capacity,
 each objective's mean ± t half-width there (where no load meets them: at the least load probed),
-the goodput there and the saturation point, then
-goodput against load for every probe (`*` marks the capacity, `S` the saturation point); with
-`--json`, all of it as one JSON object. A progress line per probe goes to stderr. Exit status:
-0 done (even when no load meets the objectives: the answer is "none"), 2 bad input (a malformed
-objective, a metric no run has, a scenario without a load knob).
+the goodput there and the saturation point, then goodput against load for every probe (`*`
+marks the capacity, `S` the saturation point); with `--json`, all of it as one JSON object;
+with `--out DIR`, also DIR/capacity.json (the same object) and DIR/capacity.html
+(sim.report.capacity_page: goodput against load with the capacity and the saturation point
+marked), written atomically. A progress line per probe goes to stderr. Exit status: 0 done
+(even when no load meets the objectives: the answer is "none"), 2 bad input (a malformed
+objective, a metric no run has, a scenario without a load knob, an output folder in the way).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
@@ -32,9 +36,11 @@ from rich.table import Table
 from sim.errors import UserError
 from sim.experiment.capacity import ArmCapacity, Probe, Search, knob_of, search_capacity
 from sim.experiment.slo import Slo, parse_slo
+from sim.metrics.atomic import check_destination
 from sim.metrics.display import RowFormat
 from sim.metrics.summary import arm_label
 from sim.metrics.summary_table import output_console
+from sim.report.capacity_page import CAPACITY_FILE, write_capacity_folder
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.packaged import scenario_argument
 from sim.termination import terminate_as_interrupt
@@ -81,6 +87,20 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--max-load", type=float, help="the highest load to try")
     parser.add_argument("--json", action="store_true", help="print the answer as JSON")
+    parser.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        help="also write DIR/capacity.json and DIR/capacity.html (goodput against load, "
+        "capacity and saturation marked)",
+    )
+    parser.add_argument(
+        "-f",
+        "--force",
+        action="store_true",
+        help="replace an existing capacity folder (one with capacity.json; anything else is an "
+        "error)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -105,6 +125,11 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"--max-load: must be above 0 (got {args.max_load})")
     scenario = with_overrides(load_scenario(args.scenario), seed=args.seed, sessions=args.sessions)
     knob_of(scenario)
+    if args.out is not None:
+        # Checked before searching: a bad place fails now, not after the work.
+        check_destination(
+            args.out, replace=args.force, kind="capacity folder", marker=CAPACITY_FILE
+        )
     experiment = scenario.experiment
     keys = experiment.keys if experiment is not None else [()]
     replications = args.replications or (
@@ -124,8 +149,14 @@ def _run(args: argparse.Namespace) -> int:
         on_probe=None if args.json else said,
     )
     results = search_capacity(scenario, keys, search)
+    document = capacity_json(scenario.name, slos, results)
+    if args.out is not None:
+        page = write_capacity_folder(
+            args.out, document, results, knob_of(scenario), replace=args.force
+        )
+        print(f"wrote {page}", file=sys.stderr)
     if args.json:
-        sys.stdout.write(json.dumps(capacity_json(scenario.name, slos, results), indent=2) + "\n")
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return 0
     console = output_console()
     console.print(answer_table(slos, results, knob_of(scenario)))
