@@ -18,6 +18,7 @@ lines above it name, and what comes before it on its own line, never what comes 
     wire live                       the HTTP mock server; the runtime live over the SDK (never
                                     the engine)
     engine progress                 the simpy engine; its progress display
+    capacity                        capacity search against objectives (runs the engine)
     probe fidelity traces           real agents under sim serve; live runs beside their simulated
                                     twins; agent session logs in
     commands cli __main__           the subcommands, one module each; the command line

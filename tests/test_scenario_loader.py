@@ -85,7 +85,8 @@ def test_unknown_top_level_table_lists_allowed_keys(tmp_path: Path) -> None:
     message = error_of(write(tmp_path, MINIMAL + "[xyzzy]\na = 1\n"))
     assert (
         "xyzzy: unknown key "
-        "(allowed: description, load, model, name, runtime, seed, session, tools)" in message
+        "(allowed: description, experiment, load, model, name, runtime, seed, session, "
+        "tools)" in message
     )
 
 

@@ -6,7 +6,9 @@ levels, a malformed tolerance). Every metric is compared per load level. A simul
 that is NaN or infinite in one run and not the same in the other fails whatever its tolerance.
 For runs of the same seed it also shows, per policy and level, the per-turn difference new minus
 base of TTFTS and turn latency (when any turn moved). `--json` prints all of it as one JSON
-object instead of tables.
+object instead of tables. Runs of experiment points compare point by point: each row names its
+point's key and replication (`streaming @ 4 {load.concurrency=4 #1}`; `{... mean}` for the
+rows over a key's replications).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from sim.report.compare import (
     compare_runs,
     paired_between,
     parse_tolerances,
+    point_label,
 )
 
 EXIT_REGRESSION = 1
@@ -85,8 +88,10 @@ def run(args: argparse.Namespace) -> int:
         console.print(pairings_table(pairings))
     arms = len({(change.profile, change.policy) for change in changes})
     levels = len({change.load_level for change in changes})
+    keys = {change.point_key for change in changes if change.point_key is not None}
+    points = f", {len(keys)} point key{'s' if len(keys) != 1 else ''}" if keys else ""
     console.print(
-        f"compared {len(changes)} metrics over {arms} policies and {levels} load "
+        f"compared {len(changes)} metrics over {arms} policies{points} and {levels} load "
         f"level{'s' if levels != 1 else ''}: {len(moved)} moved, {len(failed)} beyond tolerance"
     )
     return EXIT_REGRESSION if failed else 0
@@ -104,6 +109,7 @@ def comparison_json(
         "beyond_tolerance": sum(change.beyond_tolerance for change in changes),
         "changes": [
             {
+                **_point_json(change.point_key, change.replication),
                 "profile": change.profile,
                 "policy": change.policy,
                 "versus": change.versus,
@@ -123,6 +129,7 @@ def comparison_json(
         ],
         "paired_new_minus_base": [
             {
+                **_point_json(pairing.point_key, pairing.replication),
                 "profile": pairing.profile,
                 "policy": pairing.policy,
                 "load_level": pairing.load_level,
@@ -135,15 +142,30 @@ def comparison_json(
     }
 
 
+def _point_json(point_key: str | None, replication: int | None) -> dict[str, Any]:
+    # Only runs of experiment points have these fields: a plain run's JSON is as it was.
+    if point_key is None:
+        return {}
+    return {"point_key": point_key, "replication": replication}
+
+
 def _finite(value: float | None) -> float | str | None:
     # JSON has no NaN or infinity: such a value is given as its name.
     return value if value is None or math.isfinite(value) else str(value)
 
 
-def _where(profile: str, policy: str, versus: str | None, load: float | None) -> str:
+def _where(
+    profile: str,
+    policy: str,
+    versus: str | None,
+    load: float | None,
+    point_key: str | None = None,
+    replication: int | None = None,
+) -> str:
     arm = arm_label(profile, policy)
     name = arm if versus is None else f"{arm} − {versus}"
-    return name if load is None else f"{name} @ {load:g}"
+    name = name if load is None else f"{name} @ {load:g}"
+    return name if point_key is None else f"{name} {point_label(point_key, replication)}"
 
 
 def changes_table(changes: list[MetricChange]) -> Table:
@@ -162,7 +184,16 @@ def changes_table(changes: list[MetricChange]) -> Table:
         shown = RowFormat(change.unit, [v for v in (change.base, change.new) if v is not None])
         unit = f" {shown.shown_unit}"
         cells = [
-            escape(_where(change.profile, change.policy, change.versus, change.load)),
+            escape(
+                _where(
+                    change.profile,
+                    change.policy,
+                    change.versus,
+                    change.load,
+                    change.point_key,
+                    change.replication,
+                )
+            ),
             metric_label(change.metric),
             "absent" if change.base is None else shown(change.base) + unit,
             "absent" if change.new is None else shown(change.new) + unit,
@@ -193,7 +224,16 @@ def pairings_table(pairings: list[RunPairing]) -> Table:
         )
         unit = f" {shown.shown_unit}"
         table.add_row(
-            escape(_where(pairing.profile, pairing.policy, None, pairing.load)),
+            escape(
+                _where(
+                    pairing.profile,
+                    pairing.policy,
+                    None,
+                    pairing.load,
+                    pairing.point_key,
+                    pairing.replication,
+                )
+            ),
             measure_name(pairing.column),
             shown(stats.median) + unit,
             shown(stats.p90) + unit,

@@ -37,6 +37,10 @@ COMMON: dict[str, str] = {
     "tool_use_id": "the tool_use block's id",
     "start_ns": "started, from the run's start; null if it never started",
     "end_ns": "ended, from the run's start",
+    # A run of several experiment points (sim.experiment.points) only.
+    "point": "the experiment point's position in the run, from 0",
+    "replication": "which seed of its point's key, from 0",
+    "point_key": "the point's settings: path=value (values as JSON) joined by ';', in key order",
 }
 BY_TABLE: dict[tuple[str, str], str] = {
     ("turns", "request_sent_ns"): "the turn's first request sent, from the run's start",
@@ -99,6 +103,12 @@ BY_TABLE: dict[tuple[str, str], str] = {
     (SUMMARY, "unit"): "the value's unit (ns, turns, per 1k requests, share, ...)",
     (SUMMARY, "wall_clock"): "true for measurements of the harness in wall-clock time (never "
     "gated)",
+    (SUMMARY, "point"): "the experiment point summarised; null for a row over a key's "
+    "replications",
+    (SUMMARY, "replication"): "the point's replication; null for a row over a key's replications",
+    (SUMMARY, "ci_low"): "over a key's replications: the 95% t interval's low end (null from "
+    "one replication)",
+    (SUMMARY, "ci_high"): "over a key's replications: the 95% t interval's high end",
 }
 UNITS: dict[str, str] = {
     "input_tokens": "tokens",

@@ -11,7 +11,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sim.errors import UserError
-from sim.metrics.schema import EVENTS, SUMMARY_SCHEMA, TABLES
+from sim.metrics.schema import (
+    EVENTS,
+    EXPERIMENT_COLUMNS,
+    POINT_SUMMARY_SCHEMA,
+    SUMMARY_SCHEMA,
+    TABLES,
+)
 from sim.metrics.summary import SummaryRow, summary_from_arrow
 from sim.metrics.writer import RUN_FILE, SUMMARY_FILE
 
@@ -38,7 +44,9 @@ def read_run(run_dir: Path) -> RunFolder:
     tables = {
         spec.name: _read_table(run_dir, f"{spec.name}.parquet", spec.schema) for spec in TABLES
     }
-    summary = summary_from_arrow(_read_table(run_dir, SUMMARY_FILE, SUMMARY_SCHEMA))
+    summary = summary_from_arrow(
+        _read_table(run_dir, SUMMARY_FILE, SUMMARY_SCHEMA, POINT_SUMMARY_SCHEMA)
+    )
     events_name = f"{EVENTS.name}.parquet"
     events = (
         _read_table(run_dir, events_name, EVENTS.schema)
@@ -84,12 +92,26 @@ def _require(run_dir: Path, name: str) -> Path:
     return path
 
 
-def _read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
+def _read_table(
+    run_dir: Path, name: str, schema: pa.Schema, points_schema: pa.Schema | None = None
+) -> pa.Table:
+    """The table, whose columns must be `schema`'s: as they are, or for a run of several
+    experiment points, `points_schema` (by default `schema` with ``EXPERIMENT_COLUMNS``)."""
     path = _require(run_dir, name)
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:
         raise UserError(f"{path}: unreadable Parquet ({error})") from error
-    if not table.schema.remove_metadata().equals(schema):
+    found = table.schema.remove_metadata()
+    if not (found.equals(schema) or _of_points(found, schema, points_schema)):
         raise UserError(f"{path}: columns differ from this version of sim; write the run again")
     return table
+
+
+def _of_points(found: pa.Schema, schema: pa.Schema, points_schema: pa.Schema | None) -> bool:
+    if points_schema is not None:
+        return bool(found.equals(points_schema))
+    if not set(EXPERIMENT_COLUMNS) <= set(found.names):
+        return False
+    rest = pa.schema([field for field in found if field.name not in EXPERIMENT_COLUMNS])
+    return bool(rest.equals(schema))

@@ -253,3 +253,19 @@ SUMMARY_SCHEMA = pa.schema(
         _field("wall_clock", pa.bool_()),
     ]
 )
+
+# The columns a run of more than one experiment point (sim.experiment.points) adds to every table:
+# the point's position in the run, its replication and its key's text ("path=value;...").
+EXPERIMENT_COLUMNS: tuple[str, ...] = ("point", "replication", "point_key")
+# Its summary has them too, and every metric's confidence interval over the replications of a key
+# (sim.metrics.intervals; null on the rows of one replication).
+POINT_SUMMARY_SCHEMA = pa.schema(
+    [
+        *SUMMARY_SCHEMA,
+        _field("point", pa.int32(), nullable=True),
+        _field("replication", pa.int32(), nullable=True),
+        _field("point_key", pa.string()),
+        _field("ci_low", pa.float64(), nullable=True),
+        _field("ci_high", pa.float64(), nullable=True),
+    ]
+)

@@ -51,8 +51,9 @@ import pyarrow.compute as pc
 from sim.metrics import session_faults
 from sim.metrics.paired import PAIRED_COLUMNS, comparisons, paired_differences, paired_stats
 from sim.metrics.percentiles import percentiles
-from sim.metrics.schema import COMPLETED, SUMMARY_SCHEMA
-from sim.runtime.policy import ExecutorPolicy
+from sim.metrics.replications import replication_rows
+from sim.metrics.schema import COMPLETED, EXPERIMENT_COLUMNS, POINT_SUMMARY_SCHEMA, SUMMARY_SCHEMA
+from sim.metrics.summary_row import POLICY_ORDER, Arm, SummaryRow, treatment_of
 
 PERCENTILES: tuple[tuple[str, float], ...] = (
     ("p50", 50.0),
@@ -71,43 +72,15 @@ PER_1K = "per 1k requests"
 NS_PER_S = 1_000_000_000
 EVENTS_PER_WALL_S = "harness.events_per_wall_s"
 PAIRED_PREFIX = "paired."
-# The policy under test is the first of these that ran; the paired rows compare it to the rest.
-POLICY_ORDER: tuple[str, ...] = tuple(policy.value for policy in ExecutorPolicy)
 PAIRED_PROFILE_PREFIX = "paired_profile."
 # The profile the others are compared to, when it ran.
 BASE_PROFILE = "default"
-# A simulation of the run: (profile, policy, load_level).
+# A simulation of the run: (profile, policy, load_level), and in a run of several experiment
+# points (profile, policy, load_level, point).
 UnitKey = tuple[str, str, int]
-
-
-@dataclass(frozen=True)
-class SummaryRow:
-    """One summary number: ``value`` in ``unit`` for ``metric`` under ``policy`` and ``profile``
-    at load level ``load_level`` (offered load ``load``); for a paired row, ``versus`` is the
-    baseline (a policy, or for ``paired_profile.`` rows a profile)."""
-
-    policy: str
-    metric: str
-    value: float
-    unit: str
-    wall_clock: bool = False
-    load_level: int = 0
-    load: float | None = None
-    versus: str | None = None
-    profile: str = "default"
-
-    @property
-    def key(self) -> tuple[str, str, str | None, int, str]:
-        """What names the row in its run (the gate compares rows of equal keys)."""
-        return (self.profile, self.policy, self.versus, self.load_level, self.metric)
-
-    @property
-    def arm(self) -> Arm:
-        return (self.profile, self.policy)
-
-
-# (recovery profile, executor policy)
-Arm = tuple[str, str]
+PointUnitKey = tuple[str, str, int, int]
+# Re-exported: where the rows' readers have always found them.
+__all__ = ["POLICY_ORDER", "Arm", "SummaryRow", "treatment_of"]
 
 
 @dataclass(frozen=True)
@@ -126,21 +99,83 @@ class LoadPoint:
 def summarize(
     tables: Mapping[str, pa.Table],
     *,
-    events_per_wall_s: Mapping[UnitKey, float] | None = None,
+    events_per_wall_s: Mapping[UnitKey, float] | Mapping[PointUnitKey, float] | None = None,
 ) -> list[SummaryRow]:
     """The summary of a run's tables: level by level, the paired rows first, then each arm in
     sorted order (profile, then policy) with its metrics in a fixed order.
 
     ``events_per_wall_s`` maps a simulation (profile, policy, load_level) to the harness speed
     measured while it ran.
+
+    Tables of several experiment points (with ``EXPERIMENT_COLUMNS``) are summarised point by
+    point, in point order, each row naming its point, replication and key; the rows over each
+    key's replications follow (sim.metrics.replications). The categories of the count and rate
+    metrics are the whole run's, so every replication has the same metrics. A simulation's
+    harness speed is then keyed (profile, policy, load_level, point).
     """
-    speeds = dict(events_per_wall_s or {})
+    speeds: dict[tuple[Any, ...], float] = dict(events_per_wall_s or {})
+    found = _Categories(
+        outcomes=categories(tables["turns"], "outcome"),
+        kinds=categories(tables["repairs"], "kind"),
+        causes=categories(tables["tools"], "synthetic_cause"),
+        statuses=categories(tables["requests"], "status"),
+        faults_ran=session_faults.ran(tables),
+    )
+    if not has_points(tables["turns"]):
+        return _summarize_point(tables, {u[:3]: v for u, v in speeds.items() if len(u) == 3}, found)
+    rows: list[SummaryRow] = []
+    for point, replication, key in points_in(tables["sessions"]):
+        mine = {name: rows_of_point(table, point) for name, table in tables.items()}
+        point_speeds = {u[:3]: v for u, v in speeds.items() if len(u) == 4 and u[3] == point}
+        rows += [
+            replace(row, point=point, replication=replication, point_key=key)
+            for row in _summarize_point(mine, point_speeds, found)
+        ]
+    return rows + replication_rows(rows)
+
+
+@dataclass(frozen=True)
+class _Categories:
+    """The categories of the count and rate metrics, and whether session faults ran: the whole
+    run's."""
+
+    outcomes: list[str]
+    kinds: list[str]
+    causes: list[str]
+    statuses: list[str]
+    faults_ran: bool
+
+
+def has_points(table: pa.Table) -> bool:
+    """Whether a run table is of several experiment points (has ``EXPERIMENT_COLUMNS``)."""
+    return set(EXPERIMENT_COLUMNS) <= set(table.column_names)
+
+
+def points_in(table: pa.Table) -> list[tuple[int, int, str]]:
+    """The (point, replication, point_key) triples of a table's rows, by point."""
+    if table.num_rows == 0:
+        return []
+    triples = pa.table(
+        {name: _decoded(table[name]) for name in EXPERIMENT_COLUMNS}
+    ).group_by(list(EXPERIMENT_COLUMNS)).aggregate([])
+    return sorted(
+        (int(e["point"]), int(e["replication"]), str(e["point_key"])) for e in triples.to_pylist()
+    )
+
+
+def rows_of_point(table: pa.Table, point: int) -> pa.Table:
+    """The rows of one experiment point."""
+    return table.filter(pc.equal(table["point"], point))
+
+
+def _summarize_point(
+    tables: Mapping[str, pa.Table],
+    speeds: Mapping[tuple[str, str, int], float],
+    found: _Categories,
+) -> list[SummaryRow]:
+    """The summary of one simulation's (or a plain run's) tables, as ``summarize`` says."""
     levels = load_levels(tables)
-    outcomes = categories(tables["turns"], "outcome")
-    kinds = categories(tables["repairs"], "kind")
-    causes = categories(tables["tools"], "synthetic_cause")
-    statuses = categories(tables["requests"], "status")
-    faults_ran = session_faults.ran(tables)
+    outcomes, kinds, causes, statuses = found.outcomes, found.kinds, found.causes, found.statuses
     rows: list[SummaryRow] = []
     for level, load in levels:
         at_level = {name: rows_at_level(table, level) for name, table in tables.items()}
@@ -155,7 +190,7 @@ def summarize(
             arm_rows += _count_rows(policy, mine, outcomes)
             arm_rows += _rate_rows(policy, mine, kinds, causes, statuses)
             arm_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
-            if faults_ran:
+            if found.faults_ran:
                 arm_rows += [
                     SummaryRow(policy, metric, value, unit)
                     for metric, value, unit in session_faults.fault_metrics(mine)
@@ -178,15 +213,6 @@ def load_levels(tables: Mapping[str, pa.Table]) -> list[tuple[int, float | None]
         for entry in pairs.to_pylist():
             seen.setdefault(int(entry["load_level"]), entry["load"])
     return sorted(seen.items())
-
-
-def treatment_of(policies: Iterable[str]) -> str | None:
-    """The policy under test: the first of ``POLICY_ORDER`` present, else the first given."""
-    present = list(dict.fromkeys(policies))
-    for policy in POLICY_ORDER:
-        if policy in present:
-            return policy
-    return present[0] if present else None
 
 
 def _paired_rows(turns: pa.Table, arms: list[Arm]) -> list[SummaryRow]:
@@ -286,7 +312,8 @@ def load_sweep(turns: pa.Table) -> list[LoadPoint]:
 
 
 def summary_to_arrow(rows: Iterable[SummaryRow]) -> pa.Table:
-    """The summary rows as a table of ``SUMMARY_SCHEMA``, in their given order."""
+    """The summary rows as a table of ``SUMMARY_SCHEMA``, in their given order; of
+    ``POINT_SUMMARY_SCHEMA`` when they are of experiment points."""
     rows = list(rows)
     columns = {
         "policy": pa.array([row.policy for row in rows], type=pa.string()).dictionary_encode(),
@@ -299,17 +326,29 @@ def summary_to_arrow(rows: Iterable[SummaryRow]) -> pa.Table:
         "unit": pa.array([row.unit for row in rows], type=pa.string()).dictionary_encode(),
         "wall_clock": pa.array([row.wall_clock for row in rows], type=pa.bool_()),
     }
-    return pa.Table.from_pydict(columns, schema=SUMMARY_SCHEMA)
+    if not any(row.point_key is not None for row in rows):
+        return pa.Table.from_pydict(columns, schema=SUMMARY_SCHEMA)
+    for name in ("point", "replication", "point_key", "ci_low", "ci_high"):
+        columns[name] = pa.array(
+            [getattr(row, name) for row in rows], type=POINT_SUMMARY_SCHEMA.field(name).type
+        )
+    return pa.Table.from_pydict(columns, schema=POINT_SUMMARY_SCHEMA)
 
 
 def summary_groups(summary: list[SummaryRow]) -> list[dict[str, Any]]:
     """The summary for people and JSON readers: one object per (load level, profile, policy,
     versus), in summary order, with its metrics by name (a paired group's metrics keep their
-    prefix, which says what `versus` is)."""
-    groups: dict[tuple[int, str, str, str | None, bool], dict[str, Any]] = {}
+    prefix, which says what `versus` is). In a run of experiment points, one object per point
+    and replication as well (``point``, ``replication``, ``point_key``; both of the first null
+    for the rows over a key's replications, whose ``intervals`` give each metric's
+    ``[ci_low, ci_high]``)."""
+    groups: dict[tuple[str | None, int | None, int, str, str, str | None, bool], Any] = {}
     for row in summary:
         by_profile = row.metric.startswith(PAIRED_PROFILE_PREFIX)
-        key = (row.load_level, row.profile, row.policy, row.versus, by_profile)
+        key = (
+            row.point_key, row.replication, row.load_level, row.profile, row.policy, row.versus,
+            by_profile,
+        )
         group = groups.get(key)
         if group is None:
             group = groups[key] = {
@@ -320,7 +359,15 @@ def summary_groups(summary: list[SummaryRow]) -> list[dict[str, Any]]:
                 "versus": row.versus,
                 "metrics": {},
             }
+            if row.point_key is not None:
+                group |= {
+                    "point": row.point,
+                    "replication": row.replication,
+                    "point_key": row.point_key,
+                }
         group["metrics"][row.metric] = row.value
+        if row.ci_low is not None and row.ci_high is not None:
+            group.setdefault("intervals", {})[row.metric] = [row.ci_low, row.ci_high]
     return list(groups.values())
 
 

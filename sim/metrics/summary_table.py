@@ -20,6 +20,7 @@ from rich.text import Text
 
 from sim.metrics.display import RowFormat, measure_name, metric_label
 from sim.metrics.paired import PAIRED_COLUMNS
+from sim.metrics.points_table import has_point_rows, points_renderables
 from sim.metrics.summary import (
     BASE_PROFILE,
     PAIRED_PREFIX,
@@ -198,7 +199,12 @@ def headline(rows: Sequence[SummaryRow]) -> str | None:
 
 
 def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> Group:
-    """Every level's headline sentence, paired table and summary table, in level order."""
+    """Every level's headline sentence, paired table and summary table, in level order; for a
+    run of experiment points, each key's table over its replications
+    (sim.metrics.points_table)."""
+    rows = list(rows)
+    if has_point_rows(rows):
+        return points_renderables(rows)
     levels = by_level(rows)
     parts: list[object] = []
     for _, load, mine in levels:

@@ -29,7 +29,7 @@ from sim.metrics.atomic import atomic_directory
 from sim.metrics.columns import SUMMARY, described_schema
 from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from sim.metrics.provenance import git_commit, package_versions
-from sim.metrics.schema import OPTIONAL_TABLES, TABLES
+from sim.metrics.schema import EXPERIMENT_COLUMNS, OPTIONAL_TABLES, TABLES
 from sim.metrics.summary import SummaryRow, UnitKey, summarize, summary_groups, summary_to_arrow
 from sim.metrics.tables import MetricsError
 
@@ -140,7 +140,10 @@ def _check_tables(tables: Mapping[str, pa.Table]) -> None:
         if spec.name not in tables:
             continue
         schema = tables[spec.name].schema.remove_metadata()
-        if not schema.equals(spec.schema):
+        # A run of several experiment points adds its point columns (sim.metrics.schema).
+        plain = pa.schema([field for field in schema if field.name not in EXPERIMENT_COLUMNS])
+        points = set(EXPERIMENT_COLUMNS) <= set(schema.names) and plain.equals(spec.schema)
+        if not (schema.equals(spec.schema) or points):
             raise MetricsError(f"{spec.name}: schema differs from schema.{spec.name.upper()}")
 
 

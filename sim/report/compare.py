@@ -8,7 +8,10 @@ metric is compared per load level (the summary's rows are per level), so a regre
 level of a sweep cannot hide in the others.
 
 Only runs of the same shape compare: the same scenario file, and the same session count,
-policies and load levels (else ``UserError``, exit 2, naming what differs).
+policies and load levels (else ``UserError``, exit 2, naming what differs). Runs of several
+experiment points compare point by point: every row and count is keyed by its point's key and
+replication as well (the rows over a key's replications by the key alone), and the two runs must
+have the same point keys.
 
 A value that is not a finite number (NaN, infinity) has no relative change: it has not moved if
 the other run has the same (NaN on both sides counts as the same), and otherwise it has moved
@@ -30,7 +33,8 @@ from sim.errors import UserError
 from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, PairedStats, pair, paired_stats
 from sim.metrics.reader import RunFolder
 from sim.metrics.schema import ARM_COLUMNS
-from sim.metrics.summary import SummaryRow
+from sim.metrics.summary import SummaryRow, has_points
+from sim.metrics.summary_row import RowKey
 
 ROWS_UNIT = "rows"
 
@@ -51,6 +55,8 @@ class MetricChange:
     load: float | None = None
     versus: str | None = None
     profile: str = "default"
+    point_key: str | None = None
+    replication: int | None = None
 
     @property
     def moved(self) -> bool:
@@ -82,6 +88,13 @@ class MetricChange:
 
 def _is_nan(value: float | None) -> bool:
     return value is not None and math.isnan(value)
+
+
+def point_label(point_key: str, replication: int | None) -> str:
+    """How a row's point is shown: `{KEY #R}` for replication R, `{KEY mean}` over them all
+    (the base point's key is empty: `{#R}`)."""
+    which = "mean" if replication is None else f"#{replication}"
+    return "{" + (f"{point_key} " if point_key else "") + which + "}"
 
 
 def parse_tolerances(texts: list[str]) -> dict[str, float]:
@@ -144,6 +157,8 @@ def compare_runs(
                 load=either.load,
                 versus=either.versus,
                 profile=either.profile,
+                point_key=either.point_key,
+                replication=either.replication,
             )
         )
     return changes
@@ -166,8 +181,14 @@ def run_shape(run: RunFolder) -> dict[str, Any]:
     levels = sessions.select(["load_level", "load"]).group_by(["load_level", "load"]).aggregate([])
     extra = run.metadata.get("extra")
     configured = extra.get("sessions") if isinstance(extra, dict) else None
+    points = (
+        sorted(str(k) for k in pc.unique(_plain(sessions["point_key"])).to_pylist())
+        if has_points(sessions)
+        else []
+    )
     return {
         "sessions": [] if configured is None else [configured],
+        "points": points,
         "profiles": sorted(str(p) for p in pc.unique(_plain(sessions["profile"])).to_pylist()),
         "policies": sorted(str(p) for p in pc.unique(_plain(sessions["policy"])).to_pylist()),
         "load levels": sorted(
@@ -181,12 +202,15 @@ def check_same_shape(base: RunFolder, new: RunFolder) -> None:
     differ:
     such runs differ in every row, and a table of failures would bury the reason."""
     base_shape, new_shape = run_shape(base), run_shape(new)
-    for what in ("sessions", "profiles", "policies", "load levels"):
-        if base_shape[what] and new_shape[what] and base_shape[what] != new_shape[what]:
+    for what in ("sessions", "points", "profiles", "policies", "load levels"):
+        if base_shape[what] != new_shape[what] and (
+            what == "points" or (base_shape[what] and new_shape[what])
+        ):
             raise UserError(
                 f"{new.path}: {what} {_shape_text(new_shape[what])} differ from {base.path}'s "
                 f"{_shape_text(base_shape[what])}; compare runs with the same sessions, "
-                "profiles, policies and load levels (the same --sessions, --profile and --policy)"
+                "experiment points, profiles, policies and load levels (the same --sessions, "
+                "--profile and --policy)"
             )
 
 
@@ -199,7 +223,7 @@ def _shape_text(values: list[Any]) -> str:
     return "[" + ", ".join(shown) + "]"
 
 
-def _keyed(rows: list[SummaryRow]) -> dict[tuple[str, str, str | None, int, str], SummaryRow]:
+def _keyed(rows: list[SummaryRow]) -> dict[RowKey, SummaryRow]:
     return {row.key: row for row in rows}
 
 
@@ -212,15 +236,14 @@ def _plain(column: pa.ChunkedArray) -> pa.ChunkedArray:
 def _row_counts(run: RunFolder) -> list[SummaryRow]:
     rows = []
     for name, table in run.tables.items():
-        keys = pa.table(
-            {"profile": _plain(table["profile"]), "policy": _plain(table["policy"]),
-             "load_level": table["load_level"], "load": table["load"]}
-        )
-        counts = keys.group_by(["profile", "policy", "load_level", "load"]).aggregate(
-            [([], "count_all")]
-        )
+        columns = ["profile", "policy", "load_level", "load"]
+        if has_points(table):
+            columns += ["point", "replication", "point_key"]
+        keys = pa.table({column: _plain(table[column]) for column in columns})
+        counts = keys.group_by(columns).aggregate([([], "count_all")])
         for entry in sorted(
-            counts.to_pylist(), key=lambda e: (e["load_level"], e["profile"], e["policy"])
+            counts.to_pylist(),
+            key=lambda e: (e.get("point", 0), e["load_level"], e["profile"], e["policy"]),
         ):
             rows.append(
                 SummaryRow(
@@ -231,6 +254,9 @@ def _row_counts(run: RunFolder) -> list[SummaryRow]:
                     load_level=int(entry["load_level"]),
                     load=entry["load"],
                     profile=entry["profile"],
+                    point=entry.get("point"),
+                    replication=entry.get("replication"),
+                    point_key=entry.get("point_key"),
                 )
             )
     return rows
@@ -238,8 +264,9 @@ def _row_counts(run: RunFolder) -> list[SummaryRow]:
 
 @dataclass(frozen=True)
 class RunPairing:
-    """One simulation (profile, policy, load level) of two runs of the same seeds, turn by turn:
-    the statistics of ``column``'s new-minus-base difference (``sim.metrics.paired``)."""
+    """One simulation (profile, policy, load level; in a run of points, also the point's key and
+    replication) of two runs of the same seeds, turn by turn: the statistics of ``column``'s
+    new-minus-base difference (``sim.metrics.paired``)."""
 
     policy: str
     load_level: int
@@ -247,6 +274,8 @@ class RunPairing:
     column: str
     stats: PairedStats
     profile: str = "default"
+    point_key: str | None = None
+    replication: int | None = None
 
 
 def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:
@@ -255,36 +284,46 @@ def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:
     scenario's). Empty when the seeds differ (then turns do not pair)."""
     if base.metadata.get("seed") != new.metadata.get("seed"):
         return []
+    points = has_points(base.tables["turns"]) and has_points(new.tables["turns"])
+    # A point's load comes with it: one load level is a different load at each point.
+    names = ["profile", "policy", "load_level"] + (
+        ["point_key", "replication", "load"] if points else []
+    )
+    key = [*dict.fromkeys([*ARM_COLUMNS, *names, *TURN_KEY])]
+    loads = _loads(base)
     pairings = []
-    key = [*ARM_COLUMNS, *TURN_KEY]
     for column in PAIRED_COLUMNS:
         pairs = pair(new.tables["turns"], base.tables["turns"], column, key)
-        names = ["profile", "policy", "load_level"]
-        units = pairs.select(names).group_by(names)
-        loads = _loads(base)
-        for entry in sorted(units.aggregate([]).to_pylist(), key=lambda e: (e["load_level"],
-                                                                             e["profile"],
-                                                                             e["policy"])):
-            mine = pairs.filter(
-                pc.and_(
-                    pc.and_(
-                        pc.equal(pairs["profile"], entry["profile"]),
-                        pc.equal(pairs["policy"], entry["policy"]),
-                    ),
-                    pc.equal(pairs["load_level"], entry["load_level"]),
+        units = pairs.select(names).group_by(names).aggregate([]).to_pylist()
+        for entry in units:
+            chosen = pc.equal(pairs[names[0]], entry[names[0]])
+            for name in names[1:]:
+                # A trace's load is null, which equals nothing.
+                same = (
+                    pc.is_null(pairs[name])
+                    if entry[name] is None
+                    else pc.equal(pairs[name], entry[name])
                 )
-            )
+                chosen = pc.and_(chosen, same)
+            level = int(entry["load_level"])
             pairings.append(
                 RunPairing(
                     entry["policy"],
-                    int(entry["load_level"]),
-                    loads.get(int(entry["load_level"])),
+                    level,
+                    entry["load"] if points else loads.get(level),
                     column,
-                    paired_stats(mine["difference"].to_numpy()),
+                    paired_stats(pairs.filter(chosen)["difference"].to_numpy()),
                     profile=entry["profile"],
+                    point_key=entry.get("point_key"),
+                    replication=entry.get("replication"),
                 )
             )
-    return sorted(pairings, key=lambda p: (p.load_level, p.profile, p.policy, p.column))
+    return sorted(
+        pairings,
+        key=lambda p: (
+            p.point_key or "", p.replication or 0, p.load_level, p.profile, p.policy, p.column
+        ),
+    )
 
 
 def _loads(run: RunFolder) -> dict[int, float | None]:

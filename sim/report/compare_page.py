@@ -21,8 +21,14 @@ from sim.metrics.display import RowFormat, measure_name, metric_label
 from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, pair
 from sim.metrics.reader import RunFolder
 from sim.metrics.schema import ARM_COLUMNS
-from sim.metrics.summary import arm_label, rows_at_level, rows_of
-from sim.report.compare import MetricChange, RunPairing, compare_runs, paired_between
+from sim.metrics.summary import arm_label, has_points, rows_at_level, rows_of
+from sim.report.compare import (
+    MetricChange,
+    RunPairing,
+    compare_runs,
+    paired_between,
+    point_label,
+)
 from sim.report.html import STYLE
 from sim.report.interactive import COLOURS, apply_layout, cdf_points
 
@@ -80,7 +86,10 @@ def render_compare(
 def _where(change: MetricChange) -> str:
     arm = arm_label(change.profile, change.policy)
     name = arm if change.versus is None else f"{arm} − {change.versus}"
-    return name if change.load is None else f"{name} @ {change.load:g}"
+    name = name if change.load is None else f"{name} @ {change.load:g}"
+    if change.point_key is None:
+        return name
+    return f"{name} {point_label(change.point_key, change.replication)}"
 
 
 def _changes_html(changes: list[MetricChange]) -> str:
@@ -119,6 +128,8 @@ def _pairings_html(pairings: list[RunPairing]) -> str:
         unit = f" {shown.shown_unit}"
         arm = arm_label(pairing.profile, pairing.policy)
         where = arm if pairing.load is None else f"{arm} @ {pairing.load:g}"
+        if pairing.point_key is not None:
+            where += " " + point_label(pairing.point_key, pairing.replication)
         cells = [
             where,
             measure_name(pairing.column),
@@ -137,7 +148,9 @@ def _cdf_html(base: RunFolder, new: RunFolder) -> str:
     figure = make_subplots(
         rows=1, cols=2, subplot_titles=[measure_name(column) for column in PAIRED_COLUMNS]
     )
-    key = [*ARM_COLUMNS, *TURN_KEY]
+    # Turns of a run of experiment points pair within their point (the same seed and settings).
+    points = has_points(base.tables["turns"]) and has_points(new.tables["turns"])
+    key = [*ARM_COLUMNS, *(["point"] if points else []), *TURN_KEY]
     for col, column in enumerate(PAIRED_COLUMNS, start=1):
         pairs = pair(new.tables["turns"], base.tables["turns"], column, key)
         arms = sorted(

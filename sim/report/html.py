@@ -21,10 +21,12 @@ from plotly.offline import get_plotlyjs
 from sim.metrics.display import RowFormat, measure_name, metric_label
 from sim.metrics.paired import PAIRED_COLUMNS
 from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
+from sim.metrics.points_table import has_point_rows
 from sim.metrics.summary import PAIRED_PREFIX, SummaryRow, arm_label, summary_groups
 from sim.metrics.summary_table import by_level, headline, ordered_arms, paired_groups
 from sim.report.interactive import Interactive, NotDrawn
 from sim.report.plots import Drawn, Skipped
+from sim.report.points import interval_figures, points_html
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1150px; color: #222;
@@ -33,6 +35,7 @@ table { border-collapse: collapse; margin: 1em 0; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.8em; }
 th { text-align: left; }
 td.value { text-align: right; font-variant-numeric: tabular-nums; }
+td.beyond { font-weight: 600; }
 tr.wall { color: #888; }
 figure { margin: 2em 0; }
 .skipped { color: #888; font-style: italic; }
@@ -50,8 +53,11 @@ def render_html(
     figures: Sequence[Interactive | NotDrawn],
     exports: Sequence[Drawn | Skipped] = (),
 ) -> str:
-    """The page: identity, headline per level, per-level table of a sweep, summaries, figures."""
+    """The page: identity, headline per level, per-level table of a sweep, summaries, figures;
+    for a run of experiment points, `_render_points`."""
     title = f"sim report: {metadata.get('scenario', '?')} (seed {metadata.get('seed', '?')})"
+    if has_point_rows(summary):
+        return _render_points(title, metadata, summary, figures, exports)
     levels = by_level(summary)
     parts = [
         "<!DOCTYPE html>",
@@ -76,6 +82,43 @@ def render_html(
         "<p>Hover for values, drag to zoom (double-click to reset), click a legend entry to hide "
         "or show its series.</p>",
         *(_figure_html(figure) for figure in figures[1:]),
+        _exports(exports),
+        "</body></html>",
+    ]
+    return "\n".join(part for part in parts if part) + "\n"
+
+
+def _render_points(
+    title: str,
+    metadata: dict[str, Any],
+    summary: Sequence[SummaryRow],
+    figures: Sequence[Interactive | NotDrawn],
+    exports: Sequence[Drawn | Skipped],
+) -> str:
+    """The page of a run of experiment points: identity, each key's table over its
+    replications, the interval figures, then the figures of the first point
+    (sim.report.points; `figures` and `exports` must be drawn from that point alone)."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{STYLE}</style>",
+        f"<script>{get_plotlyjs()}</script></head><body>",
+        f"<h1>{escape(title)}</h1>",
+        _identity(metadata),
+        "<h2>Experiment points</h2>",
+        "<p>Each value is the mean over the point's replications (seeds) ± the half-width of its "
+        "95% Student-t interval, mean ± t(0.975, n−1)·s/√n. The difference columns subtract the "
+        "baseline policy's value from the policy under test's replication by replication (the "
+        "same seed: common random numbers), then take the same interval: <em>beyond</em> when "
+        "it excludes zero, <em>within</em> when the replications cannot tell the two apart. "
+        f"Times are simulated. Percentiles: {escape(PERCENTILE_METHOD_TEXT)}. "
+        + _downloads(summary) + "</p>",
+        points_html(summary),
+        *(_figure_html(figure) for figure in interval_figures(summary)),
+        "<h2>Figures of the first point</h2>",
+        "<p>Points are different simulations: the figures below draw the run's first point "
+        "alone (its first replication).</p>",
+        *(_figure_html(figure) for figure in figures),
         _exports(exports),
         "</body></html>",
     ]
@@ -268,15 +311,25 @@ def _summary_table(summary: Sequence[SummaryRow]) -> str:
 
 
 def summary_csv(summary: Sequence[SummaryRow]) -> str:
-    """The summary as CSV, the columns of summary.parquet."""
+    """The summary as CSV, the columns of summary.parquet (a run of experiment points: with
+    its point columns and interval)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    points = has_point_rows(summary)
+    extra = ["point", "replication", "point_key", "ci_low", "ci_high"] if points else []
     writer.writerow(["policy", "versus", "load_level", "load", "metric", "value", "unit",
-                     "wall_clock"])
+                     "wall_clock", *extra])
     for r in summary:
+        more = [_blank(getattr(r, name)) for name in extra]
         writer.writerow([r.policy, r.versus or "", r.load_level, "" if r.load is None else r.load,
-                         r.metric, repr(r.value), r.unit, r.wall_clock])
+                         r.metric, repr(r.value), r.unit, r.wall_clock, *more])
     return out.getvalue()
+
+
+def _blank(value: object) -> str:
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def _downloads(summary: Sequence[SummaryRow]) -> str:

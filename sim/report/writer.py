@@ -10,6 +10,7 @@ from sim.metrics.reader import RunFolder
 from sim.report.html import render_html
 from sim.report.interactive import draw_interactive
 from sim.report.plots import draw_figures
+from sim.report.points import first_point
 
 REPORT_FOLDER = "report"
 REPORT_PAGE = "report.html"
@@ -23,8 +24,10 @@ def write_report(run: RunFolder) -> Path:
     """
     destination = run.path / REPORT_FOLDER
     check_destination(destination, replace=True, kind="report folder", marker=REPORT_PAGE)
+    # A run of experiment points draws its figures from its first point (sim.report.points).
+    drawn = first_point(run)
     with atomic_directory(destination, replace=True) as staging:
-        exports = draw_figures(run, staging)
-        page = render_html(run.metadata, run.summary, draw_interactive(run), exports)
+        exports = draw_figures(drawn, staging)
+        page = render_html(run.metadata, run.summary, draw_interactive(drawn), exports)
         (staging / REPORT_PAGE).write_text(page, encoding="utf-8")
     return destination / REPORT_PAGE

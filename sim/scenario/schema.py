@@ -10,6 +10,7 @@ read as integer ns through the `*_ns` properties. The tables:
                the turn limit, model fallback.
 - `[model]`    the mock model (`sim.model.config.ModelConfig`).
 - `[tools]`    the simulated tools: a catalogue, new tools, partial overrides of catalogue tools.
+- `[experiment]` optional: points over any of the above and replications (seeds) per point.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from sim.limits import (
 from sim.model.config import GeneratedScript, ModelConfig
 from sim.model.latency import largest_ns, longest_response_ns, most_tool_calls
 from sim.runtime.tooldef import ToolDefinition
+from sim.scenario.experiment import ExperimentConfig
 from sim.tools.catalogue import catalogue
 from sim.tools.execution import TOOL_TIMEOUT_NS
 from sim.tools.override import apply_override
@@ -532,6 +534,11 @@ class Scenario(_Section):
     )
     model: ModelConfig = Field(default_factory=ModelConfig, description="The mock model.")
     tools: ToolsConfig = Field(default_factory=ToolsConfig, description="The simulated tools.")
+    experiment: ExperimentConfig | None = Field(
+        default=None,
+        description="Points over scenario values and seeds per point (sim.scenario.experiment); "
+        "none: the scenario is its one point.",
+    )
 
     _content_hash: str | None = PrivateAttr(default=None)
 
