@@ -32,7 +32,7 @@ def expected_path(name: str) -> Path:
 def golden_summary(name: str) -> list[dict[str, Any]]:
     """The summary rows of a serial run of scenario `name`, without wall-clock rows."""
     result = run_scenario(load_scenario(scenario_path(name)))
-    rows = summarize(result.collector("golden").tables())
+    rows = summarize(result.tables("golden"))
     return [
         {
             "profile": row.profile,
