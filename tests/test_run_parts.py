@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -15,6 +16,7 @@ from sim.engine.recorder import TABLE_NAMES
 from sim.engine.runner import run_scenario, tasks_of, units_of
 from sim.engine.simulation import simulate
 from sim.errors import UserError
+from sim.experiment.points import Point
 from sim.metrics import assemble, parts
 from sim.metrics.collector import RunCollector
 from sim.metrics.schema import TABLES
@@ -60,7 +62,9 @@ def test_rows_written_as_they_come_are_the_tables_kept_in_memory(
     monkeypatch.setattr(parts, "FLUSH_SESSIONS", 2)
     scenario = two_profile_sweep()
     result = run_scenario(scenario)
-    part_file = pq.ParquetFile(result.parts_in_order()[0] / "sessions.parquet")
+    folder, point_values = result.parts_in_order()[0]
+    assert point_values == {"seed": scenario.seed}  # a plain scenario: no point columns
+    part_file = pq.ParquetFile(folder / "sessions.parquet")
     assert part_file.num_row_groups == 6  # 12 sessions, flushed every 2
     assert result.tables("r") == in_memory(scenario, "r")
 
@@ -147,7 +151,7 @@ def test_a_resumed_run_runs_only_the_tasks_without_finished_parts(
     folder = tmp_path / "parts"
     first = run_scenario(scenario, parts=folder)
     expected = first.tables("r")
-    unfinished = first.parts_in_order()[3]
+    unfinished, _ = first.parts_in_order()[3]
     (unfinished / parts.DONE_FILE).unlink()  # as if interrupted in that task
     ran: list[str] = []
     real = runner.run_task
@@ -174,3 +178,58 @@ def test_parts_of_another_run_are_refused(tmp_path: Path) -> None:
     (tmp_path / "other" / "file").write_text("x")
     with pytest.raises(UserError, match="not a parts folder"):
         run_scenario(scenario, parts=tmp_path / "other")
+
+
+def two_points() -> list[Point]:
+    """Two hand-made points: the same scenario at two concurrencies, the second's seed its own."""
+    base = with_overrides(load_scenario(GOLDEN / "closed_faults.toml"), sessions=4)
+    other = Scenario.model_validate(
+        {**base.model_dump(mode="python", exclude_unset=True), "seed": base.seed + 1,
+         "load": {"mode": "closed", "sessions": 4, "concurrency": 1}}
+    )
+    return [
+        Point(0, (("load.concurrency", 2),), 0, base),
+        Point(1, (("load.concurrency", 1), ("model.profile", "haiku")), 1, other),
+    ]
+
+
+def test_every_point_is_simulated_and_its_rows_carry_its_columns(tmp_path: Path) -> None:
+    points = two_points()
+    result = run_scenario(points[0].scenario, points=points, jobs=2)
+    assert {unit.point for unit in result.units} == {0, 1}
+    assert "(load.concurrency=1, model.profile=haiku, replication 1)" in result.units[-1].label
+    tables = result.tables("r")
+    for spec in TABLES:
+        names = tables[spec.name].column_names
+        assert names[names.index("point") : names.index("point") + 3] == [
+            "point", "replication", "point_key",
+        ]
+    sessions = tables["sessions"]
+    keys = sorted(set(zip(sessions["point"].to_pylist(), sessions["replication"].to_pylist(),
+                          sessions["point_key"].to_pylist(), strict=True)))
+    assert keys == [
+        (0, 0, "load.concurrency=2"),
+        (1, 1, 'load.concurrency=1;model.profile="haiku"'),
+    ]
+    assert sessions["point"].to_pylist() == sorted(sessions["point"].to_pylist())  # point first
+    # Each point's rows are the rows of its scenario run alone.
+    for point in points:
+        alone = in_memory(point.scenario, "r")
+        mine = tables["turns"].filter(pc.equal(tables["turns"]["point"], point.index))
+        assert plain(mine.drop_columns(["point", "replication", "point_key"])) == plain(
+            alone["turns"]  # type: ignore[arg-type]
+        )
+    write_run_from_parts(
+        tmp_path / "run", result.parts_in_order(), metadata(points[0].scenario), points=[0, 1]
+    )
+    written = pq.read_table(tmp_path / "run" / "turns.parquet")
+    assert plain(written) == plain(tables["turns"])
+    serial = run_scenario(points[0].scenario, points=points)
+    assert serial.tables("r") == tables
+
+
+def test_a_plain_scenario_is_one_point_without_point_columns() -> None:
+    scenario = load_scenario(GOLDEN / "closed_faults.toml")
+    result = run_scenario(with_overrides(scenario, sessions=2))
+    assert [point.key for point in result.points] == [()]
+    assert "point" not in result.tables("r")["turns"].column_names

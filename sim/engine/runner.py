@@ -54,8 +54,10 @@ from sim.engine.arrivals import load_levels
 from sim.engine.blocks import session_blocks
 from sim.engine.simulation import simulate
 from sim.errors import UserError
+from sim.experiment.points import Point, points_of
 from sim.metrics.assemble import read_table
 from sim.metrics.parts import DONE_FILE, UnitParts, is_complete
+from sim.metrics.point_columns import point_values, with_point_columns
 from sim.metrics.schema import EVENTS, TABLES
 from sim.scenario.schema import Scenario
 
@@ -69,11 +71,16 @@ class Unit:
     # The level's position in the sweep (0 without a sweep): the `load_level` of its rows.
     load_level: int = 0
     profile: str = "default"
+    # The experiment point it simulates (`Point.index`) and how people read it ("" for a plain
+    # scenario's one point).
+    point: int = 0
+    point_label: str = ""
 
     @property
     def label(self) -> str:
         arm = self.policy if self.profile == "default" else f"{self.policy} [{self.profile}]"
-        return arm if self.load is None else f"{arm} @ {self.load:g}"
+        arm = arm if self.load is None else f"{arm} @ {self.load:g}"
+        return f"{arm} ({self.point_label})" if self.point_label else arm
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,14 +97,15 @@ class Task:
         (`parts_in_order` sorts by the fields, not by this)."""
         first = 0 if self.block is None else self.block.start
         unit = self.unit
-        return f"{unit.profile}.{unit.policy}.level{unit.load_level}.from{first}"
+        return f"point{unit.point}.{unit.profile}.{unit.policy}.level{unit.load_level}.from{first}"
 
     @property
-    def order(self) -> tuple[str, str, int, int]:
-        """Where its rows go in the run's tables: by their sort key (profile, policy, level,
-        session id)."""
+    def order(self) -> tuple[int, str, str, int, int]:
+        """Where its rows go in the run's tables: by their sort key (point, profile, policy,
+        level, session id)."""
         first = 0 if self.block is None else self.block.start
-        return (self.unit.profile, self.unit.policy, self.unit.load_level, first)
+        unit = self.unit
+        return (unit.point, unit.profile, unit.policy, unit.load_level, first)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,24 +123,42 @@ class TaskStats:
 UnitProgress = Callable[[int, int], None]
 
 
-def units_of(scenario: Scenario) -> list[Unit]:
-    """The run's simulations in their fixed order: by load level, then profile, then policy."""
+def units_of(scenario: Scenario, points: Sequence[Point] | None = None) -> list[Unit]:
+    """The run's simulations in their fixed order: point by point (`points`, by default the
+    scenario's), then by load level, then profile, then policy of the point's scenario."""
     return [
-        Unit(policy, level, index, profile)
-        for index, level in enumerate(load_levels(scenario.load))
-        for profile in scenario.runtime.profiles
-        for policy in scenario.runtime.policies
+        Unit(policy, level, index, profile, point.index, _point_label(point))
+        for point in (points_of(scenario) if points is None else points)
+        for index, level in enumerate(load_levels(point.scenario.load))
+        for profile in point.scenario.runtime.profiles
+        for policy in point.scenario.runtime.policies
     ]
 
 
-def tasks_of(scenario: Scenario) -> list[Task]:
+def _point_label(point: Point) -> str:
+    if not point.key and point.replication == 0:
+        return ""
+    settings = ", ".join(f"{path}={value}" for path, value in point.key)
+    return f"{settings}, replication {point.replication}" if settings else (
+        f"replication {point.replication}"
+    )
+
+
+def tasks_of(scenario: Scenario, points: Sequence[Point] | None = None) -> list[Task]:
     """The run's tasks: each unit in order, by its blocks (`sim.engine.blocks`)."""
-    blocks = session_blocks(scenario)
+    points = points_of(scenario) if points is None else list(points)
+    blocks = {point.index: session_blocks(point.scenario) for point in points}
     return [
         Task(index, unit, block)
-        for index, unit in enumerate(units_of(scenario))
-        for block in blocks
+        for index, unit in enumerate(units_of(scenario, points))
+        for block in blocks[unit.point]
     ]
+
+
+def has_point_columns(points: Sequence[Point]) -> bool:
+    """Whether the run's tables carry the point columns (`sim.metrics.point_columns`): a run of
+    more than one point, or of a point with settings."""
+    return len(points) > 1 or any(point.key for point in points)
 
 
 @dataclass(slots=True, weakref_slot=True)
@@ -143,12 +169,26 @@ class RunResult:
     stats: list[TaskStats]
     # The folder holding a folder of part files per task (`Task.name`).
     parts: Path
+    points: list[Point]
     # Whether the tasks were traced (then the parts have the `events` table).
     trace: bool = False
 
-    def parts_in_order(self) -> list[Path]:
-        """The tasks' parts folders in the order of the run's tables."""
-        return [self.parts / task.name for task in sorted(self.tasks, key=lambda t: t.order)]
+    @property
+    def has_point_columns(self) -> bool:
+        return has_point_columns(self.points)
+
+    def parts_in_order(self) -> list[tuple[Path, dict[str, Any]]]:
+        """The tasks' parts folders in the order of the run's tables, each with the values of
+        its point's columns (none for a plain scenario) and its `seed` (the point's own)."""
+        points = {point.index: point for point in self.points}
+        ordered = []
+        for task in sorted(self.tasks, key=lambda t: t.order):
+            point = points[task.unit.point]
+            values: dict[str, Any] = {"seed": point.scenario.seed}
+            if self.has_point_columns:
+                values.update(point_values(point.index, point.replication, point.key))
+            ordered.append((self.parts / task.name, values))
+        return ordered
 
     def tables(self, run_id: str) -> dict[str, pa.Table]:
         """Every table of the run in memory (`events` last, with a trace), as written to its
@@ -156,12 +196,15 @@ class RunResult:
         scenario = self.scenario
         run_wide = {"run_id": run_id, "scenario": scenario.name, "seed": scenario.seed}
         specs = TABLES + (EVENTS,) if self.trace else TABLES
-        parts = self.parts_in_order()
+        if self.has_point_columns:
+            specs = tuple(with_point_columns(spec) for spec in specs)
         return {
             spec.name: read_table(
                 spec,
-                [part / f"{spec.name}.parquet" for part in parts],
-                {k: v for k, v in run_wide.items() if k in spec.column_names},
+                [
+                    (folder / f"{spec.name}.parquet", {**run_wide, **values})
+                    for folder, values in self.parts_in_order()
+                ],
             )
             for spec in specs
         }
@@ -189,32 +232,37 @@ def run_scenario(
     progress: UnitProgress | None = None,
     trace: bool = False,
     parts: Path | None = None,
+    points: Sequence[Point] | None = None,
 ) -> RunResult:
-    """Run every task of `scenario`, writing its parts under `parts` (created; a temporary
-    folder, removed with the result, when None); `jobs` worker processes (1: in this process);
-    with `trace`, keep every task's event trace. Tasks whose parts are there already are not
-    run again."""
+    """Run every task of `scenario`'s `points` (by default `points_of(scenario)`), writing its
+    parts under `parts` (created; a temporary folder, removed with the result, when None);
+    `jobs` worker processes (1: in this process); with `trace`, keep every task's event trace.
+    Tasks whose parts are there already are not run again."""
+    points = points_of(scenario) if points is None else list(points)
+    scenarios = {point.index: point.scenario for point in points}
     if parts is None:
         folder = Path(tempfile.mkdtemp(prefix="sim-parts-"))
     else:
         folder = Path(parts)
         folder.mkdir(parents=True, exist_ok=True)
-    _claim(folder, scenario, trace)
-    tasks = tasks_of(scenario)
+    _claim(folder, list(scenarios.values()), trace)
+    tasks = tasks_of(scenario, points)
     stats: dict[int, TaskStats] = {
         index: _stats_of(folder / task.name)
         for index, task in enumerate(tasks)
         if is_complete(folder / task.name)
     }
     todo = [(index, task) for index, task in enumerate(tasks) if index not in stats]
-    tracker = _UnitProgress(progress, tasks, stats, scenario.load.sessions)
+    tracker = _UnitProgress(progress, tasks, stats, scenarios)
     if jobs <= 1 or len(todo) <= 1:
         for index, task in todo:
-            stats[index] = run_task(scenario, task, folder, trace, tracker.bind(index))
+            point_scenario = scenarios[task.unit.point]
+            stats[index] = run_task(point_scenario, task, folder, trace, tracker.bind(index))
     else:
-        _run_parallel(scenario, todo, jobs, tracker, trace, folder, stats)
+        _run_parallel(scenarios, todo, jobs, tracker, trace, folder, stats)
     result = RunResult(
-        scenario, units_of(scenario), tasks, [stats[i] for i in range(len(tasks))], folder, trace
+        scenario, units_of(scenario, points), tasks, [stats[i] for i in range(len(tasks))],
+        folder, points, trace,
     )
     if parts is None:
         weakref.finalize(result, shutil.rmtree, folder, True)
@@ -225,11 +273,11 @@ def run_scenario(
 RUN_KEY_FILE = "run-key.json"
 
 
-def _claim(folder: Path, scenario: Scenario, trace: bool) -> None:
-    """Marks `folder` as holding parts of this run; raises UserError when it holds another's."""
-    key = json.dumps(
-        {"scenario": scenario.model_dump(mode="json"), "trace": trace}, sort_keys=True
-    )
+def _claim(folder: Path, scenarios: Sequence[Scenario], trace: bool) -> None:
+    """Marks `folder` as holding parts of this run (of the points' `scenarios`); raises
+    UserError when it holds another's."""
+    dumps = [scenario.model_dump(mode="json") for scenario in scenarios]
+    key = json.dumps({"points": dumps, "trace": trace}, sort_keys=True)
     marker = folder / RUN_KEY_FILE
     if marker.is_file():
         if marker.read_text(encoding="utf-8") != key:
@@ -295,13 +343,14 @@ class _UnitProgress:
         progress: UnitProgress | None,
         tasks: Sequence[Task],
         done: dict[int, TaskStats],
-        sessions: int,
+        scenarios: dict[int, Scenario],
     ) -> None:
         self._progress = progress
         self._tasks = tasks
         self._finished = [0] * len(tasks)
         for index in done:
             block = tasks[index].block
+            sessions = scenarios[tasks[index].unit.point].load.sessions
             self._finished[index] = sessions if block is None else len(block)
         self._per_unit: dict[int, list[int]] = {}
         for index, task in enumerate(tasks):
@@ -332,7 +381,7 @@ class _UnitProgress:
 
 
 def _run_parallel(
-    scenario: Scenario,
+    scenarios: dict[int, Scenario],
     todo: list[tuple[int, Task]],
     jobs: int,
     progress: _UnitProgress,
@@ -342,8 +391,11 @@ def _run_parallel(
 ) -> None:
     context = multiprocessing.get_context("spawn")
     # A Scenario holds compiled JSON-schema validators, which do not pickle: workers get the
-    # validated data and validate it again.
-    data = scenario.model_dump(mode="python", exclude_unset=True)
+    # validated data of each point and validate it again.
+    data = {
+        index: scenario.model_dump(mode="python", exclude_unset=True)
+        for index, scenario in scenarios.items()
+    }
     todo = list(todo)
     expected = len(stats) + len(todo)
     workers: dict[Connection, BaseProcess] = {}
@@ -431,12 +483,12 @@ class _ParentGone(BaseException):
 
 
 def _work(
-    connection: Connection, data: dict[str, Any], report: bool, trace: bool, parts: str
+    connection: Connection, data: dict[int, dict[str, Any]], report: bool, trace: bool, parts: str
 ) -> None:
     """A worker: runs the tasks it is sent until its pipe closes (module level, so spawned
     processes can import it)."""
     _exit_when_orphaned()
-    scenario = Scenario.model_validate(data)
+    scenarios: dict[int, Scenario] = {}
     try:
         while True:
             try:
@@ -445,7 +497,10 @@ def _work(
                 return
             reporter = _reporter(connection, index) if report else None
             try:
-                stats = run_task(scenario, task, Path(parts), trace, reporter)
+                point = task.unit.point
+                if point not in scenarios:
+                    scenarios[point] = Scenario.model_validate(data[point])
+                stats = run_task(scenarios[point], task, Path(parts), trace, reporter)
             except Exception as error:
                 payload = (error, traceback.format_exc(), task.unit.label)
                 _send(connection, ("error", index, payload))

@@ -26,21 +26,22 @@ ROW_GROUP_ROWS = 65_536
 COMPRESSION = "zstd"
 
 
+# A part file of a table and the values of the columns its rows share but it lacks (the run-wide
+# columns, the point's).
+Part = tuple[Path, Mapping[str, Any]]
+
+
 def assemble_table(
-    path: Path,
-    spec: TableSpec,
-    parts: Sequence[Path],
-    constants: Mapping[str, Any],
-    key_value: dict[bytes, bytes],
+    path: Path, spec: TableSpec, parts: Sequence[Part], key_value: dict[bytes, bytes]
 ) -> int:
-    """Writes table `spec` to `path` from the part files `parts` (in order), each row with the
-    run-wide `constants`; returns its row count."""
+    """Writes table `spec` to `path` from the part files `parts` (in order), each row given its
+    part's constant columns; returns its row count."""
     row_group_rows = ROW_GROUP_ROWS
     schema = described_schema(spec.name, spec.schema).with_metadata(key_value)
     plain = pa.schema([pa.field(f.name, _plain(f.type), f.nullable) for f in spec.schema])
     rows = 0
     with pq.ParquetWriter(path, schema, compression=COMPRESSION) as writer:
-        for group in _groups(_batches(parts, plain, constants), plain, row_group_rows):
+        for group in _groups(_batches(parts, plain), plain, row_group_rows):
             writer.write_table(_encoded(group, schema), row_group_size=row_group_rows)
             rows += group.num_rows
         if rows == 0:
@@ -48,19 +49,17 @@ def assemble_table(
     return rows
 
 
-def read_table(spec: TableSpec, parts: Sequence[Path], constants: Mapping[str, Any]) -> pa.Table:
+def read_table(spec: TableSpec, parts: Sequence[Part]) -> pa.Table:
     """The whole table `spec` from the part files `parts` (in order) in memory: the rows
     `assemble_table` writes, as one table of `spec.schema`."""
     plain = pa.schema([pa.field(f.name, _plain(f.type), f.nullable) for f in spec.schema])
-    batches = list(_batches(parts, plain, constants))
+    batches = list(_batches(parts, plain))
     table = pa.concat_tables(batches) if batches else plain.empty_table()
     return _encoded(table, spec.schema)
 
 
-def _batches(
-    parts: Sequence[Path], plain: pa.Schema, constants: Mapping[str, Any]
-) -> Iterator[pa.Table]:
-    for part in parts:
+def _batches(parts: Sequence[Part], plain: pa.Schema) -> Iterator[pa.Table]:
+    for part, constants in parts:
         part_file = pq.ParquetFile(part)
         for index in range(part_file.num_row_groups):
             group = part_file.read_row_group(index)

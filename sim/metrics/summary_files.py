@@ -54,12 +54,17 @@ _CATEGORIES = (("turns", "outcome"), ("repairs", "kind"), ("tools", "synthetic_c
 
 
 def summarize_folder(
-    folder: Path, *, events_per_wall_s: Mapping[UnitKey, float] | None = None
+    folder: Path,
+    *,
+    events_per_wall_s: Mapping[UnitKey, float] | None = None,
+    point: int | None = None,
 ) -> list[SummaryRow]:
-    """What `summarize` gives for the tables written in `folder` (see the module docstring)."""
+    """What `summarize` gives for the tables written in `folder` (see the module docstring), or
+    for the rows of one experiment `point` of them (the categories are the whole run's)."""
     folder = Path(folder)
     speeds = dict(events_per_wall_s or {})
-    units = _units(folder)
+    where: dict[str, object] = {} if point is None else {"point": point}
+    units = _units(folder, where)
     outcomes, kinds, causes, statuses = (
         _categories(folder / f"{table}.parquet", column) for table, column in _CATEGORIES
     )
@@ -69,10 +74,11 @@ def summarize_folder(
             {(profile, policy) for profile, policy, key_level, _ in units if key_level == level}
             | {(profile, policy) for profile, policy, key_level in speeds if key_level == level}
         )
-        level_rows = _paired_rows(folder, level, arms)
+        level_rows = _paired_rows(folder, level, arms, where)
         for profile, policy in arms:
             mine = {
-                name: _arm_rows(folder, name, profile, policy, level) for name in SUMMARY_COLUMNS
+                name: _arm_rows(folder, name, {**where, **_arm(profile, policy, level)})
+                for name in SUMMARY_COLUMNS
             }
             arm_rows = _distribution_rows(policy, mine)
             arm_rows += _count_rows(policy, mine, outcomes)
@@ -88,7 +94,9 @@ def summarize_folder(
     return rows
 
 
-def _paired_rows(folder: Path, level: int, arms: list[Arm]) -> list[SummaryRow]:
+def _paired_rows(
+    folder: Path, level: int, arms: list[Arm], where: Mapping[str, object]
+) -> list[SummaryRow]:
     """`summary._paired_rows`, each comparison reading its two arms' turns alone."""
     rows: list[SummaryRow] = []
     profiles = list(dict.fromkeys(profile for profile, _ in arms))
@@ -101,7 +109,7 @@ def _paired_rows(folder: Path, level: int, arms: list[Arm]) -> list[SummaryRow]:
             p for p in policies if p not in POLICY_ORDER
         ]
         for _, baseline in comparisons(baselines, treatment):
-            turns = _two_arms(folder, level, (profile, treatment), (profile, baseline))
+            turns = _two_arms(folder, level, (profile, treatment), (profile, baseline), where)
             rows += _paired_stat_rows(
                 turns, "policy", treatment, baseline, PAIRED_PREFIX, (profile, treatment)
             )
@@ -109,25 +117,35 @@ def _paired_rows(folder: Path, level: int, arms: list[Arm]) -> list[SummaryRow]:
     for policy in dict.fromkeys(policy for _, policy in arms):
         for profile in profiles:
             if profile != base and base is not None and (profile, policy) in arms:
-                turns = _two_arms(folder, level, (profile, policy), (base, policy))
+                turns = _two_arms(folder, level, (profile, policy), (base, policy), where)
                 rows += _paired_stat_rows(
                     turns, "profile", profile, base, PAIRED_PROFILE_PREFIX, (profile, policy)
                 )
     return rows
 
 
-def _two_arms(folder: Path, level: int, first: Arm, second: Arm) -> pa.Table:
+def _arm(profile: str, policy: str, level: int) -> dict[str, object]:
+    return {"profile": profile, "policy": policy, "load_level": level}
+
+
+def _two_arms(
+    folder: Path, level: int, first: Arm, second: Arm, where: Mapping[str, object]
+) -> pa.Table:
     return pa.concat_tables(
-        [_arm_rows(folder, "turns", profile, policy, level) for profile, policy in (first, second)]
+        [
+            _arm_rows(folder, "turns", {**where, **_arm(profile, policy, level)})
+            for profile, policy in (first, second)
+        ]
     )
 
 
-def _units(folder: Path) -> set[tuple[str, str, int, float | None]]:
-    """The (profile, policy, load_level, load) of every simulation: every row joins to a session,
-    so the sessions table has them all."""
+def _units(folder: Path, where: Mapping[str, object]) -> set[tuple[str, str, int, float | None]]:
+    """The (profile, policy, load_level, load) of every simulation (of the rows `where` says):
+    every row joins to a session, so the sessions table has them all."""
     found: set[tuple[str, str, int, float | None]] = set()
-    for group in _row_groups(folder / "sessions.parquet", list(_UNIT)):
-        unique = _plain(group).group_by(list(_UNIT)).aggregate([])
+    for group in _row_groups(folder / "sessions.parquet", [*_UNIT, *where], where):
+        group = group.filter(_matching(group, where)) if where else group
+        unique = _plain(group.select(list(_UNIT))).group_by(list(_UNIT)).aggregate([])
         for entry in unique.to_pylist():
             found.add((entry["profile"], entry["policy"], int(entry["load_level"]), entry["load"]))
     return found
@@ -143,25 +161,30 @@ def _categories(path: Path, column: str) -> list[str]:
     return sorted(seen)
 
 
-def _arm_rows(folder: Path, name: str, profile: str, policy: str, level: int) -> pa.Table:
-    """The summary's columns of one arm's rows at one level of table `name`."""
+def _arm_rows(folder: Path, name: str, wanted: Mapping[str, object]) -> pa.Table:
+    """The summary's columns of table `name`'s rows with the `wanted` values (one arm at one
+    level, of one point)."""
     path = folder / f"{name}.parquet"
     columns = [*_UNIT, *SUMMARY_COLUMNS[name]]
-    wanted = {"profile": profile, "policy": policy, "load_level": level}
     chosen = []
-    for group in _row_groups(path, columns, wanted):
-        keep = None
-        for column, value in wanted.items():
-            values = group[column]
-            if pa.types.is_dictionary(values.type):
-                values = values.cast(values.type.value_type)
-            test = pc.equal(values, value)
-            keep = test if keep is None else pc.and_(keep, test)
-        chosen.append(group.filter(keep))
+    for group in _row_groups(path, [*columns, *(c for c in wanted if c not in columns)], wanted):
+        chosen.append(group.filter(_matching(group, wanted)).select(columns))
     if not chosen:
         schema = pq.read_schema(path)
         return pa.schema([schema.field(column) for column in columns]).empty_table()
     return pa.concat_tables(chosen)
+
+
+def _matching(group: pa.Table, wanted: Mapping[str, object]) -> pa.ChunkedArray:
+    keep = None
+    for column, value in wanted.items():
+        values = group[column]
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        test = pc.equal(values, value)
+        keep = test if keep is None else pc.and_(keep, test)
+    assert keep is not None
+    return keep
 
 
 def _row_groups(

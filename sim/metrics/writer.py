@@ -32,6 +32,7 @@ from sim.metrics.assemble import ROW_GROUP_ROWS, assemble_table
 from sim.metrics.atomic import atomic_directory
 from sim.metrics.columns import SUMMARY, described_schema
 from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
+from sim.metrics.point_columns import with_point_columns
 from sim.metrics.provenance import git_commit, package_versions
 from sim.metrics.schema import OPTIONAL_TABLES, TABLES
 from sim.metrics.summary import SummaryRow, UnitKey, summarize, summary_groups, summary_to_arrow
@@ -126,29 +127,42 @@ def write_run(
 
 def write_run_from_parts(
     out_dir: Path,
-    parts: Sequence[Path],
+    parts: Sequence[tuple[Path, Mapping[str, Any]]],
     metadata: RunMetadata,
     *,
     trace: bool = False,
+    points: Sequence[int] | None = None,
     events_per_wall_s: Mapping[UnitKey, float] | None = None,
     replace: bool = False,
 ) -> list[SummaryRow]:
     """Writes the run folder ``out_dir`` atomically from its units' part folders (``parts``, in
-    the tables' order: ``sim.metrics.assemble``) and returns the summary, computed from the
-    written tables arm by arm (``sim.metrics.summary_files``): memory holds one row group per
-    table, never the run. The folder is what ``write_run`` writes for the same rows."""
+    the tables' order: ``sim.metrics.assemble``, each with its point's column values) and
+    returns the summary, computed from the written tables arm by arm
+    (``sim.metrics.summary_files``): memory holds one row group per table, never the run. The
+    folder is what ``write_run`` writes for the same rows.
+
+    With ``points`` (the indices of a run of several points), the tables have the point columns
+    (``sim.metrics.point_columns``) and the summary is each point's in turn, in point order
+    (``events_per_wall_s`` then keyed by the point's units alike: it is left out)."""
     metadata_json = metadata.to_json()
     key_value = {METADATA_KEY: json.dumps(metadata_json, sort_keys=True).encode()}
     run_wide = {"run_id": metadata.run_id, "scenario": metadata.scenario, "seed": metadata.seed}
     written = TABLES + OPTIONAL_TABLES if trace else TABLES
+    if points is not None:
+        written = tuple(with_point_columns(spec) for spec in written)
     with atomic_directory(Path(out_dir), replace=replace) as staging:
         row_counts = {}
         for spec in written:
-            constants = {k: v for k, v in run_wide.items() if k in spec.column_names}
-            files = [Path(part) / f"{spec.name}.parquet" for part in parts]
+            files = [
+                (Path(folder) / f"{spec.name}.parquet", {**run_wide, **values})
+                for folder, values in parts
+            ]
             path = staging / f"{spec.name}.parquet"
-            row_counts[spec.name] = assemble_table(path, spec, files, constants, key_value)
-        summary = summarize_folder(staging, events_per_wall_s=events_per_wall_s)
+            row_counts[spec.name] = assemble_table(path, spec, files, key_value)
+        if points is None:
+            summary = summarize_folder(staging, events_per_wall_s=events_per_wall_s)
+        else:
+            summary = [row for point in points for row in summarize_folder(staging, point=point)]
         _write_summary(staging, summary, metadata_json, row_counts, key_value)
     return summary
 
@@ -185,7 +199,7 @@ def _check_tables(tables: Mapping[str, pa.Table]) -> None:
         if spec.name not in tables:
             continue
         schema = tables[spec.name].schema.remove_metadata()
-        if not schema.equals(spec.schema):
+        if not (schema.equals(spec.schema) or schema.equals(with_point_columns(spec).schema)):
             raise MetricsError(f"{spec.name}: schema differs from schema.{spec.name.upper()}")
 
 
