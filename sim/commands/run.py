@@ -3,6 +3,7 @@
     sim run scenarios/default.toml [-s/--seed N] [-n/--sessions N] [-p/--policy P ...]
                                    [--profile R ...] [-j/--jobs N] [-o/--out DIR] [-f/--force]
                                    [-q/--quiet] [--trace] [--no-report] [--json] [--resume]
+                                   [--backend local|dask|ray] [--address ADDR]
 
 Shows its progress on stderr (sim/progress.py: bars with rate and time left on a terminal, a
 plain line every 10 s elsewhere), then the summary table with the arms (recovery profile x
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.commands.report import draw_report
+from sim.engine.backends import BACKENDS
 from sim.engine.runner import RunResult, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError, printable
@@ -90,7 +92,21 @@ def add_parser(subparsers: Any) -> None:
         help="recovery profiles to run, each under every policy (default: the scenario's); "
         "repeatable",
     )
-    parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=1,
+        help="worker processes (default 1); with --backend dask or ray and no --address, the "
+        "workers of the cluster made for the run",
+    )
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default="local",
+        help="where the simulations run: this machine's processes (local, the default), a Dask "
+        "cluster or a Ray cluster (the dask and ray extras)",
+    )
+    parser.add_argument(
+        "--address", metavar="ADDR",
+        help="the cluster to use with --backend dask (tcp://HOST:8786) or ray (HOST:PORT); "
+        "its workers must see the run's folder. Default: a cluster made on this machine",
+    )
     parser.add_argument(
         "-o", "--out", type=Path, help="run folder to write (default: under results/)"
     )
@@ -139,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UserError(f"--jobs: must be at least 1 (got {args.jobs})")
+    if args.address is not None and args.backend == "local":
+        raise UserError("--address: only with --backend dask or ray")
     if args.seed is not None and args.seed < 0:
         raise UserError(f"--seed: must not be negative (got {args.seed})")
     if args.sessions is not None and args.sessions < 1:
@@ -167,9 +185,7 @@ def _simulate_and_write(
     args: argparse.Namespace, scenario: Scenario, out_dir: Path, parts: Path
 ) -> int:
     try:
-        result = _run_with_progress(
-            scenario, args.jobs, trace=args.trace, quiet=args.quiet, parts=parts
-        )
+        result = _run_with_progress(scenario, args, parts)
     except StrictModeStop as stop:
         print(printable(f"sim run: {stop}"), file=sys.stderr)
         print(
@@ -252,9 +268,10 @@ def run_extra(scenario: Scenario, args: argparse.Namespace, result: RunResult) -
     }
 
 
-def _run_with_progress(
-    scenario: Scenario, jobs: int, *, trace: bool, quiet: bool, parts: Path
-) -> RunResult:
+def _run_with_progress(scenario: Scenario, args: argparse.Namespace, parts: Path) -> RunResult:
     labels = [unit.label for unit in units_of(scenario)]
-    with progress_display(labels, scenario.load.sessions, quiet=quiet) as progress:
-        return run_scenario(scenario, jobs=jobs, progress=progress, trace=trace, parts=parts)
+    with progress_display(labels, scenario.load.sessions, quiet=args.quiet) as progress:
+        return run_scenario(
+            scenario, jobs=args.jobs, progress=progress, trace=args.trace, parts=parts,
+            backend=args.backend, address=args.address,
+        )

@@ -30,6 +30,7 @@ its parent's sentinel, and a message it can no longer send ends it rather than r
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import multiprocessing
 import os
@@ -51,6 +52,7 @@ from typing import Any
 import pyarrow as pa
 
 from sim.engine.arrivals import load_levels
+from sim.engine.backends import executor_for
 from sim.engine.blocks import session_blocks
 from sim.engine.simulation import simulate
 from sim.errors import UserError
@@ -233,11 +235,15 @@ def run_scenario(
     trace: bool = False,
     parts: Path | None = None,
     points: Sequence[Point] | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> RunResult:
     """Run every task of `scenario`'s `points` (by default `points_of(scenario)`), writing its
     parts under `parts` (created; a temporary folder, removed with the result, when None);
-    `jobs` worker processes (1: in this process); with `trace`, keep every task's event trace.
-    Tasks whose parts are there already are not run again."""
+    `jobs` worker processes (1: in this process) on `backend` (`sim.engine.backends`: `local`,
+    or `dask`/`ray` with `jobs` workers of a cluster made here, or the cluster at `address`);
+    with `trace`, keep every task's event trace. Tasks whose parts are there already are not
+    run again."""
     points = points_of(scenario) if points is None else list(points)
     scenarios = {point.index: point.scenario for point in points}
     if parts is None:
@@ -254,7 +260,10 @@ def run_scenario(
     }
     todo = [(index, task) for index, task in enumerate(tasks) if index not in stats]
     tracker = _UnitProgress(progress, tasks, stats, scenarios)
-    if jobs <= 1 or len(todo) <= 1:
+    if backend != "local":
+        with executor_for(backend, jobs=jobs, address=address) as executor:
+            _run_on_executor(executor, scenarios, todo, tracker, trace, folder, stats)
+    elif jobs <= 1 or len(todo) <= 1:
         for index, task in todo:
             point_scenario = scenarios[task.unit.point]
             stats[index] = run_task(point_scenario, task, folder, trace, tracker.bind(index))
@@ -380,6 +389,56 @@ class _UnitProgress:
         return lambda finished: self.update(index, finished)
 
 
+def _run_on_executor(
+    executor: concurrent.futures.Executor,
+    scenarios: dict[int, Scenario],
+    todo: list[tuple[int, Task]],
+    progress: _UnitProgress,
+    trace: bool,
+    parts: Path,
+    stats: dict[int, TaskStats],
+) -> None:
+    """Every task of `todo` submitted to `executor` (a Dask or Ray one), its counters taken as it
+    finishes. A task that fails does not stop the others: they finish (their parts kept, for
+    `--resume`), then the first failure is raised, naming its unit. An interrupt cancels what
+    has not started."""
+    data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
+    futures = {
+        executor.submit(_remote_task, data[task.unit.point], task, str(parts), trace): index
+        for index, task in todo
+    }
+    tasks = dict(todo)
+    failures: list[tuple[int, BaseException]] = []
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            index = futures[future]
+            error = future.exception()
+            if error is not None:
+                failures.append((index, error))
+                continue
+            stats[index] = future.result()
+            progress.update(index, stats[index].sessions_finished)
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    if failures:
+        index, error = min(failures, key=lambda failure: failure[0])
+        labels = ", ".join(tasks[i].unit.label for i, _ in sorted(failures, key=lambda f: f[0]))
+        raise error from WorkerTraceback(f"failed: {labels}")
+
+
+def _scenario_data(scenario: Scenario) -> dict[str, Any]:
+    # A Scenario holds compiled JSON-schema validators, which do not pickle: workers get the
+    # validated data and validate it again.
+    return scenario.model_dump(mode="python", exclude_unset=True)
+
+
+def _remote_task(data: dict[str, Any], task: Task, parts: str, trace: bool) -> TaskStats:
+    """One task on a cluster's worker (module level, so it pickles by reference)."""
+    return run_task(Scenario.model_validate(data), task, Path(parts), trace)
+
+
 def _run_parallel(
     scenarios: dict[int, Scenario],
     todo: list[tuple[int, Task]],
@@ -390,12 +449,7 @@ def _run_parallel(
     stats: dict[int, TaskStats],
 ) -> None:
     context = multiprocessing.get_context("spawn")
-    # A Scenario holds compiled JSON-schema validators, which do not pickle: workers get the
-    # validated data of each point and validate it again.
-    data = {
-        index: scenario.model_dump(mode="python", exclude_unset=True)
-        for index, scenario in scenarios.items()
-    }
+    data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
     todo = list(todo)
     expected = len(stats) + len(todo)
     workers: dict[Connection, BaseProcess] = {}
