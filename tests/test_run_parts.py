@@ -233,3 +233,36 @@ def test_a_plain_scenario_is_one_point_without_point_columns() -> None:
     result = run_scenario(with_overrides(scenario, sessions=2))
     assert [point.key for point in result.points] == [()]
     assert "point" not in result.tables("r")["turns"].column_names
+
+
+def test_sim_run_resume_after_an_interrupt_runs_only_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sim.cli import main
+
+    scenario = str(GOLDEN / "open_sweep.toml")
+    fresh, out = tmp_path / "fresh" / "run", tmp_path / "resumed" / "run"  # one run_id
+    assert main(["run", scenario, "--no-report", "-q", "--out", str(fresh)]) == 0
+    real = runner.run_task
+    ran: list[int] = []
+
+    def interrupted_at_2(scenario: Scenario, task: runner.Task, *args: object) -> runner.TaskStats:
+        if task.unit_index == 2:
+            raise KeyboardInterrupt
+        ran.append(task.unit_index)
+        return real(scenario, task, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "run_task", interrupted_at_2)
+    command = ["run", scenario, "--no-report", "-q", "--resume", "--out", str(out)]
+    assert main(command) == 130
+    assert ran == [0, 1]
+    parts_folder = out.parent / ".run.parts"
+    assert not out.exists() and sum(map(parts.is_complete, parts_folder.iterdir())) == 2
+    ran.clear()
+    monkeypatch.setattr(runner, "run_task", lambda *a: (ran.append(a[1].unit_index), real(*a))[1])
+    assert main(command) == 0
+    assert ran == [2, 3]  # the two finished units are not simulated again
+    assert not parts_folder.exists()
+    for spec in TABLES:
+        name = f"{spec.name}.parquet"
+        assert (fresh / name).read_bytes() == (out / name).read_bytes()

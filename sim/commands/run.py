@@ -18,7 +18,9 @@ The output location is checked before simulating. The simulations write their ro
 into a hidden sibling, `.<folder>.parts/`, turned into the run folder at the end and removed
 (memory stays flat however many sessions run). With `--resume`, the simulations an interrupted
 `--resume` run of the same `--out` finished are kept and only the others run (an interrupted
-`--resume` run keeps its parts folder; any other run removes it). With `--trace` the folder also
+`--resume` run keeps its parts folder; any other run removes it). `--backend dask|ray` runs the
+simulations on a Dask or Ray cluster (`sim.engine.backends`: one made here with `--jobs` workers,
+or the one at `--address`), with the same files. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. With `--json` the summary is
 printed as JSON (the same groups as run.json's "summary") and the other lines go to stderr.
 Exit status: 0 done, 1 strict mode stopped the run (the message names seed and session), 2 bad
