@@ -245,12 +245,33 @@ def run_scenario(
     with `trace`, keep every task's event trace. Tasks whose parts are there already are not
     run again."""
     points = points_of(scenario) if points is None else list(points)
-    scenarios = {point.index: point.scenario for point in points}
     if parts is None:
         folder = Path(tempfile.mkdtemp(prefix="sim-parts-"))
     else:
         folder = Path(parts)
         folder.mkdir(parents=True, exist_ok=True)
+    try:
+        result = _run_tasks(scenario, points, folder, jobs, progress, trace, backend, address)
+    except BaseException:
+        if parts is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if parts is None:
+        weakref.finalize(result, shutil.rmtree, folder, True)
+    return result
+
+
+def _run_tasks(
+    scenario: Scenario,
+    points: list[Point],
+    folder: Path,
+    jobs: int,
+    progress: UnitProgress | None,
+    trace: bool,
+    backend: str,
+    address: str | None,
+) -> RunResult:
+    scenarios = {point.index: point.scenario for point in points}
     _claim(folder, list(scenarios.values()), trace)
     tasks = tasks_of(scenario, points)
     stats: dict[int, TaskStats] = {
@@ -269,13 +290,10 @@ def run_scenario(
             stats[index] = run_task(point_scenario, task, folder, trace, tracker.bind(index))
     else:
         _run_parallel(scenarios, todo, jobs, tracker, trace, folder, stats)
-    result = RunResult(
+    return RunResult(
         scenario, units_of(scenario, points), tasks, [stats[i] for i in range(len(tasks))],
         folder, points, trace,
     )
-    if parts is None:
-        weakref.finalize(result, shutil.rmtree, folder, True)
-    return result
 
 
 # In a parts folder: what run its parts are of (tasks of another run are never taken up).
