@@ -28,7 +28,7 @@ def cluster() -> Iterator[str]:
     """A small real cluster in this process (worker threads: it starts in a second or two); its
     scheduler's address, as a user's `--address` would be."""
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None,
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
         silence_logs=50,
     ) as local:
         yield local.scheduler_address

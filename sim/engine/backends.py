@@ -63,8 +63,10 @@ def _dask(jobs: int, address: str | None) -> Iterator[concurrent.futures.Executo
         raise _missing("dask", "distributed") from None
     cluster = None
     if address is None:
+        # A free port for the dashboard (when bokeh is there): None still tries 8787, and two
+        # runs at once would collide.
         cluster = distributed.LocalCluster(
-            n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+            n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=":0",
             silence_logs=50,
         )
     try:
