@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint gate baseline bench bench-gate bench-icount bench-icount-gate bench-fidelity \
+.PHONY: run test test-ray lint gate baseline bench bench-gate bench-icount bench-icount-gate bench-fidelity \
 	soak probe-sdk probe-claude report-check clean
 
 $(STAMP): pyproject.toml constraints.txt
@@ -19,6 +19,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The Ray backend (sim run --backend ray) on a real local Ray: the ray extra (a large wheel, so
+# not part of the dev install) is installed into the venv, then its test runs.
+test-ray: $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,ray]'
+	$(BIN)/python -m pytest tests/test_backend_ray.py
 
 # Lint (ruff: pycodestyle, pyflakes, bugbear, import order, pyupgrade, ruff's own, complexity)
 # and type check (mypy --strict on sim/), both configured in pyproject.toml.

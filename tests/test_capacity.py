@@ -167,8 +167,7 @@ def test_the_open_loop_capacity_is_erlangs_within_its_tolerance(tmp_path: Path) 
                 write(tmp_path, ERLANG.replace("sessions = 1000", "sessions = 50"), "d.toml")
             )
         )
-        .collector("d")
-        .tables()["requests"]
+        .tables("d")["requests"]
     )
     service_s = (
         (sum(requests["end_ns"].to_pylist()) - sum(requests["sent_ns"].to_pylist()))

@@ -220,13 +220,14 @@ def test_a_place_where_nothing_can_be_made_is_refused(
     one_line_naming(capsys, "/proc/x/run")
 
 
-def test_missing_parents_are_made_only_when_the_run_is_written(
+def test_missing_parents_are_made_for_the_run_and_removed_if_it_fails(
     tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "a" / "b" / "run"
 
     def interrupted(*args: object, **kwargs: object) -> None:
-        assert not (tmp_path / "a").exists()  # checked, and what the check made is gone
+        # Rows are written as they come, into the run folder's hidden parts sibling.
+        assert sorted(path.name for path in (tmp_path / "a" / "b").iterdir()) == [".run.parts"]
         raise KeyboardInterrupt
 
     monkeypatch.setattr(run_command, "_run_with_progress", interrupted)
@@ -244,11 +245,27 @@ def test_a_failed_write_is_one_line_and_leaves_nothing(
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(run_command, "write_run", full)
+    monkeypatch.setattr(run_command, "write_run_from_parts", full)
     out = tmp_path / "run"
     assert main(["run", str(tiny), "--out", str(out)]) == 2
     assert "No space left on device" in one_line_naming(capsys, out)
-    assert not out.exists()
+    assert list(tmp_path.iterdir()) == [tiny]  # no run folder, no parts folder
+
+
+def test_a_failed_write_of_the_rows_while_simulating_is_one_line_and_leaves_nothing(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from sim.metrics.parts import UnitParts
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(UnitParts, "close", full)
+    out = tmp_path / "run"
+    assert main(["run", str(tiny), "--out", str(out)]) == 2
+    assert "No space left on device" in one_line_naming(capsys, out)
+    assert list(tmp_path.iterdir()) == [tiny]
 
 
 def test_ctrl_c_while_drawing_the_report_says_what_was_written(

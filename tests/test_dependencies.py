@@ -36,11 +36,30 @@ def _imported_distributions(folder: Path) -> set[str]:
                 modules |= {alias.name.split(".")[0] for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 modules.add(node.module.split(".")[0])
-    third_party = {m for m in modules if m not in sys.stdlib_module_names and m != "sim"}
+    third_party = {
+        m for m in modules
+        if m not in sys.stdlib_module_names and m != "sim" and m not in OPTIONAL_MODULES
+    }
     owners = packages_distributions()
     unknown = sorted(m for m in third_party if m not in owners)
     assert not unknown, f"imported by {folder.name}/ but installed by no distribution: {unknown}"
     return {canonicalize_name(owners[m][0]) for m in third_party}
+
+
+# Modules sim/ imports only for an optional backend (sim/engine/backends.py), by the extra that
+# installs them (ray need not be installed to test the rest).
+OPTIONAL_MODULES = {"distributed": "dask", "ray": "ray"}
+
+
+def test_optional_backends_are_their_extras_and_imported_only_there() -> None:
+    for module, extra in OPTIONAL_MODULES.items():
+        assert canonicalize_name(module) in EXTRAS[extra], f"{module} is not the {extra} extra"
+        importers = [
+            path.relative_to(ROOT).as_posix()
+            for path in (ROOT / "sim").rglob("*.py")
+            if re.search(rf"^\s*import {module}\b", path.read_text(encoding="utf-8"), re.M)
+        ]
+        assert importers == ["sim/engine/backends.py"], (module, importers)
 
 
 def _pins() -> dict[str, str]:

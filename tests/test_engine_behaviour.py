@@ -112,15 +112,15 @@ def test_every_column_of_every_table_is_filled_as_the_schema_wants() -> None:
     result: SimulationResult = run(default_scenario(20))
     collector = RunCollector(run_id="r", scenario="default", seed=1)
     for row in result.rows["turns"]:
-        collector.add_turn(**row)
+        collector.add("turns", row)
     for row in result.rows["tools"]:
-        collector.add_tool(**row)
+        collector.add("tools", row)
     for row in result.rows["repairs"]:
-        collector.add_repair(**row)
+        collector.add("repairs", row)
     for row in result.rows["requests"]:
-        collector.add_request(**row)
+        collector.add("requests", row)
     for row in result.rows["sessions"]:
-        collector.add_session(**row)
+        collector.add("sessions", row)
     tables = collector.tables()  # raises on a missing required value or a wrong type
     turns = tables["turns"].to_pylist()
     assert all(row["ttfts_ns"] is None or row["ttfts_ns"] >= 0 for row in turns)

@@ -140,7 +140,7 @@ def test_adding_a_point_changes_no_other_points_tables(tmp_path: Path) -> None:
     assert key_text(alone) == key_text(beside) == "load.concurrency=1"
 
     def tables(scenario: Scenario) -> dict[str, pa.Table]:
-        return run_scenario(scenario).collector("r").tables()
+        return run_scenario(scenario).tables("r")
 
     first, second = tables(alone.scenario), tables(beside.scenario)
     for name in ("turns", "requests", "tools", "sessions"):

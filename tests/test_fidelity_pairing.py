@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def tables() -> dict[str, pa.Table]:
     scenario = with_overrides(load_scenario(ROOT / "scenarios" / "default.toml"), sessions=8,
                               policies=["streaming", "serial"])
-    return run_scenario(scenario).collector("sim").tables()
+    return run_scenario(scenario).tables("sim")
 
 
 def scaled(table: pa.Table, column: str, factor: float) -> pa.Table:
@@ -92,7 +92,7 @@ def test_a_run_of_two_profiles_pairs_each_turn_with_its_own_profile_s_twin() -> 
     # profile too finds each turn's one twin, with no fan-out.
     scenario = with_overrides(load_scenario(ROOT / "scenarios" / "default.toml"), sessions=4,
                               policies=["streaming"], profiles=["default", "claude-code"])
-    two = run_scenario(scenario).collector("sim").tables()
+    two = run_scenario(scenario).tables("sim")
     assert set(two["turns"].column("profile").to_pylist()) == {"default", "claude-code"}
     errors, pairing = metric_errors(two, two)
     assert pairing.paired == pairing.sim_turns == pairing.live_turns == two["turns"].num_rows

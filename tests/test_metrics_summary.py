@@ -83,7 +83,7 @@ def test_summary_round_trips_through_arrow() -> None:
 
 def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
-    collector.add_session(
+    collector.add("sessions", dict(
         policy="idle",
         profile="default",
         load_level=0,
@@ -94,7 +94,7 @@ def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
         n_interrupts=0,
         n_compactions=0,
         n_calls_lost=0,
-    )
+    ))
     values = by_key(summarize(collector.tables()))
     assert values == {
         ("idle", "ttfts_ns.count"): 0,
@@ -109,9 +109,7 @@ def test_load_sweep_gives_throughput_and_p99_per_policy_and_load() -> None:
     for index, (level, load, latency) in enumerate(
         [(0, 1.0, 1_000_000_000), (1, 2.0, 500_000_000), (1, 2.0, 250_000_000)]
     ):
-        collector.add_turn(
-            **turn("p", index, 0, 0, None, latency, load=load, load_level=level)
-        )
+        collector.add("turns", turn("p", index, 0, 0, None, latency, load=load, load_level=level))
     points = load_sweep(collector.tables()["turns"])
     assert [(p.load_level, p.load, p.turns, p.turns_per_s, p.latency_p99_ns) for p in points] == [
         (0, 1.0, 1, 1.0, 1_000_000_000),

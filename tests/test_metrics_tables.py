@@ -51,26 +51,26 @@ def test_rows_are_sorted_by_policy_session_turn_whatever_the_order_added() -> No
 
 def test_omitted_nullable_columns_are_null() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
-    collector.add_repair(
+    collector.add("repairs", dict(
         policy="p", profile="default", load_level=0, session_id=0, turn_index=0,
         request_index=0, kind="k",
-    )
+    ))
     assert collector.tables()["repairs"]["tool_use_id"].to_pylist() == [None]
 
 
 def test_unknown_column_is_refused_at_once_naming_table_and_column() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
     with pytest.raises(MetricsError, match=r"turns: unknown or constant column\(s\) \['latency'\]"):
-        collector.add_turn(**{**turn("p", 0, 0, 0, 1, 2), "latency": 3})
+        collector.add("turns", {**turn("p", 0, 0, 0, 1, 2), "latency": 3})
     with pytest.raises(MetricsError, match="run_id"):
-        collector.add_turn(**{**turn("p", 0, 0, 0, 1, 2), "run_id": "other"})
+        collector.add("turns", {**turn("p", 0, 0, 0, 1, 2), "run_id": "other"})
     assert collector.row_counts()["turns"] == 0
 
 
 def test_wrong_type_is_reported_with_table_column_and_row() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
-    collector.add_turn(**turn("p", 0, 0, 0, 1, 2))
-    collector.add_turn(**{**turn("p", 0, 1, 0, 1, 2), "latency_ns": "slow"})
+    collector.add("turns", turn("p", 0, 0, 0, 1, 2))
+    collector.add("turns", {**turn("p", 0, 1, 0, 1, 2), "latency_ns": "slow"})
     with pytest.raises(MetricsError, match=r"^turns\.latency_ns: row 1: "):
         collector.tables()
 
@@ -79,7 +79,7 @@ def test_missing_required_value_is_reported_with_table_column_and_row() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
     row = turn("p", 0, 0, 0, 1, 2)
     del row["turn_end_ns"]
-    collector.add_turn(**row)
+    collector.add("turns", row)
     with pytest.raises(MetricsError, match=r"^turns\.turn_end_ns: row 0: missing value"):
         collector.tables()
 
@@ -95,7 +95,7 @@ def test_string_enums_and_numpy_integers_are_accepted() -> None:
         MISSING = "missing_result"
 
     collector = RunCollector(run_id="r", scenario="s", seed=1)
-    collector.add_repair(
+    collector.add("repairs", dict(
         policy="p",
         profile="default",
         load_level=np.int64(0),
@@ -103,7 +103,7 @@ def test_string_enums_and_numpy_integers_are_accepted() -> None:
         turn_index=0,
         request_index=0,
         kind=Kind.MISSING,
-    )
+    ))
     row = collector.tables()["repairs"].to_pylist()[0]
     assert (row["session_id"], row["kind"]) == (4, "missing_result")
 

@@ -87,7 +87,7 @@ def test_the_summary_has_the_paired_rows_of_the_handmade_run() -> None:
 
 def test_on_a_small_run_the_summary_agrees_with_a_pandas_merge() -> None:
     scenario = load_scenario(Path(__file__).parent / "golden" / "closed_faults.toml")
-    tables = run_scenario(scenario).collector("paired").tables()
+    tables = run_scenario(scenario).tables("paired")
     summary = {
         (row.versus, row.metric): row.value for row in summarize(tables) if row.versus is not None
     }

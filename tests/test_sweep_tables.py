@@ -33,7 +33,7 @@ ROW_KEYS = {
 
 @pytest.fixture(scope="module")
 def tables() -> dict[str, pa.Table]:
-    return run_scenario(load_scenario(SWEEP)).collector("sweep").tables()
+    return run_scenario(load_scenario(SWEEP)).tables("sweep")
 
 
 def _keys(table: pa.Table, columns: tuple[str, ...]) -> list[tuple[object, ...]]:

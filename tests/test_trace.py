@@ -27,7 +27,7 @@ BLOCK_EVENTS = {"content_block_start", "content_block_delta", "content_block_sto
 
 
 def traced_tables(scenario: Scenario) -> dict[str, pa.Table]:
-    return run_scenario(scenario, trace=True).collector("traced").tables()
+    return run_scenario(scenario, trace=True).tables("traced")
 
 
 def by_request(table: pa.Table) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
@@ -112,8 +112,8 @@ def test_block_index_and_delta_type_follow_the_scripted_blocks() -> None:
 
 def test_without_the_trace_no_events_are_kept() -> None:
     result = run_scenario(scenario_of(ARITHMETIC))
-    assert all(unit.trace is None for unit in result.results)
-    assert "events" not in result.collector("plain").tables()
+    assert not list(result.parts.rglob("events.parquet"))  # no task wrote a trace
+    assert "events" not in result.tables("plain")
 
 
 def test_the_cli_writes_events_only_with_trace(

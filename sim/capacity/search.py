@@ -192,7 +192,7 @@ class _Prober:
         per_arm: dict[Arm, list[tuple[list[SummaryRow], float, float]]] = {}
         for replication in range(self.search.replications):
             scenario = point_scenario(self.scenario, settings, replication, drop=("load.sweep",))
-            tables = run_scenario(scenario, jobs=self.search.jobs).collector("capacity").tables()
+            tables = run_scenario(scenario, jobs=self.search.jobs).tables("capacity")
             summary = summarize(tables)
             for profile, policy in _arms(scenario):
                 rows = [

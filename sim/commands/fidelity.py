@@ -106,7 +106,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"{out_dir}: already exists (use --force to replace it)")
     check_destination(out_dir, replace=args.force, kind="fidelity folder", marker=FIDELITY_FILE)
     simulated = run_scenario(scenario)
-    sim_tables = simulated.collector("simulated").tables()
+    sim_tables = simulated.tables("simulated")
     live = run_live_with_progress(scenario, settings)
     live_tables = live.collector("live").tables()
     errors, pairing = metric_errors(sim_tables, live_tables)

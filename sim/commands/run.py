@@ -2,7 +2,8 @@
 
     sim run scenarios/default.toml [-s/--seed N] [-n/--sessions N] [-p/--policy P ...]
                                    [--profile R ...] [-j/--jobs N] [-o/--out DIR] [-f/--force]
-                                   [-q/--quiet] [--trace] [--no-report] [--json]
+                                   [-q/--quiet] [--trace] [--no-report] [--json] [--resume]
+                                   [--backend local|dask|ray] [--address ADDR]
 
 Shows its progress on stderr (sim/progress.py: bars with rate and time left on a terminal, a
 plain line every 10 s elsewhere), then the summary table with the arms (recovery profile x
@@ -13,7 +14,13 @@ and report.html in `report/` (unless `--no-report`). The scenario's name appears
 default folder's name with only letters, digits, `.`, `_` and `-` kept (others become `_`) and
 at most 64 characters. An existing folder
 is an error unless `--force`, and `--force` replaces only a run folder (a folder with run.json).
-The output location is checked before simulating. With `--trace` the folder also
+The output location is checked before simulating. The simulations write their rows as they go
+into a hidden sibling, `.<folder>.parts/`, turned into the run folder at the end and removed
+(memory stays flat however many sessions run). With `--resume`, the simulations an interrupted
+`--resume` run of the same `--out` finished are kept and only the others run (an interrupted
+`--resume` run keeps its parts folder; any other run removes it). `--backend dask|ray` runs the
+simulations on a Dask or Ray cluster (`sim.engine.backends`: one made here with `--jobs` workers,
+or the one at `--address`), with the same files. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. With `--json` the summary is
 printed as JSON (the same groups as run.json's "summary") and the other lines go to stderr.
 Exit status: 0 done, 1 strict mode stopped the run (the message names seed and session), 2 bad
@@ -29,19 +36,21 @@ import argparse
 import os
 import re
 import shlex
+import shutil
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from sim.commands.report import draw_report
+from sim.engine.backends import BACKENDS
 from sim.engine.runner import RunResult, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError, printable
-from sim.metrics.atomic import check_destination
+from sim.metrics.atomic import check_destination, scratch_sibling
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary, print_summary_json
-from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
+from sim.metrics.writer import RUN_FILE, RunMetadata, write_run_from_parts
 from sim.progress import progress_display
 from sim.runtime.recovery import PROFILES
 from sim.scenario.loader import load_scenario, with_overrides
@@ -56,6 +65,8 @@ RESULTS_DIR = Path("results")
 # folder keeps a bounded run of portable file-name characters from it.
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]")
 NAME_IN_FOLDER_MAX = 64
+# The hidden sibling of the run folder where its simulations write their rows as they go.
+PARTS = "parts"
 
 
 def add_parser(subparsers: Any) -> None:
@@ -83,7 +94,21 @@ def add_parser(subparsers: Any) -> None:
         help="recovery profiles to run, each under every policy (default: the scenario's); "
         "repeatable",
     )
-    parser.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument(
+        "-j", "--jobs", type=int, default=1,
+        help="worker processes (default 1); with --backend dask or ray and no --address, the "
+        "workers of the cluster made for the run",
+    )
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default="local",
+        help="where the simulations run: this machine's processes (local, the default), a Dask "
+        "cluster or a Ray cluster (the dask and ray extras)",
+    )
+    parser.add_argument(
+        "--address", metavar="ADDR",
+        help="the cluster to use with --backend dask (tcp://HOST:8786) or ray (HOST:PORT); "
+        "its workers must see the run's folder. Default: a cluster made on this machine",
+    )
     parser.add_argument(
         "-o", "--out", type=Path, help="run folder to write (default: under results/)"
     )
@@ -99,6 +124,11 @@ def add_parser(subparsers: Any) -> None:
         "--trace", action="store_true",
         help="also write events.parquet, a row per stream event fed to the runtime (kept in "
         "memory until the run is written: memory grows with the run)",
+    )
+    parser.add_argument(
+        "--resume", action="store_true",
+        help="keep the finished simulations of an interrupted run of this --out (in its hidden "
+        "parts folder) and run only the others; an interrupted --resume run keeps its parts",
     )
     parser.add_argument(
         "--json", action="store_true",
@@ -127,6 +157,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UserError(f"--jobs: must be at least 1 (got {args.jobs})")
+    if args.address is not None and args.backend == "local":
+        raise UserError("--address: only with --backend dask or ray")
     if args.seed is not None and args.seed < 0:
         raise UserError(f"--seed: must not be negative (got {args.seed})")
     if args.sessions is not None and args.sessions < 1:
@@ -139,8 +171,23 @@ def _run(args: argparse.Namespace) -> int:
     if os.path.lexists(out_dir) and not args.force:
         raise UserError(f"{out_dir}: already exists (use --force to replace it)")
     check_destination(out_dir, replace=args.force, kind="run folder", marker=RUN_FILE)
+    with scratch_sibling(out_dir, PARTS, keep=args.resume) as parts:
+        if not args.resume:
+            _empty(parts)
+        return _simulate_and_write(args, scenario, out_dir, parts)
+
+
+def _empty(folder: Path) -> None:
+    # A parts folder left by an earlier run of this --out is not this run's (without --resume).
+    for child in folder.iterdir():
+        shutil.rmtree(child) if child.is_dir() else child.unlink()
+
+
+def _simulate_and_write(
+    args: argparse.Namespace, scenario: Scenario, out_dir: Path, parts: Path
+) -> int:
     try:
-        result = _run_with_progress(scenario, args.jobs, trace=args.trace, quiet=args.quiet)
+        result = _run_with_progress(scenario, args, parts)
     except StrictModeStop as stop:
         print(printable(f"sim run: {stop}"), file=sys.stderr)
         print(
@@ -152,6 +199,9 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_STRICT_STOP
+    except OSError as error:
+        # The simulations write their rows as they go: a full disk shows here.
+        raise UserError(f"{out_dir}: cannot write the run's rows ({error})") from None
     metadata = RunMetadata.collect(
         run_id=out_dir.name,
         scenario=scenario.name,
@@ -160,10 +210,12 @@ def _run(args: argparse.Namespace) -> int:
         extra=run_extra(scenario, args, result),
     )
     try:
-        summary = write_run(
+        summary = write_run_from_parts(
             out_dir,
-            result.collector(out_dir.name).tables(),
+            result.parts_in_order(),
             metadata,
+            trace=args.trace,
+            points=[point.index for point in result.points] if result.has_point_columns else None,
             events_per_wall_s=result.events_per_wall_s(),
             replace=args.force,
         )
@@ -218,9 +270,10 @@ def run_extra(scenario: Scenario, args: argparse.Namespace, result: RunResult) -
     }
 
 
-def _run_with_progress(
-    scenario: Scenario, jobs: int, *, trace: bool = False, quiet: bool = False
-) -> RunResult:
+def _run_with_progress(scenario: Scenario, args: argparse.Namespace, parts: Path) -> RunResult:
     labels = [unit.label for unit in units_of(scenario)]
-    with progress_display(labels, scenario.load.sessions, quiet=quiet) as progress:
-        return run_scenario(scenario, jobs=jobs, progress=progress, trace=trace)
+    with progress_display(labels, scenario.load.sessions, quiet=args.quiet) as progress:
+        return run_scenario(
+            scenario, jobs=args.jobs, progress=progress, trace=args.trace, parts=parts,
+            backend=args.backend, address=args.address,
+        )

@@ -1,17 +1,23 @@
 """Every simulation of a run: each executor policy under each recovery profile at each load
-level, serially or in worker processes, merged into one `RunCollector` in a fixed order.
+level, serially or in worker processes, each writing its rows as it goes into part files.
 
 The units are ordered load level by load level, then profile by profile, then policy by policy,
-as the scenario lists them.
-With `jobs > 1` they run in worker processes (spawned, so it works the same on every platform),
-each taking one unit at a time over its own pipe; each unit is a pure function of the scenario,
-the policy and the level, and its rows are merged in unit order, so the Parquet tables are the
-same bytes as a serial run's. Only the wall-clock speed differs. With `trace=True` every unit
-also keeps its event trace, and the collector has the `events` table (the same bytes serially or
-in parallel too).
+as the scenario lists them. A unit whose sessions are independent (`sim.engine.blocks`) runs as
+blocks of sessions, the run's *tasks*; every other unit is one task. Each task writes its rows,
+session by session, into its own folder under the run's parts folder (`sim.metrics.parts`), so
+memory holds the sessions in flight, never the run; `sim.metrics.writer.write_run_from_parts`
+makes the run folder from them. A task is a pure function of the scenario, the unit and the
+block, and the run's tables are its tasks' parts in the tables' order (`parts_in_order`), so the
+Parquet tables are the same bytes serially or in parallel. Only the wall-clock speed differs.
+With `trace=True` every task also writes its event trace (the `events` table).
+
+With `jobs > 1` the tasks run in worker processes (spawned, so it works the same on every
+platform), each taking one task at a time over its own pipe; a worker sends back only the
+task's counters (its rows are in its parts). A parts folder that holds a task's finished parts
+already (an interrupted run's, given again) is kept: the task is not run again.
 
 A Ctrl-C reaches the whole process group, but only the parent acts on it: workers start with
-SIGINT blocked and never see it. When the parent is interrupted (or a unit fails) it terminates
+SIGINT blocked and never see it. When the parent is interrupted (or a task fails) it terminates
 its workers before the exception goes on, so the run ends promptly, without workers' tracebacks
 or workers left behind. The parent alone reads the pipes, in its main thread (no pool thread a
 half-sent result could leave waiting forever, as with `concurrent.futures`). A worker whose
@@ -19,29 +25,42 @@ parent is gone (killed by SIGKILL, which no handler sees) exits at once and quie
 its parent's sentinel, and a message it can no longer send ends it rather than raising.
 
     result = run_scenario(load_scenario("scenarios/default.toml"), jobs=2)
-    tables = result.collector("run-1").tables()
+    tables = result.tables("run-1")
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import json
 import multiprocessing
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import traceback
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from sim.engine.arrivals import load_levels
-from sim.engine.recorder import TABLE_NAMES
-from sim.engine.simulation import SimulationResult, simulate
-from sim.metrics.collector import RunCollector
-from sim.metrics.schema import EVENTS
+from sim.engine.backends import executor_for
+from sim.engine.blocks import session_blocks
+from sim.engine.simulation import simulate
+from sim.errors import UserError
+from sim.experiment.points import Point, key_text, points_of
+from sim.metrics.assemble import read_table
+from sim.metrics.parts import DONE_FILE, UnitParts, is_complete
+from sim.metrics.point_columns import point_values, with_point_columns
+from sim.metrics.schema import EVENTS, TABLES
 from sim.scenario.schema import Scenario
 
 
@@ -54,64 +73,158 @@ class Unit:
     # The level's position in the sweep (0 without a sweep): the `load_level` of its rows.
     load_level: int = 0
     profile: str = "default"
+    # The experiment point it simulates (`Point.index`) and how people read it ("" for a plain
+    # scenario's one point).
+    point: int = 0
+    point_label: str = ""
 
     @property
     def label(self) -> str:
         arm = self.policy if self.profile == "default" else f"{self.policy} [{self.profile}]"
-        return arm if self.load is None else f"{arm} @ {self.load:g}"
+        arm = arm if self.load is None else f"{arm} @ {self.load:g}"
+        return f"{arm} ({self.point_label})" if self.point_label else arm
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """What one process runs at a time: a unit (its index in the run), whole or one block."""
+
+    unit_index: int
+    unit: Unit
+    block: range | None = None
+
+    @property
+    def name(self) -> str:
+        """Its parts folder's name: the tables' order (profile, policy, level, block) spelt out
+        (`parts_in_order` sorts by the fields, not by this)."""
+        first = 0 if self.block is None else self.block.start
+        unit = self.unit
+        return f"point{unit.point}.{unit.profile}.{unit.policy}.level{unit.load_level}.from{first}"
+
+    @property
+    def order(self) -> tuple[int, str, str, int, int]:
+        """Where its rows go in the run's tables: by their sort key (point, profile, policy,
+        level, session id)."""
+        first = 0 if self.block is None else self.block.start
+        unit = self.unit
+        return (unit.point, unit.profile, unit.policy, unit.load_level, first)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStats:
+    """What a task sends back (its rows are in its parts folder)."""
+
+    sessions_finished: int
+    # Stream events fed to the runtime, and the wall-clock seconds the task took.
+    events: int
+    wall_s: float
+    pairing_violations: int
 
 
 # Called with (unit index, sessions finished in that unit).
 UnitProgress = Callable[[int, int], None]
 
 
-def units_of(scenario: Scenario) -> list[Unit]:
-    """The run's simulations in their fixed order: by load level, then profile, then policy."""
+def units_of(scenario: Scenario, points: Sequence[Point] | None = None) -> list[Unit]:
+    """The run's simulations in their fixed order: point by point (`points`, by default the
+    scenario's), then by load level, then profile, then policy of the point's scenario."""
     return [
-        Unit(policy, level, index, profile)
-        for index, level in enumerate(load_levels(scenario.load))
-        for profile in scenario.runtime.profiles
-        for policy in scenario.runtime.policies
+        Unit(policy, level, index, profile, point.index, _point_label(point))
+        for point in (points_of(scenario) if points is None else points)
+        for index, level in enumerate(load_levels(point.scenario.load))
+        for profile in point.scenario.runtime.profiles
+        for policy in point.scenario.runtime.policies
     ]
 
 
-@dataclass(slots=True)
+def _point_label(point: Point) -> str:
+    if not point.key and point.replication == 0:
+        return ""
+    settings = ", ".join(f"{path}={value}" for path, value in point.key)
+    return f"{settings}, replication {point.replication}" if settings else (
+        f"replication {point.replication}"
+    )
+
+
+def tasks_of(scenario: Scenario, points: Sequence[Point] | None = None) -> list[Task]:
+    """The run's tasks: each unit in order, by its blocks (`sim.engine.blocks`)."""
+    points = points_of(scenario) if points is None else list(points)
+    blocks = {point.index: session_blocks(point.scenario) for point in points}
+    return [
+        Task(index, unit, block)
+        for index, unit in enumerate(units_of(scenario, points))
+        for block in blocks[unit.point]
+    ]
+
+
+def has_point_columns(points: Sequence[Point]) -> bool:
+    """Whether the run's tables carry the point columns (`sim.metrics.point_columns`): a run of
+    more than one point, or of a point with settings."""
+    return len(points) > 1 or any(point.key for point in points)
+
+
+@dataclass(slots=True, weakref_slot=True)
 class RunResult:
     scenario: Scenario
     units: list[Unit]
-    results: list[SimulationResult]
-    # Whether the units were traced (then the collector has the `events` table).
+    tasks: list[Task]
+    stats: list[TaskStats]
+    # The folder holding a folder of part files per task (`Task.name`).
+    parts: Path
+    points: list[Point]
+    # Whether the tasks were traced (then the parts have the `events` table).
     trace: bool = False
 
-    def collector(self, run_id: str) -> RunCollector:
-        """Every unit's rows in one collector, added in unit order."""
+    @property
+    def has_point_columns(self) -> bool:
+        return has_point_columns(self.points)
+
+    def parts_in_order(self) -> list[tuple[Path, dict[str, Any]]]:
+        """The tasks' parts folders in the order of the run's tables, each with the values of
+        its point's columns (none for a plain scenario) and its `seed` (the point's own)."""
+        points = {point.index: point for point in self.points}
+        ordered = []
+        for task in sorted(self.tasks, key=lambda t: t.order):
+            point = points[task.unit.point]
+            values: dict[str, Any] = {"seed": point.scenario.seed}
+            if self.has_point_columns:
+                values.update(point_values(point.index, point.replication, key_text(point)))
+            ordered.append((self.parts / task.name, values))
+        return ordered
+
+    def tables(self, run_id: str) -> dict[str, pa.Table]:
+        """Every table of the run in memory (`events` last, with a trace), as written to its
+        folder: for callers that want the tables themselves, not for a large run."""
         scenario = self.scenario
-        collector = RunCollector(
-            run_id=run_id, scenario=scenario.name, seed=scenario.seed, trace=self.trace
-        )
-        for result in self.results:
-            for name in TABLE_NAMES:
-                for row in result.rows[name]:
-                    collector.add(name, row)
-            if self.trace:
-                assert result.trace is not None, "a traced run's units are traced"
-                columns = result.trace.columns(
-                    result.policy, result.load, result.load_level, result.profile
-                )
-                collector.add_columns(EVENTS.name, columns)
-        return collector
+        run_wide = {"run_id": run_id, "scenario": scenario.name, "seed": scenario.seed}
+        specs = (*TABLES, EVENTS) if self.trace else TABLES
+        if self.has_point_columns:
+            specs = tuple(with_point_columns(spec) for spec in specs)
+        return {
+            spec.name: read_table(
+                spec,
+                [
+                    (folder / f"{spec.name}.parquet", {**run_wide, **values})
+                    for folder, values in self.parts_in_order()
+                ],
+            )
+            for spec in specs
+        }
 
     def events_per_wall_s(self) -> dict[tuple[str, str, int], float]:
         """The harness's speed per simulation (profile, policy, load_level): stream events fed
-        per wall-clock second."""
-        return {
-            (result.profile, result.policy, result.load_level): result.events_per_wall_s
-            for result in self.results
-        }
+        per wall-clock second, over the simulation's blocks."""
+        totals: dict[tuple[str, str, int], list[float]] = {}
+        for task, stats in zip(self.tasks, self.stats, strict=True):
+            key = (task.unit.profile, task.unit.policy, task.unit.load_level)
+            total = totals.setdefault(key, [0.0, 0.0])
+            total[0] += stats.events
+            total[1] += stats.wall_s
+        return {key: events / wall if wall > 0 else 0.0 for key, (events, wall) in totals.items()}
 
     @property
     def pairing_violations(self) -> int:
-        return sum(result.pairing_violations for result in self.results)
+        return sum(stats.pairing_violations for stats in self.stats)
 
 
 def run_scenario(
@@ -120,82 +233,278 @@ def run_scenario(
     jobs: int = 1,
     progress: UnitProgress | None = None,
     trace: bool = False,
+    parts: Path | None = None,
+    points: Sequence[Point] | None = None,
+    backend: str = "local",
+    address: str | None = None,
 ) -> RunResult:
-    """Run every unit of `scenario`; `jobs` worker processes (1: in this process); with `trace`,
-    keep every unit's event trace."""
-    units = units_of(scenario)
-    if jobs <= 1 or len(units) == 1:
-        results = [
-            simulate(
-                scenario,
-                unit.policy,
-                unit.load,
-                progress=_bind(progress, index),
-                trace=trace,
-                load_level=unit.load_level,
-                profile=unit.profile,
-            )
-            for index, unit in enumerate(units)
-        ]
+    """Run every task of `scenario`'s `points` (by default `points_of(scenario)`), writing its
+    parts under `parts` (created; a temporary folder, removed with the result, when None);
+    `jobs` worker processes (1: in this process) on `backend` (`sim.engine.backends`: `local`,
+    or `dask`/`ray` with `jobs` workers of a cluster made here, or the cluster at `address`);
+    with `trace`, keep every task's event trace. Tasks whose parts are there already are not
+    run again."""
+    points = points_of(scenario) if points is None else list(points)
+    if parts is None:
+        folder = Path(tempfile.mkdtemp(prefix="sim-parts-"))
     else:
-        results = _run_parallel(scenario, units, jobs, progress, trace)
-    return RunResult(scenario, units, results, trace)
+        folder = Path(parts)
+        folder.mkdir(parents=True, exist_ok=True)
+    try:
+        result = _run_tasks(scenario, points, folder, jobs, progress, trace, backend, address)
+    except BaseException:
+        if parts is None:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if parts is None:
+        weakref.finalize(result, shutil.rmtree, folder, True)
+    return result
 
 
-def _bind(progress: UnitProgress | None, index: int) -> Callable[[int], None] | None:
-    if progress is None:
-        return None
-    return lambda finished: progress(index, finished)
-
-
-def _run_parallel(
+def _run_tasks(
     scenario: Scenario,
-    units: Sequence[Unit],
+    points: list[Point],
+    folder: Path,
     jobs: int,
     progress: UnitProgress | None,
     trace: bool,
-) -> list[SimulationResult]:
-    context = multiprocessing.get_context("spawn")
+    backend: str,
+    address: str | None,
+) -> RunResult:
+    scenarios = {point.index: point.scenario for point in points}
+    _claim(folder, list(scenarios.values()), trace)
+    tasks = tasks_of(scenario, points)
+    stats: dict[int, TaskStats] = {
+        index: _stats_of(folder / task.name)
+        for index, task in enumerate(tasks)
+        if is_complete(folder / task.name)
+    }
+    todo = [(index, task) for index, task in enumerate(tasks) if index not in stats]
+    tracker = _UnitProgress(progress, tasks, stats, scenarios)
+    if backend != "local":
+        with executor_for(backend, jobs=jobs, address=address) as executor:
+            _run_on_executor(executor, scenarios, todo, tracker, trace, folder, stats)
+    elif jobs <= 1 or len(todo) <= 1:
+        for index, task in todo:
+            point_scenario = scenarios[task.unit.point]
+            stats[index] = run_task(point_scenario, task, folder, trace, tracker.bind(index))
+    else:
+        _run_parallel(scenarios, todo, jobs, tracker, trace, folder, stats)
+    return RunResult(
+        scenario, units_of(scenario, points), tasks, [stats[i] for i in range(len(tasks))],
+        folder, points, trace,
+    )
+
+
+# In a parts folder: what run its parts are of (tasks of another run are never taken up).
+RUN_KEY_FILE = "run-key.json"
+
+
+def _claim(folder: Path, scenarios: Sequence[Scenario], trace: bool) -> None:
+    """Marks `folder` as holding parts of this run (of the points' `scenarios`); raises
+    UserError when it holds another's."""
+    dumps = [scenario.model_dump(mode="json") for scenario in scenarios]
+    key = json.dumps({"points": dumps, "trace": trace}, sort_keys=True)
+    marker = folder / RUN_KEY_FILE
+    if marker.is_file():
+        if marker.read_text(encoding="utf-8") != key:
+            raise UserError(
+                f"{folder}: holds the parts of another run (another scenario, seed, override "
+                "or --trace); run without --resume to start afresh"
+            )
+        return
+    if any(folder.iterdir()):
+        raise UserError(f"{folder}: not a parts folder of this program (no {RUN_KEY_FILE})")
+    marker.write_text(key, encoding="utf-8")
+
+
+def run_task(
+    scenario: Scenario,
+    task: Task,
+    parts: Path,
+    trace: bool,
+    progress: Callable[[int], None] | None = None,
+) -> TaskStats:
+    """Simulates one task, its rows written into `parts / task.name` as they come; a folder
+    already there (an interrupted attempt's) is written anew."""
+    folder = parts / task.name
+    shutil.rmtree(folder, ignore_errors=True)
+    first = 0 if task.block is None else task.block.start
+    writer = UnitParts(folder, trace=trace, first_session=first)
+    unit = task.unit
+    try:
+        result = simulate(
+            scenario,
+            unit.policy,
+            unit.load,
+            progress=progress,
+            trace=trace,
+            load_level=unit.load_level,
+            profile=unit.profile,
+            sink=writer.add_session,
+            sessions=task.block,
+        )
+        if result.trace is not None:
+            writer.add_events(
+                result.trace.columns(unit.policy, unit.load, unit.load_level, unit.profile)
+            )
+    except BaseException:
+        writer.abandon()
+        raise
+    stats = TaskStats(
+        result.sessions_finished, result.events, result.wall_s, result.pairing_violations
+    )
+    writer.close(json.dumps(asdict(stats)))
+    return stats
+
+
+def _stats_of(folder: Path) -> TaskStats:
+    return TaskStats(**json.loads((folder / DONE_FILE).read_text(encoding="utf-8")))
+
+
+class _UnitProgress:
+    """Sessions finished per unit, summed over its tasks (blocks), reported as they change."""
+
+    def __init__(
+        self,
+        progress: UnitProgress | None,
+        tasks: Sequence[Task],
+        done: dict[int, TaskStats],
+        scenarios: dict[int, Scenario],
+    ) -> None:
+        self._progress = progress
+        self._tasks = tasks
+        self._finished = [0] * len(tasks)
+        for index in done:
+            block = tasks[index].block
+            sessions = scenarios[tasks[index].unit.point].load.sessions
+            self._finished[index] = sessions if block is None else len(block)
+        self._per_unit: dict[int, list[int]] = {}
+        for index, task in enumerate(tasks):
+            self._per_unit.setdefault(task.unit_index, []).append(index)
+        if progress is not None:
+            for unit_index in self._per_unit:
+                if self._unit_total(unit_index):
+                    progress(unit_index, self._unit_total(unit_index))
+
+    @property
+    def reporting(self) -> bool:
+        return self._progress is not None
+
+    def _unit_total(self, unit_index: int) -> int:
+        return sum(self._finished[index] for index in self._per_unit[unit_index])
+
+    def update(self, index: int, finished: int) -> None:
+        if self._progress is None:
+            return
+        self._finished[index] = finished
+        unit_index = self._tasks[index].unit_index
+        self._progress(unit_index, self._unit_total(unit_index))
+
+    def bind(self, index: int) -> Callable[[int], None] | None:
+        if self._progress is None:
+            return None
+        return lambda finished: self.update(index, finished)
+
+
+def _run_on_executor(
+    executor: concurrent.futures.Executor,
+    scenarios: dict[int, Scenario],
+    todo: list[tuple[int, Task]],
+    progress: _UnitProgress,
+    trace: bool,
+    parts: Path,
+    stats: dict[int, TaskStats],
+) -> None:
+    """Every task of `todo` submitted to `executor` (a Dask or Ray one), its counters taken as it
+    finishes. A task that fails does not stop the others: they finish (their parts kept, for
+    `--resume`), then the first failure is raised, naming its unit. An interrupt cancels what
+    has not started."""
+    data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
+    futures = {
+        executor.submit(_remote_task, data[task.unit.point], task, str(parts), trace): index
+        for index, task in todo
+    }
+    tasks = dict(todo)
+    failures: list[tuple[int, BaseException]] = []
+    try:
+        for future in concurrent.futures.as_completed(futures):
+            index = futures[future]
+            error = future.exception()
+            if error is not None:
+                failures.append((index, error))
+                continue
+            stats[index] = future.result()
+            progress.update(index, stats[index].sessions_finished)
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
+    if failures:
+        index, error = min(failures, key=lambda failure: failure[0])
+        labels = ", ".join(tasks[i].unit.label for i, _ in sorted(failures, key=lambda f: f[0]))
+        raise error from WorkerTraceback(f"failed: {labels}")
+
+
+def _scenario_data(scenario: Scenario) -> dict[str, Any]:
     # A Scenario holds compiled JSON-schema validators, which do not pickle: workers get the
     # validated data and validate it again.
-    data = scenario.model_dump(mode="python", exclude_unset=True)
-    todo = list(enumerate(units))
-    results: dict[int, SimulationResult] = {}
+    return scenario.model_dump(mode="python", exclude_unset=True)
+
+
+def _remote_task(data: dict[str, Any], task: Task, parts: str, trace: bool) -> TaskStats:
+    """One task on a cluster's worker (module level, so it pickles by reference)."""
+    return run_task(Scenario.model_validate(data), task, Path(parts), trace)
+
+
+def _run_parallel(
+    scenarios: dict[int, Scenario],
+    todo: list[tuple[int, Task]],
+    jobs: int,
+    progress: _UnitProgress,
+    trace: bool,
+    parts: Path,
+    stats: dict[int, TaskStats],
+) -> None:
+    context = multiprocessing.get_context("spawn")
+    data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
+    todo = list(todo)
+    expected = len(stats) + len(todo)
     workers: dict[Connection, BaseProcess] = {}
     # Started now, not by the first worker's start: starting it unblocks SIGINT (bpo-33613's
     # mask, lifted after the tracker is spawned), and the first worker started in that call
     # would see a Ctrl-C (a KeyboardInterrupt traceback from its imports).
     resource_tracker.ensure_running()
     try:
-        for _ in range(min(jobs, len(units))):
+        for _ in range(min(jobs, len(todo))):
             ours, theirs = context.Pipe()
             worker = context.Process(
-                target=_work, args=(theirs, data, progress is not None, trace), daemon=True
+                target=_work,
+                args=(theirs, data, progress.reporting, trace, str(parts)),
+                daemon=True,
             )
             with _sigint_blocked():
                 worker.start()
             theirs.close()
             workers[ours] = worker
             ours.send(todo.pop(0))
-        while len(results) < len(units):
+        while len(stats) < expected:
             for connection in wait(list(workers)):
                 assert isinstance(connection, Connection)
-                _receive(connection, workers[connection], units, todo, results, progress)
+                _receive(connection, workers[connection], todo, stats, progress)
     finally:
         _end(workers)
-    return [results[index] for index in range(len(units))]
 
 
 def _receive(
     connection: Connection,
     worker: BaseProcess,
-    units: Sequence[Unit],
-    todo: list[tuple[int, Unit]],
-    results: dict[int, SimulationResult],
-    progress: UnitProgress | None,
+    todo: list[tuple[int, Task]],
+    stats: dict[int, TaskStats],
+    progress: _UnitProgress,
 ) -> None:
-    """Takes one message from a worker: progress, a result (then gives it the next unit), or
-    the exception its unit raised (raised here)."""
+    """Takes one message from a worker: progress, a task's counters (then gives it the next
+    task), or the exception its task raised (raised here)."""
     try:
         kind, index, payload = connection.recv()
     except EOFError:
@@ -204,13 +513,12 @@ def _receive(
             f"a worker process ended without its result (exit status {worker.exitcode})"
         ) from None
     if kind == "progress":
-        assert progress is not None
-        progress(index, payload)
+        progress.update(index, payload)
     elif kind == "error":
-        error, remote = payload
-        raise error from WorkerTraceback(f"{units[index].label}:\n{remote}")
+        error, remote, label = payload
+        raise error from WorkerTraceback(f"{label}:\n{remote}")
     else:
-        results[index] = payload
+        stats[index] = payload
         if todo:
             connection.send(todo.pop(0))
 
@@ -246,32 +554,30 @@ class _ParentGone(BaseException):
     `except Exception` in the simulation takes it for a failure of the unit."""
 
 
-def _work(connection: Connection, data: dict[str, Any], report: bool, trace: bool) -> None:
-    """A worker: runs the units it is sent until its pipe closes (module level, so spawned
+def _work(
+    connection: Connection, data: dict[int, dict[str, Any]], report: bool, trace: bool, parts: str
+) -> None:
+    """A worker: runs the tasks it is sent until its pipe closes (module level, so spawned
     processes can import it)."""
     _exit_when_orphaned()
-    scenario = Scenario.model_validate(data)
+    scenarios: dict[int, Scenario] = {}
     try:
         while True:
             try:
-                index, unit = connection.recv()
+                index, task = connection.recv()
             except EOFError:
                 return
             reporter = _reporter(connection, index) if report else None
             try:
-                result = simulate(
-                    scenario,
-                    unit.policy,
-                    unit.load,
-                    progress=reporter,
-                    trace=trace,
-                    load_level=unit.load_level,
-                    profile=unit.profile,
-                )
+                point = task.unit.point
+                if point not in scenarios:
+                    scenarios[point] = Scenario.model_validate(data[point])
+                stats = run_task(scenarios[point], task, Path(parts), trace, reporter)
             except Exception as error:
-                _send(connection, ("error", index, (error, traceback.format_exc())))
+                payload = (error, traceback.format_exc(), task.unit.label)
+                _send(connection, ("error", index, payload))
                 return
-            _send(connection, ("result", index, result))
+            _send(connection, ("result", index, stats))
     except _ParentGone:
         return
 

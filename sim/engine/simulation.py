@@ -7,6 +7,11 @@ run stops there, and the sessions still running are recorded as they stand (unfi
 the outcome `horizon`). With `trace=True` every stream event fed to the runtime is also kept
 (`sim.engine.recorder.EventTrace`, the `events` table); without it nothing per event is kept.
 
+With a `sink`, each session's rows go there as the session is recorded and the result's rows
+stay empty (memory holds the sessions in flight only). `sessions` simulates one block of an
+open loop's sessions alone (their ids and arrival times as in the whole run): valid only when
+sessions are independent (`sim.engine.blocks.splittable`).
+
     result = simulate(load_scenario("scenarios/default.toml"), "streaming", 32.0)
     simulate(scenario, "streaming", 32.0, profile="claude-code")   # the same draws, other rules
     result.rows["turns"][0]["ttfts_ns"]
@@ -36,6 +41,8 @@ from sim.scenario.schema import Scenario
 
 # Called with the number of sessions finished so far.
 Progress = Callable[[int], None]
+# Called with a session's id and its rows once it is recorded (then the result keeps none).
+RowSink = Callable[[int, Rows], None]
 
 
 @dataclass(slots=True)
@@ -69,9 +76,12 @@ def simulate(
     trace: bool = False,
     load_level: int = 0,
     profile: str = "default",
+    sink: RowSink | None = None,
+    sessions: range | None = None,
 ) -> SimulationResult:
     """Run `scenario` under `policy` and recovery `profile` at load `level` (sweep level
-    `load_level`); `trace` keeps each event fed. Raises StrictModeStop, SessionRunaway."""
+    `load_level`); `trace` keeps each event fed; `sink`, `sessions`: the module docstring.
+    Raises StrictModeStop, SessionRunaway."""
     wall_start = time.perf_counter()
     env = Clock()
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
@@ -79,11 +89,12 @@ def simulate(
     running: dict[int, Session] = {}
     totals = {"finished": 0, "events": 0, "violations": 0}
     horizon_ns = scenario.load.horizon_ns
-    arrivals = arrivals_for(scenario.load, scenario.seed, level)
-    next_id = 0
+    arrivals = _arrivals(scenario, level, sessions)
+    next_id = 0 if sessions is None else sessions.start
     events_trace = EventTrace() if trace else None
-    unit: dict[str, Any] = {"policy": policy, "load": level, "load_level": load_level,
-                            "profile": profile}
+    unit: dict[str, Any] = {
+        "policy": policy, "load": level, "load_level": load_level, "profile": profile
+    }
 
     def begin(arrival_ns: int) -> None:
         nonlocal next_id
@@ -94,7 +105,10 @@ def simulate(
 
     def collect(session: Session) -> None:
         del running[session.session_id]
-        record_session(session, rows, horizon_ns=horizon_ns, **unit)
+        mine = rows if sink is None else empty_rows()
+        record_session(session, mine, horizon_ns=horizon_ns, **unit)
+        if sink is not None:
+            sink(session.session_id, mine)
         totals["events"] += session.events_fed
         totals["violations"] += session.pairing_violations
 
@@ -107,19 +121,7 @@ def simulate(
         if isinstance(arrivals, ClosedLoop) and next_id < arrivals.sessions:
             begin(int(env.now))
 
-    context = SimulationContext(
-        env=env,
-        scenario=scenario,
-        seed=scenario.seed,
-        policy=policy,
-        model=model,
-        endpoint=SimEndpoint(env, model.endpoint),
-        loops=LoopFactory(scenario, policy, model.name, model.fallback_name, profile=profile),
-        on_session_end=on_session_end,
-        bounds=session_bounds(scenario, level),
-        trace=events_trace,
-        profile=profile,
-    )
+    context = _context(env, scenario, policy, profile, level, model, on_session_end, events_trace)
 
     _start_arrivals(env, arrivals, begin)
     with fewer_collections():
@@ -138,6 +140,42 @@ def simulate(
         trace=events_trace,
         profile=profile,
     )
+
+
+def _context(
+    env: Clock,
+    scenario: Scenario,
+    policy: str,
+    profile: str,
+    level: float | None,
+    model: MockModel,
+    on_session_end: Callable[[Session], None],
+    events_trace: EventTrace | None,
+) -> SimulationContext:
+    """What the sessions of one simulation share."""
+    return SimulationContext(
+        env=env,
+        scenario=scenario,
+        seed=scenario.seed,
+        policy=policy,
+        model=model,
+        endpoint=SimEndpoint(env, model.endpoint),
+        loops=LoopFactory(scenario, policy, model.name, model.fallback_name, profile=profile),
+        on_session_end=on_session_end,
+        bounds=session_bounds(scenario, level),
+        trace=events_trace,
+        profile=profile,
+    )
+
+
+def _arrivals(scenario: Scenario, level: float | None, sessions: range | None) -> Arrivals:
+    """The schedule at `level`, of the block `sessions` alone when given (their times in the
+    whole run's schedule)."""
+    arrivals = arrivals_for(scenario.load, scenario.seed, level)
+    if sessions is None:
+        return arrivals
+    assert isinstance(arrivals, OpenLoop), "only an open loop's sessions are independent"
+    return OpenLoop(arrivals.arrivals_ns[sessions.start : sessions.stop])
 
 
 def _start_arrivals(env: Clock, arrivals: Arrivals, begin: Callable[[int], None]) -> None:

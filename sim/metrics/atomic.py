@@ -65,6 +65,34 @@ def _try_creating(destination: Path) -> None:
 
 
 @contextmanager
+def scratch_sibling(destination: Path, purpose: str, *, keep: bool = False) -> Iterator[Path]:
+    """Yields the hidden sibling ``.<name>.<purpose>`` of ``destination`` (created, with any
+    missing parents), for work that ``atomic_directory`` later turns into the destination: a
+    run's part files. The sibling is removed on leaving, and so are the parents it created if
+    the destination was not made meanwhile; with ``keep``, a block left by an exception keeps
+    it (to be taken up again: ``sim run --resume``)."""
+    destination = Path(destination)
+    missing = [folder for folder in destination.parents if not folder.exists()]
+    sibling = destination.parent / f".{destination.name}.{purpose}"
+    sibling.mkdir(parents=True, exist_ok=True)
+    failed = False
+    try:
+        yield sibling
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        if not (keep and failed):
+            shutil.rmtree(sibling, ignore_errors=True)
+            for folder in missing:
+                if not destination.exists():
+                    try:
+                        folder.rmdir()
+                    except OSError:
+                        break
+
+
+@contextmanager
 def atomic_directory(destination: Path, *, replace: bool = False) -> Iterator[Path]:
     """Yields an empty staging folder that becomes ``destination`` when the block succeeds.
 

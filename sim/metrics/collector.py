@@ -1,4 +1,6 @@
-"""The engine's sink for metrics: one cheap ``add_*`` call per turn, tool, repair, request, session.
+"""Rows of a run's tables kept in memory: one cheap ``add`` call per turn, tool, repair, request,
+session (the live driver's sink, and hand-made tables; ``sim run`` writes its rows as they come:
+``sim.metrics.parts``).
 
 One collector serves a whole run, every policy included (``policy`` is a column). The run-wide
 columns (``run_id``, and ``scenario`` and ``seed`` of turns) are filled by the collector. A
@@ -15,12 +17,7 @@ import pyarrow as pa
 
 from sim.metrics.schema import (
     EVENTS,
-    REPAIRS,
-    REQUESTS,
-    SESSIONS,
     TABLES,
-    TOOLS,
-    TURNS,
     TableSpec,
 )
 from sim.metrics.tables import MetricsError, TableBuilder
@@ -30,8 +27,8 @@ class RunCollector:
     """Accumulates the rows of a run's tables; ``tables()`` checks and builds them.
 
     >>> run = RunCollector(run_id="r1", scenario="default", seed=7)
-    >>> run.add_session(policy="streaming", profile="default", session_id=0, arrival_ns=0,
-    ...                 n_turns=0, outcome="completed", n_interrupts=0)
+    >>> run.add("sessions", dict(policy="streaming", profile="default", load_level=0, session_id=0,
+    ...         arrival_ns=0, n_turns=0, outcome="completed", n_interrupts=0))
     >>> run.tables()["sessions"].num_rows
     1
     """
@@ -42,11 +39,6 @@ class RunCollector:
             spec.name: TableBuilder(spec, self._constants(spec, run_id, scenario, seed))
             for spec in specs
         }
-        self._turns = self._builders[TURNS.name]
-        self._tools = self._builders[TOOLS.name]
-        self._repairs = self._builders[REPAIRS.name]
-        self._requests = self._builders[REQUESTS.name]
-        self._sessions = self._builders[SESSIONS.name]
 
     @staticmethod
     def _constants(spec: TableSpec, run_id: str, scenario: str, seed: int) -> dict[str, Any]:
@@ -66,26 +58,6 @@ class RunCollector:
         if builder is None:
             raise MetricsError(f"no table {table!r}; the tables are {sorted(self._builders)}")
         return builder
-
-    def add_turn(self, **fields: Any) -> None:
-        """One model turn (see ``schema.TURNS``)."""
-        self._turns.append(fields)
-
-    def add_tool(self, **fields: Any) -> None:
-        """One tool call, including calls answered by a synthetic result (``schema.TOOLS``)."""
-        self._tools.append(fields)
-
-    def add_repair(self, **fields: Any) -> None:
-        """One change made by the API-boundary repair (``schema.REPAIRS``)."""
-        self._repairs.append(fields)
-
-    def add_request(self, **fields: Any) -> None:
-        """One model request attempt (``schema.REQUESTS``)."""
-        self._requests.append(fields)
-
-    def add_session(self, **fields: Any) -> None:
-        """One session (``schema.SESSIONS``)."""
-        self._sessions.append(fields)
 
     def row_counts(self) -> dict[str, int]:
         """Rows collected so far, by table."""

@@ -17,7 +17,11 @@ SUMMARY = "summary"
 COMMON: dict[str, str] = {
     "run_id": "the run folder's name",
     "scenario": "the scenario's name",
-    "seed": "the run's root seed",
+    "seed": "the run's root seed (in a run of experiment points: the point's own seed)",
+    "point": "the experiment point's index in the run (sim.experiment.points; only in a run of "
+    "several points)",
+    "replication": "which replication (seed) of its point the row's simulation is, from 0",
+    "point_key": "the point's settings: path=value joined by ';' in key order, values as JSON",
     "policy": "executor policy: streaming, at_message_stop or serial",
     "profile": "recovery profile of the loop (sim.runtime.recovery): default or claude-code",
     "load_level": "position of the row's load level in the scenario's sweep, from 0 (0 without "
@@ -37,10 +41,6 @@ COMMON: dict[str, str] = {
     "tool_use_id": "the tool_use block's id",
     "start_ns": "started, from the run's start; null if it never started",
     "end_ns": "ended, from the run's start",
-    # A run of several experiment points (sim.experiment.points) only.
-    "point": "the experiment point's position in the run, from 0",
-    "replication": "which seed of its point's key, from 0",
-    "point_key": "the point's settings: path=value (values as JSON) joined by ';', in key order",
 }
 BY_TABLE: dict[tuple[str, str], str] = {
     ("turns", "request_sent_ns"): "the turn's first request sent, from the run's start",

@@ -8,7 +8,10 @@ Layout of ``<out_dir>/``::
                       wall_clock
     run.json          metadata, row counts and the summary, for people
 
-Every Parquet file is zstd-compressed and carries the run metadata as JSON under the key-value
+A run's tables are written either from tables in memory (``write_run``) or from its units'
+part files (``write_run_from_parts``, ``sim.metrics.parts``), with the same rows in the same
+order and row groups of ``assemble.ROW_GROUP_ROWS`` rows. Every Parquet file is
+zstd-compressed and carries the run metadata as JSON under the key-value
 metadata key ``sim.run``, and each column its ``description`` and ``unit``
 (``sim.metrics.columns``). Output is a function of the input alone (no clock is read, rows are
 sorted), so writing the same run twice gives byte-identical files.
@@ -17,7 +20,7 @@ sorted), so writing the same run twice gives byte-identical files.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,12 +28,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sim.metrics.assemble import ROW_GROUP_ROWS, assemble_table
 from sim.metrics.atomic import atomic_directory
 from sim.metrics.columns import SUMMARY, described_schema
 from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
+from sim.metrics.point_columns import with_point_columns
 from sim.metrics.provenance import git_commit, package_versions
-from sim.metrics.schema import EXPERIMENT_COLUMNS, OPTIONAL_TABLES, TABLES
+from sim.metrics.schema import OPTIONAL_TABLES, TABLES
 from sim.metrics.summary import SummaryRow, UnitKey, summarize, summary_groups, summary_to_arrow
+from sim.metrics.summary_files import summarize_folder
 from sim.metrics.tables import MetricsError
 
 METADATA_KEY = b"sim.run"
@@ -114,18 +120,71 @@ def write_run(
         for spec in written:
             path = staging / f"{spec.name}.parquet"
             _write_parquet(path, tables[spec.name], spec.name, key_value)
-        _write_parquet(staging / SUMMARY_FILE, summary_to_arrow(summary), SUMMARY, key_value)
-        run_json = {
-            "metadata": metadata_json,
-            "row_counts": {spec.name: tables[spec.name].num_rows for spec in written},
-            "percentile_method": PERCENTILE_METHOD_TEXT,
-            "units": {row.metric: row.unit for row in summary},
-            "wall_clock_metrics": sorted({row.metric for row in summary if row.wall_clock}),
-            "summary": summary_groups(summary),
-        }
-        text = json.dumps(run_json, indent=2, allow_nan=False) + "\n"
-        (staging / RUN_FILE).write_text(text, encoding="utf-8")
+        row_counts = {spec.name: tables[spec.name].num_rows for spec in written}
+        _write_summary(staging, summary, metadata_json, row_counts, key_value)
     return summary
+
+
+def write_run_from_parts(
+    out_dir: Path,
+    parts: Sequence[tuple[Path, Mapping[str, Any]]],
+    metadata: RunMetadata,
+    *,
+    trace: bool = False,
+    points: Sequence[int] | None = None,
+    events_per_wall_s: Mapping[UnitKey, float] | None = None,
+    replace: bool = False,
+) -> list[SummaryRow]:
+    """Writes the run folder ``out_dir`` atomically from its units' part folders (``parts``, in
+    the tables' order: ``sim.metrics.assemble``, each with its point's column values) and
+    returns the summary, computed from the written tables arm by arm
+    (``sim.metrics.summary_files``): memory holds one row group per table, never the run. The
+    folder is what ``write_run`` writes for the same rows.
+
+    With ``points`` (the indices of a run of several points), the tables have the point columns
+    (``sim.metrics.point_columns``) and the summary is each point's in turn, in point order
+    (``events_per_wall_s`` then keyed by the point's units alike: it is left out)."""
+    metadata_json = metadata.to_json()
+    key_value = {METADATA_KEY: json.dumps(metadata_json, sort_keys=True).encode()}
+    run_wide = {"run_id": metadata.run_id, "scenario": metadata.scenario, "seed": metadata.seed}
+    written = TABLES + OPTIONAL_TABLES if trace else TABLES
+    if points is not None:
+        written = tuple(with_point_columns(spec) for spec in written)
+    with atomic_directory(Path(out_dir), replace=replace) as staging:
+        row_counts = {}
+        for spec in written:
+            files = [
+                (Path(folder) / f"{spec.name}.parquet", {**run_wide, **values})
+                for folder, values in parts
+            ]
+            path = staging / f"{spec.name}.parquet"
+            row_counts[spec.name] = assemble_table(path, spec, files, key_value)
+        if points is None:
+            summary = summarize_folder(staging, events_per_wall_s=events_per_wall_s)
+        else:
+            summary = [row for point in points for row in summarize_folder(staging, point=point)]
+        _write_summary(staging, summary, metadata_json, row_counts, key_value)
+    return summary
+
+
+def _write_summary(
+    staging: Path,
+    summary: list[SummaryRow],
+    metadata_json: dict[str, Any],
+    row_counts: dict[str, int],
+    key_value: dict[bytes, bytes],
+) -> None:
+    _write_parquet(staging / SUMMARY_FILE, summary_to_arrow(summary), SUMMARY, key_value)
+    run_json = {
+        "metadata": metadata_json,
+        "row_counts": row_counts,
+        "percentile_method": PERCENTILE_METHOD_TEXT,
+        "units": {row.metric: row.unit for row in summary},
+        "wall_clock_metrics": sorted({row.metric for row in summary if row.wall_clock}),
+        "summary": summary_groups(summary),
+    }
+    text = json.dumps(run_json, indent=2, allow_nan=False) + "\n"
+    (staging / RUN_FILE).write_text(text, encoding="utf-8")
 
 
 def _check_tables(tables: Mapping[str, pa.Table]) -> None:
@@ -140,10 +199,7 @@ def _check_tables(tables: Mapping[str, pa.Table]) -> None:
         if spec.name not in tables:
             continue
         schema = tables[spec.name].schema.remove_metadata()
-        # A run of several experiment points adds its point columns (sim.metrics.schema).
-        plain = pa.schema([field for field in schema if field.name not in EXPERIMENT_COLUMNS])
-        points = set(EXPERIMENT_COLUMNS) <= set(schema.names) and plain.equals(spec.schema)
-        if not (schema.equals(spec.schema) or points):
+        if not (schema.equals(spec.schema) or schema.equals(with_point_columns(spec).schema)):
             raise MetricsError(f"{spec.name}: schema differs from schema.{spec.name.upper()}")
 
 
@@ -152,4 +208,6 @@ def _write_parquet(
 ) -> None:
     # Each column carries its description and unit (sim.metrics.columns; `sim schema`).
     schema = described_schema(name, table.schema).with_metadata(key_value)
-    pq.write_table(table.cast(schema), path, compression=COMPRESSION)
+    pq.write_table(
+        table.cast(schema), path, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS
+    )

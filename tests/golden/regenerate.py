@@ -42,7 +42,7 @@ def expected_path(name: str) -> Path:
 def golden_summary(name: str) -> list[dict[str, Any]]:
     """The summary rows of a serial run of scenario `name`, without wall-clock rows."""
     result = run_scenario(golden_scenario(name))
-    rows = summarize(result.collector("golden").tables())
+    rows = summarize(result.tables("golden"))
     return [
         {
             "profile": row.profile,

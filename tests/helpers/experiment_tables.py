@@ -1,6 +1,5 @@
-"""The tables of an experiment as a run of several points will write them, made here until the
-runner simulates points itself: each point run alone (`run_scenario`), its tables given the
-point columns (`point`, `replication`, `point_key`), then joined in point order."""
+"""The tables of a small experiment: as the runner simulates it, and as its points run one by
+one would give them."""
 
 from __future__ import annotations
 
@@ -32,10 +31,17 @@ replications = 3
 
 
 def experiment_tables(scenario: Scenario) -> dict[str, pa.Table]:
-    """Every point's run tables with the point columns added, concatenated by table."""
+    """The run tables of an experiment as `sim run` simulates it: every point, with the point
+    columns."""
+    return run_scenario(scenario).tables("run")
+
+
+def points_run_alone(scenario: Scenario) -> dict[str, pa.Table]:
+    """Every point's scenario run on its own (a plain run), its tables given the point columns
+    by hand and joined in point order: what the runner's tables of the experiment must equal."""
     parts: dict[str, list[pa.Table]] = {}
     for point in points_of(scenario):
-        tables = run_scenario(point.scenario).collector("run").tables()
+        tables = run_scenario(point.scenario).tables("run")
         for name, table in tables.items():
             rows = table.num_rows
             table = table.append_column(

@@ -16,6 +16,6 @@ def write(result: RunResult, out: Path) -> None:
         seed=result.scenario.seed,
     )
     write_run(
-        out, result.collector("same-run").tables(), metadata,
+        out, result.tables("same-run"), metadata,
         events_per_wall_s=result.events_per_wall_s(),
     )

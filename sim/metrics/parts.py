@@ -1,0 +1,123 @@
+"""The rows of one unit of a run written as they come: a folder of Parquet part files.
+
+A unit (one simulation, or one block of its sessions) hands over each session's rows as the
+session is recorded; memory holds only the sessions not yet written plus one batch per table.
+
+1. Rows are written in the tables' order: by session id, and within a session by the table's sort
+   key then every column (`TableBuilder.build`). Sessions end out of order, so a session is held
+   until every session of a lower id of the unit has ended (then it is released): what waits is
+   the sessions that ended before an older one, never the unit.
+2. Every `FLUSH_SESSIONS` released sessions become one row group of each table's part file.
+   Part files lack the run-wide columns (`run_id`, `scenario`, `seed`): the run folder adds them
+   (`sim.metrics.assemble`), so a unit's parts do not depend on where the run is written.
+3. A part folder is complete once its `DONE_FILE` exists: the files are written under temporary
+   names and renamed, the marker (holding the task's counters) last. A folder without it is
+   from an interrupted unit and is written again.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from sim.metrics.schema import EVENTS, TABLES, TableSpec
+from sim.metrics.tables import TableBuilder
+
+# Sessions released per row group of a part file: small enough that a batch of rows is a few
+# megabytes at most, large enough that a unit of the default scenario is one or two groups.
+FLUSH_SESSIONS = 256
+DONE_FILE = "done"
+PART_COMPRESSION = "zstd"
+# Filled by the run folder, not by units (rule 2).
+RUN_WIDE_COLUMNS = ("run_id", "scenario", "seed")
+
+Rows = Mapping[str, Sequence[Mapping[str, Any]]]
+
+
+def part_spec(spec: TableSpec) -> TableSpec:
+    """`spec` without the run-wide columns: the schema of its part files."""
+    fields = [field for field in spec.schema if field.name not in RUN_WIDE_COLUMNS]
+    return TableSpec(spec.name, pa.schema(fields), spec.sort_key)
+
+
+def is_complete(folder: Path) -> bool:
+    """Whether `folder` holds a unit's finished parts (rule 3)."""
+    return (folder / DONE_FILE).is_file()
+
+
+class UnitParts:
+    """Writes one unit's tables into `folder` (created), session by session; `close` finishes."""
+
+    def __init__(self, folder: Path, *, trace: bool = False, first_session: int = 0) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        specs = (*TABLES, EVENTS) if trace else TABLES
+        self._specs = {spec.name: part_spec(spec) for spec in specs}
+        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._builders = self._fresh_builders()
+        self._held: dict[int, Rows] = {}
+        self._next = first_session
+        self._released = 0
+
+    def _fresh_builders(self) -> dict[str, TableBuilder]:
+        return {name: TableBuilder(spec, {}) for name, spec in self._specs.items()}
+
+    def add_session(self, session_id: int, rows: Rows) -> None:
+        """The rows of one recorded session (rule 1)."""
+        self._held[session_id] = rows
+        while self._next in self._held:
+            self._release(self._held.pop(self._next))
+            self._next += 1
+
+    def add_events(self, columns: Mapping[str, Sequence[Any]]) -> None:
+        """The unit's event trace, column by column (after its last session)."""
+        self._builders[EVENTS.name].extend(columns)
+
+    def _release(self, rows: Rows) -> None:
+        for name, table_rows in rows.items():
+            builder = self._builders[name]
+            for row in table_rows:
+                builder.append(row)
+        self._released += 1
+        if self._released % FLUSH_SESSIONS == 0:
+            self._flush()
+
+    def _flush(self) -> None:
+        builders, self._builders = self._builders, self._fresh_builders()
+        for name, builder in builders.items():
+            if len(builder):
+                self._writer(name).write_table(builder.build())
+
+    def _writer(self, name: str) -> pq.ParquetWriter:
+        writer = self._writers.get(name)
+        if writer is None:
+            path = self.folder / f"{name}.parquet.partial"
+            writer = pq.ParquetWriter(
+                path, self._specs[name].schema, compression=PART_COMPRESSION
+            )
+            self._writers[name] = writer
+        return writer
+
+    def close(self, note: str = "") -> None:
+        """Writes what is held (sessions still held: in id order) and marks the folder done,
+        the marker holding `note` (the task's counters)."""
+        for session_id in sorted(self._held):
+            self._release(self._held.pop(session_id))
+        self._flush()
+        for name in self._specs:
+            self._writer(name).close()
+            partial = self.folder / f"{name}.parquet.partial"
+            os.replace(partial, self.folder / f"{name}.parquet")
+        marker = self.folder / f"{DONE_FILE}.partial"
+        marker.write_text(note, encoding="utf-8")
+        os.replace(marker, self.folder / DONE_FILE)
+
+    def abandon(self) -> None:
+        """Closes the files of a unit that failed (its folder stays incomplete)."""
+        for writer in self._writers.values():
+            writer.close()

@@ -1,0 +1,222 @@
+"""The run summary (`sim.metrics.summary`) computed from a run folder's table files, arm by arm.
+
+`summarize` takes whole tables; a large run's tables do not fit in memory, so this reads, for
+each arm at each load level, only that arm's rows and only the columns the summary reads, one
+row group at a time (row groups hold rows sorted by arm, so the others are skipped by their
+statistics). The paired rows read the two arms they compare. The rows, their order and their
+values are `summarize`'s exactly (tests/test_summary_files.py holds it to that): the same helpers
+make them, percentiles stay exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from sim.metrics.paired import comparisons
+from sim.metrics.summary import (
+    BASE_PROFILE,
+    EVENTS_PER_WALL_S,
+    PAIRED_PREFIX,
+    PAIRED_PROFILE_PREFIX,
+    POLICY_ORDER,
+    Arm,
+    SummaryRow,
+    UnitKey,
+    _count_rows,
+    _distribution_rows,
+    _paired_stat_rows,
+    _rate_rows,
+    _throughput_rows,
+    treatment_of,
+)
+
+_UNIT = ("profile", "policy", "load_level", "load")
+# The columns the summary reads of each table (besides the unit columns).
+SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
+    "turns": (
+        "session_id", "turn_index", "ttfts_ns", "latency_ns", "outcome", "turn_end_ns",
+        "request_sent_ns",
+    ),
+    "tools": ("start_lag_ns", "synthetic_cause"),
+    "repairs": ("kind",),
+    "requests": ("status", "input_tokens", "output_tokens"),
+    "sessions": (),
+}
+# The category columns whose every value gets a row for every arm.
+_CATEGORIES = (("turns", "outcome"), ("repairs", "kind"), ("tools", "synthetic_cause"),
+               ("requests", "status"))
+
+
+def summarize_folder(
+    folder: Path,
+    *,
+    events_per_wall_s: Mapping[UnitKey, float] | None = None,
+    point: int | None = None,
+) -> list[SummaryRow]:
+    """What `summarize` gives for the tables written in `folder` (see the module docstring), or
+    for the rows of one experiment `point` of them (the categories are the whole run's)."""
+    folder = Path(folder)
+    speeds = dict(events_per_wall_s or {})
+    where: dict[str, object] = {} if point is None else {"point": point}
+    units = _units(folder, where)
+    outcomes, kinds, causes, statuses = (
+        _categories(folder / f"{table}.parquet", column) for table, column in _CATEGORIES
+    )
+    rows: list[SummaryRow] = []
+    for level, load in sorted({(level, load) for _, _, level, load in units}):
+        arms = sorted(
+            {(profile, policy) for profile, policy, key_level, _ in units if key_level == level}
+            | {(profile, policy) for profile, policy, key_level in speeds if key_level == level}
+        )
+        level_rows = _paired_rows(folder, level, arms, where)
+        for profile, policy in arms:
+            mine = {
+                name: _arm_rows(folder, name, {**where, **_arm(profile, policy, level)})
+                for name in SUMMARY_COLUMNS
+            }
+            arm_rows = _distribution_rows(policy, mine)
+            arm_rows += _count_rows(policy, mine, outcomes)
+            arm_rows += _rate_rows(policy, mine, kinds, causes, statuses)
+            arm_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
+            if (profile, policy, level) in speeds:
+                speed = float(speeds[profile, policy, level])
+                arm_rows.append(
+                    SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
+                )
+            level_rows += [replace(row, profile=profile) for row in arm_rows]
+        rows += [replace(row, load_level=level, load=load) for row in level_rows]
+    return rows
+
+
+def _paired_rows(
+    folder: Path, level: int, arms: list[Arm], where: Mapping[str, object]
+) -> list[SummaryRow]:
+    """`summary._paired_rows`, each comparison reading its two arms' turns alone."""
+    rows: list[SummaryRow] = []
+    profiles = list(dict.fromkeys(profile for profile, _ in arms))
+    for profile in profiles:
+        policies = [policy for pr, policy in arms if pr == profile]
+        treatment = treatment_of(policies)
+        if treatment is None:
+            continue
+        baselines = [p for p in POLICY_ORDER if p in policies] + [
+            p for p in policies if p not in POLICY_ORDER
+        ]
+        for _, baseline in comparisons(baselines, treatment):
+            turns = _two_arms(folder, level, (profile, treatment), (profile, baseline), where)
+            rows += _paired_stat_rows(
+                turns, "policy", treatment, baseline, PAIRED_PREFIX, (profile, treatment)
+            )
+    base = BASE_PROFILE if BASE_PROFILE in profiles else (profiles[0] if profiles else None)
+    for policy in dict.fromkeys(policy for _, policy in arms):
+        for profile in profiles:
+            if profile != base and base is not None and (profile, policy) in arms:
+                turns = _two_arms(folder, level, (profile, policy), (base, policy), where)
+                rows += _paired_stat_rows(
+                    turns, "profile", profile, base, PAIRED_PROFILE_PREFIX, (profile, policy)
+                )
+    return rows
+
+
+def _arm(profile: str, policy: str, level: int) -> dict[str, object]:
+    return {"profile": profile, "policy": policy, "load_level": level}
+
+
+def _two_arms(
+    folder: Path, level: int, first: Arm, second: Arm, where: Mapping[str, object]
+) -> pa.Table:
+    return pa.concat_tables(
+        [
+            _arm_rows(folder, "turns", {**where, **_arm(profile, policy, level)})
+            for profile, policy in (first, second)
+        ]
+    )
+
+
+def _units(folder: Path, where: Mapping[str, object]) -> set[tuple[str, str, int, float | None]]:
+    """The (profile, policy, load_level, load) of every simulation (of the rows `where` says):
+    every row joins to a session, so the sessions table has them all."""
+    found: set[tuple[str, str, int, float | None]] = set()
+    for group in _row_groups(folder / "sessions.parquet", [*_UNIT, *where], where):
+        group = group.filter(_matching(group, where)) if where else group
+        unique = _plain(group.select(list(_UNIT))).group_by(list(_UNIT)).aggregate([])
+        for entry in unique.to_pylist():
+            found.add((entry["profile"], entry["policy"], int(entry["load_level"]), entry["load"]))
+    return found
+
+
+def _categories(path: Path, column: str) -> list[str]:
+    seen: set[str] = set()
+    for group in _row_groups(path, [column]):
+        values = group[column]
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        seen.update(str(v) for v in pc.unique(values).to_pylist() if v is not None)
+    return sorted(seen)
+
+
+def _arm_rows(folder: Path, name: str, wanted: Mapping[str, object]) -> pa.Table:
+    """The summary's columns of table `name`'s rows with the `wanted` values (one arm at one
+    level, of one point)."""
+    path = folder / f"{name}.parquet"
+    columns = [*_UNIT, *SUMMARY_COLUMNS[name]]
+    chosen = []
+    for group in _row_groups(path, [*columns, *(c for c in wanted if c not in columns)], wanted):
+        chosen.append(group.filter(_matching(group, wanted)).select(columns))
+    if not chosen:
+        schema = pq.read_schema(path)
+        return pa.schema([schema.field(column) for column in columns]).empty_table()
+    return pa.concat_tables(chosen)
+
+
+def _matching(group: pa.Table, wanted: Mapping[str, object]) -> pa.ChunkedArray:
+    keep = None
+    for column, value in wanted.items():
+        values = group[column]
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        test = pc.equal(values, value)
+        keep = test if keep is None else pc.and_(keep, test)
+    assert keep is not None
+    return keep
+
+
+def _row_groups(
+    path: Path, columns: list[str], wanted: Mapping[str, object] | None = None
+) -> Iterator[pa.Table]:
+    """The row groups of `path` (those columns) that may hold rows with the `wanted` values."""
+    parquet = pq.ParquetFile(path)
+    names = parquet.schema_arrow.names
+    for index in range(parquet.num_row_groups):
+        if wanted and not _may_hold(parquet.metadata.row_group(index), names, wanted):
+            continue
+        yield parquet.read_row_group(index, columns=columns)
+
+
+def _may_hold(group: pq.RowGroupMetaData, names: list[str], wanted: Mapping[str, object]) -> bool:
+    for column, value in wanted.items():
+        statistics = group.column(names.index(column)).statistics
+        if statistics is None or not statistics.has_min_max:
+            continue
+        low, high = statistics.min, statistics.max
+        if isinstance(low, bytes):
+            low, high = low.decode(), high.decode()
+        if type(low) is type(value) and not low <= value <= high:  # type: ignore[operator]
+            return False
+    return True
+
+
+def _plain(table: pa.Table) -> pa.Table:
+    return pa.Table.from_arrays(
+        [
+            column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+            for column in table.columns
+        ],
+        names=table.column_names,
+    )

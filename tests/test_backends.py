@@ -1,0 +1,103 @@
+"""Executor backends (sim/engine/backends.py): a real Dask LocalCluster gives the same tables and
+files as a serial run; a failing task is named and the others kept; a backend not installed is
+one line and exit 2. Ray is tested apart (`make test-ray`: its wheel is large)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+from sim.engine import runner
+from sim.engine.runner import run_scenario
+from sim.metrics.parts import is_complete
+from sim.metrics.schema import TABLES
+from sim.scenario.loader import load_scenario
+from sim.scenario.schema import Scenario
+
+distributed = pytest.importorskip("distributed")
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A small real cluster in this process (worker threads: it starts in a second or two); its
+    scheduler's address, as a user's `--address` would be."""
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
+        silence_logs=50,
+    ) as local:
+        yield local.scheduler_address
+
+
+def test_dask_gives_the_tables_of_a_serial_run(cluster: str) -> None:
+    scenario = load_scenario(GOLDEN / "open_sweep.toml")
+    reports: list[tuple[int, int]] = []
+    on_dask = run_scenario(
+        scenario, backend="dask", address=cluster, progress=lambda u, n: reports.append((u, n))
+    )
+    assert on_dask.tables("r") == run_scenario(scenario).tables("r")
+    assert sorted(reports) == [(unit, 12) for unit in range(4)]  # each unit's 12 sessions
+
+
+def test_sim_run_on_dask_writes_the_files_of_a_serial_run(cluster: str, tmp_path: Path) -> None:
+    scenario = str(GOLDEN / "open_sweep.toml")
+    common = ["run", scenario, "--no-report", "-q"]
+    serial, dask = tmp_path / "serial" / "run", tmp_path / "dask" / "run"  # one run_id
+    assert main([*common, "--out", str(serial)]) == 0
+    assert main([*common, "--backend", "dask", "--address", cluster, "--out", str(dask)]) == 0
+    for spec in TABLES:
+        name = f"{spec.name}.parquet"
+        assert (serial / name).read_bytes() == (dask / name).read_bytes()
+    assert [path.name for path in dask.parent.iterdir()] == ["run"]  # no parts folder left
+
+
+def test_a_failing_task_is_named_and_the_others_are_kept(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = load_scenario(GOLDEN / "open_sweep.toml")
+    real = runner.run_task
+
+    def failing_at_2(scenario: Scenario, task: runner.Task, *args: object) -> runner.TaskStats:
+        if task.unit_index == 2:
+            raise ValueError("a broken unit")
+        return real(scenario, task, *args)  # type: ignore[arg-type]
+
+    # The cluster's workers are threads of this process: they see the patch.
+    monkeypatch.setattr(runner, "run_task", failing_at_2)
+    parts = tmp_path / "parts"
+    with pytest.raises(ValueError, match="a broken unit") as raised:
+        run_scenario(scenario, backend="dask", address=cluster, parts=parts)
+    assert "failed: streaming @ 2" in str(raised.value.__cause__)
+    done = sorted(folder.name for folder in parts.iterdir() if is_complete(folder))
+    assert len(done) == 3 and not any("streaming.level1" in name for name in done)
+    monkeypatch.undo()
+    resumed = run_scenario(scenario, parts=parts)  # runs the missing unit alone
+    assert resumed.tables("r") == run_scenario(scenario).tables("r")
+
+
+@pytest.mark.parametrize(("backend", "module"), [("dask", "distributed"), ("ray", "ray")])
+def test_a_backend_not_installed_is_one_line_and_exit_2(
+    backend: str, module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # import fails as if it were not installed
+    out = tmp_path / "run"
+    args = ["run", str(GOLDEN / "open_sweep.toml"), "--backend", backend, "--out", str(out)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"pip install 'toolturn-sim[{backend}]'" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_address_without_a_cluster_backend_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["run", str(GOLDEN / "open_sweep.toml"), "--address", "tcp://127.0.0.1:1"]
+    assert main([*args, "--out", str(tmp_path / "run")]) == 2
+    assert "--address: only with --backend dask or ray" in capsys.readouterr().err
