@@ -12,7 +12,8 @@ profile's `retry_jitter` (so both profiles wait on common random numbers).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -24,6 +25,25 @@ from sim.runtime.retry import RetrySettings
 from sim.runtime.tooldef import ToolDefinition
 from sim.runtime.validation import InputValidation
 from sim.scenario.schema import Scenario
+
+# Speed, marked: the input validation (`sim.runtime.validation`) of each set of tools, owned here
+# for the whole process, so that its simulations (levels, policies, profiles, experiment points,
+# a benchmark's repetitions) compile each schema once and share their verdicts. A validation
+# holds nothing else: no result depends on who shares it. Bounded, in case a process simulates
+# many different tool sets.
+_VALIDATIONS: dict[str, InputValidation] = {}
+_VALIDATIONS_KEPT = 64
+
+
+def validation_for(tools: Sequence[ToolDefinition]) -> InputValidation:
+    """The process's `InputValidation` of these tools (by name and schema)."""
+    key = json.dumps([[tool.name, tool.input_schema] for tool in tools], sort_keys=True)
+    validation = _VALIDATIONS.get(key)
+    if validation is None:
+        if len(_VALIDATIONS) >= _VALIDATIONS_KEPT:
+            _VALIDATIONS.clear()
+        validation = _VALIDATIONS[key] = InputValidation(tools)
+    return validation
 
 
 class LoopFactory:
@@ -47,8 +67,7 @@ class LoopFactory:
         self._fallback = fallback_name if runtime.fallback_after_overloads is not None else None
         self._fallback_after = runtime.fallback_after_overloads or 1
         self._tools = scenario.tool_definitions()
-        # Owned here, shared by every loop of the simulation (`sim.runtime.validation`).
-        self._validation = InputValidation(self._tools)
+        self._validation = validation_for(self._tools)
         self._decisions = {
             spec.name: PermissionDecision(spec.permission.mode) for spec in scenario.tool_specs
         }
