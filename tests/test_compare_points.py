@@ -115,7 +115,7 @@ def test_runs_of_other_points_are_refused(
     renamed = {
         name: table.set_column(
             table.schema.get_field_index("point_key"),
-            "point_key",
+            table.schema.field("point_key"),  # the field as written (not nullable)
             pc.replace_substring(table["point_key"], "=2", "=3"),
         )
         for name, table in tables.items()

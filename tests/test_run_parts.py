@@ -25,6 +25,7 @@ from sim.metrics.summary_files import summarize_folder
 from sim.metrics.writer import RunMetadata, write_run, write_run_from_parts
 from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.schema import Scenario
+from tests.golden.regenerate import golden_scenario
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -77,6 +78,14 @@ def test_the_summary_read_arm_by_arm_is_the_summary_of_the_whole_tables(tmp_path
     assert len({row.profile for row in whole}) == 2 and len({row.load_level for row in whole}) == 2
     assert summarize_folder(tmp_path / "run", events_per_wall_s=speeds) == whole
     assert whole == summarize(tables, events_per_wall_s=speeds)
+
+
+def test_the_summary_read_arm_by_arm_has_the_session_fault_rows(tmp_path: Path) -> None:
+    scenario = with_overrides(golden_scenario("resume_storm"), sessions=6)
+    tables = in_memory(scenario, "r")
+    whole = write_run(tmp_path / "run", tables, metadata(scenario))
+    assert any(row.metric.startswith("repairs_by_cause_per_1k_requests.") for row in whole)
+    assert summarize_folder(tmp_path / "run") == whole
 
 
 def test_row_groups_have_a_fixed_size_whatever_the_units(
@@ -219,11 +228,18 @@ def test_every_point_is_simulated_and_its_rows_carry_its_columns(tmp_path: Path)
         assert plain(mine.drop_columns(["point", "replication", "point_key"])) == plain(
             alone["turns"]  # type: ignore[arg-type]
         )
-    write_run_from_parts(
-        tmp_path / "run", result.parts_in_order(), metadata(points[0].scenario), points=[0, 1]
+    summary = write_run_from_parts(
+        tmp_path / "run", result.parts_in_order(), metadata(points[0].scenario),
+        points=result.point_columns(),
     )
     written = pq.read_table(tmp_path / "run" / "turns.parquet")
     assert plain(written) == plain(tables["turns"])
+    # The summary read from the files is `summarize`'s: point by point, each row naming its
+    # point, then the rows over each key's replications.
+    assert summary == summarize(tables)
+    assert {(row.point, row.point_key) for row in summary if row.replication is not None} == {
+        (0, "load.concurrency=2"), (1, 'load.concurrency=1;model.profile="haiku"'),
+    }
     serial = run_scenario(points[0].scenario, points=points)
     assert serial.tables("r") == tables
 

@@ -215,7 +215,7 @@ def _simulate_and_write(
             result.parts_in_order(),
             metadata,
             trace=args.trace,
-            points=[point.index for point in result.points] if result.has_point_columns else None,
+            points=result.point_columns(),
             events_per_wall_s=result.events_per_wall_s(),
             replace=args.force,
         )

@@ -65,12 +65,15 @@ def _dask(jobs: int, address: str | None) -> Iterator[concurrent.futures.Executo
     if address is None:
         # A free port for the dashboard (when bokeh is there): None still tries 8787, and two
         # runs at once would collide.
-        cluster = distributed.LocalCluster(
+        # distributed's constructors are not annotated.
+        cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
             n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=":0",
             silence_logs=50,
         )
     try:
-        with distributed.Client(cluster if cluster is not None else address) as client:
+        with distributed.Client(  # type: ignore[no-untyped-call]
+            cluster if cluster is not None else address
+        ) as client:
             executor = client.get_executor(pure=False)
             try:
                 yield executor

@@ -179,6 +179,13 @@ class RunResult:
     def has_point_columns(self) -> bool:
         return has_point_columns(self.points)
 
+    def point_columns(self) -> list[tuple[int, int, str]] | None:
+        """The (point, replication, point_key) of every point, in point order, when the tables
+        have point columns (none for a plain scenario)."""
+        if not self.has_point_columns:
+            return None
+        return [(point.index, point.replication, key_text(point)) for point in self.points]
+
     def parts_in_order(self) -> list[tuple[Path, dict[str, Any]]]:
         """The tasks' parts folders in the order of the run's tables, each with the values of
         its point's columns (none for a plain scenario) and its `seed` (the point's own)."""

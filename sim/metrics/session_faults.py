@@ -42,11 +42,19 @@ Metric = tuple[str, float, str]
 
 def ran(tables: Mapping[str, pa.Table]) -> bool:
     """Whether any session of the run crashed, rewound or was compacted."""
-    outcomes = _strings(tables["turns"]["outcome"])
-    sessions = tables["sessions"]
+    return ran_in_turns(tables["turns"]) or ran_in_sessions(tables["sessions"])
+
+
+def ran_in_turns(turns: pa.Table) -> bool:
+    """Whether any of these turns ended in a crash or a rewind."""
+    outcomes = _strings(turns["outcome"])
+    return bool(pc.any(pc.is_in(outcomes, pa.array(_FAULT_OUTCOMES))).as_py())
+
+
+def ran_in_sessions(sessions: pa.Table) -> bool:
+    """Whether any of these sessions was compacted or stopped on a broken transcript."""
     return bool(
-        pc.any(pc.is_in(outcomes, pa.array(_FAULT_OUTCOMES))).as_py()
-        or (pc.sum(sessions["n_compactions"]).as_py() or 0) > 0
+        (pc.sum(sessions["n_compactions"]).as_py() or 0) > 0
         or pc.any(pc.equal(_strings(sessions["outcome"]), BROKEN_TRANSCRIPT)).as_py()
     )
 

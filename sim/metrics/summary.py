@@ -114,7 +114,7 @@ def summarize(
     harness speed is then keyed (profile, policy, load_level, point).
     """
     speeds: dict[tuple[Any, ...], float] = dict(events_per_wall_s or {})
-    found = _Categories(
+    found = Categories(
         outcomes=categories(tables["turns"], "outcome"),
         kinds=categories(tables["repairs"], "kind"),
         causes=categories(tables["tools"], "synthetic_cause"),
@@ -135,7 +135,7 @@ def summarize(
 
 
 @dataclass(frozen=True)
-class _Categories:
+class Categories:
     """The categories of the count and rate metrics, and whether session faults ran: the whole
     run's."""
 
@@ -171,11 +171,10 @@ def rows_of_point(table: pa.Table, point: int) -> pa.Table:
 def _summarize_point(
     tables: Mapping[str, pa.Table],
     speeds: Mapping[tuple[str, str, int], float],
-    found: _Categories,
+    found: Categories,
 ) -> list[SummaryRow]:
     """The summary of one simulation's (or a plain run's) tables, as ``summarize`` says."""
     levels = load_levels(tables)
-    outcomes, kinds, causes, statuses = found.outcomes, found.kinds, found.causes, found.statuses
     rows: list[SummaryRow] = []
     for level, load in levels:
         at_level = {name: rows_at_level(table, level) for name, table in tables.items()}
@@ -186,15 +185,7 @@ def _summarize_point(
         level_rows = _paired_rows(at_level["turns"], arms)
         for profile, policy in arms:
             mine = {name: rows_of(table, policy, profile) for name, table in at_level.items()}
-            arm_rows = _distribution_rows(policy, mine)
-            arm_rows += _count_rows(policy, mine, outcomes)
-            arm_rows += _rate_rows(policy, mine, kinds, causes, statuses)
-            arm_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
-            if found.faults_ran:
-                arm_rows += [
-                    SummaryRow(policy, metric, value, unit)
-                    for metric, value, unit in session_faults.fault_metrics(mine)
-                ]
+            arm_rows = metric_rows(policy, mine, found)
             if (profile, policy, level) in speeds:
                 speed = float(speeds[profile, policy, level])
                 arm_rows.append(
@@ -202,6 +193,21 @@ def _summarize_point(
                 )
             level_rows += [replace(row, profile=profile) for row in arm_rows]
         rows += [replace(row, load_level=level, load=load) for row in level_rows]
+    return rows
+
+
+def metric_rows(policy: str, mine: Mapping[str, pa.Table], found: Categories) -> list[SummaryRow]:
+    """One arm's metrics at one level, in their fixed order, from its rows of every table (the
+    same for whole tables here and for a run folder read arm by arm: sim.metrics.summary_files)."""
+    rows = _distribution_rows(policy, mine)
+    rows += _count_rows(policy, mine, found.outcomes)
+    rows += _rate_rows(policy, mine, found.kinds, found.causes, found.statuses)
+    rows += _throughput_rows(policy, mine["turns"], mine["requests"])
+    if found.faults_ran:
+        rows += [
+            SummaryRow(policy, metric, value, unit)
+            for metric, value, unit in session_faults.fault_metrics(mine)
+        ]
     return rows
 
 

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from sim.metrics import session_faults
 from sim.metrics.paired import comparisons
 from sim.metrics.summary import (
     BASE_PROFILE,
@@ -26,13 +27,11 @@ from sim.metrics.summary import (
     PAIRED_PROFILE_PREFIX,
     POLICY_ORDER,
     Arm,
+    Categories,
     SummaryRow,
     UnitKey,
-    _count_rows,
-    _distribution_rows,
     _paired_stat_rows,
-    _rate_rows,
-    _throughput_rows,
+    metric_rows,
     treatment_of,
 )
 
@@ -44,9 +43,9 @@ SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
         "request_sent_ns",
     ),
     "tools": ("start_lag_ns", "synthetic_cause"),
-    "repairs": ("kind",),
+    "repairs": ("kind", "cause", "session_id", "request_index"),
     "requests": ("status", "input_tokens", "output_tokens"),
-    "sessions": (),
+    "sessions": ("n_calls_lost", "n_compactions", "outcome"),
 }
 # The category columns whose every value gets a row for every arm.
 _CATEGORIES = (("turns", "outcome"), ("repairs", "kind"), ("tools", "synthetic_cause"),
@@ -68,6 +67,7 @@ def summarize_folder(
     outcomes, kinds, causes, statuses = (
         _categories(folder / f"{table}.parquet", column) for table, column in _CATEGORIES
     )
+    found = Categories(outcomes, kinds, causes, statuses, faults_ran=_faults_ran(folder))
     rows: list[SummaryRow] = []
     for level, load in sorted({(level, load) for _, _, level, load in units}):
         arms = sorted(
@@ -80,10 +80,7 @@ def summarize_folder(
                 name: _arm_rows(folder, name, {**where, **_arm(profile, policy, level)})
                 for name in SUMMARY_COLUMNS
             }
-            arm_rows = _distribution_rows(policy, mine)
-            arm_rows += _count_rows(policy, mine, outcomes)
-            arm_rows += _rate_rows(policy, mine, kinds, causes, statuses)
-            arm_rows += _throughput_rows(policy, mine["turns"], mine["requests"])
+            arm_rows = metric_rows(policy, mine, found)
             if (profile, policy, level) in speeds:
                 speed = float(speeds[profile, policy, level])
                 arm_rows.append(
@@ -159,6 +156,17 @@ def _categories(path: Path, column: str) -> list[str]:
             values = values.cast(values.type.value_type)
         seen.update(str(v) for v in pc.unique(values).to_pylist() if v is not None)
     return sorted(seen)
+
+
+def _faults_ran(folder: Path) -> bool:
+    """`session_faults.ran` over the whole run, one row group at a time."""
+    return any(
+        session_faults.ran_in_turns(group)
+        for group in _row_groups(folder / "turns.parquet", ["outcome"])
+    ) or any(
+        session_faults.ran_in_sessions(group)
+        for group in _row_groups(folder / "sessions.parquet", ["n_compactions", "outcome"])
+    )
 
 
 def _arm_rows(folder: Path, name: str, wanted: Mapping[str, object]) -> pa.Table:

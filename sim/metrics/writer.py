@@ -19,6 +19,7 @@ sorted), so writing the same run twice gives byte-identical files.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from sim.metrics.columns import SUMMARY, described_schema
 from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from sim.metrics.point_columns import with_point_columns
 from sim.metrics.provenance import git_commit, package_versions
+from sim.metrics.replications import replication_rows
 from sim.metrics.schema import OPTIONAL_TABLES, TABLES
 from sim.metrics.summary import SummaryRow, UnitKey, summarize, summary_groups, summary_to_arrow
 from sim.metrics.summary_files import summarize_folder
@@ -131,7 +133,7 @@ def write_run_from_parts(
     metadata: RunMetadata,
     *,
     trace: bool = False,
-    points: Sequence[int] | None = None,
+    points: Sequence[tuple[int, int, str]] | None = None,
     events_per_wall_s: Mapping[UnitKey, float] | None = None,
     replace: bool = False,
 ) -> list[SummaryRow]:
@@ -141,9 +143,11 @@ def write_run_from_parts(
     (``sim.metrics.summary_files``): memory holds one row group per table, never the run. The
     folder is what ``write_run`` writes for the same rows.
 
-    With ``points`` (the indices of a run of several points), the tables have the point columns
-    (``sim.metrics.point_columns``) and the summary is each point's in turn, in point order
-    (``events_per_wall_s`` then keyed by the point's units alike: it is left out)."""
+    With ``points`` (the (point, replication, point_key) of each point of a run of several), the
+    tables have the point columns (``sim.metrics.point_columns``) and the summary is what
+    ``summarize`` gives for them: each point's rows in turn, in point order, then the rows over
+    each key's replications (``events_per_wall_s`` is then left out: it is keyed by simulation,
+    not by point)."""
     metadata_json = metadata.to_json()
     key_value = {METADATA_KEY: json.dumps(metadata_json, sort_keys=True).encode()}
     run_wide = {"run_id": metadata.run_id, "scenario": metadata.scenario, "seed": metadata.seed}
@@ -162,7 +166,12 @@ def write_run_from_parts(
         if points is None:
             summary = summarize_folder(staging, events_per_wall_s=events_per_wall_s)
         else:
-            summary = [row for point in points for row in summarize_folder(staging, point=point)]
+            summary = [
+                dataclasses.replace(row, point=point, replication=replication, point_key=key)
+                for point, replication, key in points
+                for row in summarize_folder(staging, point=point)
+            ]
+            summary += replication_rows(summary)
         _write_summary(staging, summary, metadata_json, row_counts, key_value)
     return summary
 
