@@ -18,7 +18,7 @@ from sim.tools.plans import call_plan
 class SessionDraws:
     """The tool and retry draws of one session of a scenario under one root seed."""
 
-    __slots__ = ("_scenario", "_seed", "session_id", "_specs")
+    __slots__ = ("_scenario", "_seed", "_specs", "session_id")
 
     def __init__(self, scenario: Scenario, seed: int, session_id: int) -> None:
         self._scenario = scenario

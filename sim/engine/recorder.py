@@ -112,8 +112,14 @@ class EventTrace:
     the run is written. Only made when a trace is asked for; memory grows with the run."""
 
     __slots__ = (
-        "session_id", "turn_index", "request_index", "event_index", "time_ns", "type",
-        "block_index", "delta_type",
+        "block_index",
+        "delta_type",
+        "event_index",
+        "request_index",
+        "session_id",
+        "time_ns",
+        "turn_index",
+        "type",
     )
 
     def __init__(self) -> None:

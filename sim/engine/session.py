@@ -148,7 +148,7 @@ def _jitter_of(
 class _Stream:
     """The request being answered: its log, and the stream's events once there is one."""
 
-    __slots__ = ("log", "events", "times", "fed", "closed", "holds_slot", "queued")
+    __slots__ = ("closed", "events", "fed", "holds_slot", "log", "queued", "times")
 
     def __init__(self, log: RequestLog) -> None:
         self.log = log

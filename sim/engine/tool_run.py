@@ -33,7 +33,7 @@ class ToolRun:
     """Plays `plan` from now: `on_progress(id, progress)` at each progress offset, then
     `on_finish(id, outcome, text)`; nothing more once cancelled."""
 
-    __slots__ = ("tool_use_id", "cancelled", "_on_progress", "_on_finish")
+    __slots__ = ("_on_finish", "_on_progress", "cancelled", "tool_use_id")
 
     def __init__(
         self,

@@ -34,7 +34,7 @@ class RunCollector:
     """
 
     def __init__(self, *, run_id: str, scenario: str, seed: int, trace: bool = False) -> None:
-        specs = TABLES + (EVENTS,) if trace else TABLES
+        specs = (*TABLES, EVENTS) if trace else TABLES
         self._builders: dict[str, TableBuilder] = {
             spec.name: TableBuilder(spec, self._constants(spec, run_id, scenario, seed))
             for spec in specs

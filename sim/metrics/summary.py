@@ -406,7 +406,8 @@ def rows_at_level(table: pa.Table, level: int) -> pa.Table:
 
 def values(table: pa.Table, column: str) -> np.ndarray:
     """A column's non-null values as a numpy array (int64 for the ``*_ns`` columns)."""
-    return table[column].drop_null().to_numpy()
+    array: np.ndarray = table[column].drop_null().to_numpy()
+    return array
 
 
 def _decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:

@@ -191,14 +191,18 @@ def _pairs(tool_input: dict[str, Any]) -> list[str]:
 @functools.cache
 def _size_run(bounds: tuple[int, int]) -> list[int]:
     """A long fixed run of fragment sizes uniform in `bounds` (inclusive)."""
-    return np.random.default_rng(bounds).integers(bounds[0], bounds[1] + 1, PHRASE_RUN).tolist()
+    sizes: list[int] = (
+        np.random.default_rng(bounds).integers(bounds[0], bounds[1] + 1, PHRASE_RUN).tolist()
+    )
+    return sizes
 
 
 def _fragment_sizes(rng: np.random.Generator, bounds: tuple[int, int], count: int) -> list[int]:
     """`count` fragment sizes uniform in `bounds`: a stretch of a fixed run from a drawn start
     (one draw and a list slice), or drawn one by one when the run is too short for them."""
     if count > PHRASE_RUN // 2:
-        return _uniform_ints(rng, bounds[0], bounds[1], count).tolist()
+        sizes: list[int] = _uniform_ints(rng, bounds[0], bounds[1], count).tolist()
+        return sizes
     start = _run_start(rng, count)
     return _size_run(bounds)[start : start + count]
 

@@ -105,8 +105,8 @@ def disrupt(
         error_type, message = ERROR_EVENT_FAULTS[cut_fault]
         at_ns = times[cut_at]
         return Disrupted(
-            times[:cut_at] + [at_ns],
-            events[:cut_at] + [error_event(error_type, message)],
+            [*times[:cut_at], at_ns],
+            [*events[:cut_at], error_event(error_type, message)],
             at_ns,
             "error_event",
             tuple(faults),

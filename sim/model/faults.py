@@ -81,7 +81,7 @@ class FaultDice:
     probability per unit (`fault_probabilities`: made once per model, as a response asks about
     every kind)."""
 
-    __slots__ = ("_root_seed", "_probabilities", "_turn", "_suffix", "_streams")
+    __slots__ = ("_probabilities", "_root_seed", "_streams", "_suffix", "_turn")
 
     def __init__(self, root_seed: int, probabilities: Mapping[str, float], turn: Turn) -> None:
         self._root_seed = root_seed

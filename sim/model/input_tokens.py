@@ -75,7 +75,7 @@ _CONTENT = operator.itemgetter("content")
 class _Seen:
     """What the counter remembers of one session's last request."""
 
-    __slots__ = ("tools", "tools_held", "tools_chars", "contents", "lengths", "size")
+    __slots__ = ("contents", "lengths", "size", "tools", "tools_chars", "tools_held")
 
     def __init__(self) -> None:
         # The tool list object, the tools it held, and their characters.
@@ -92,7 +92,7 @@ class InputTokenCounter:
     """`counter(body, session)`: the estimated input tokens of request `body` (at least 1),
     sent by `session` (any hashable name; only the speed depends on it)."""
 
-    __slots__ = ("_tool_lists", "_sessions")
+    __slots__ = ("_sessions", "_tool_lists")
 
     def __init__(self) -> None:
         # (a copy of a tool list, its characters)

@@ -227,7 +227,7 @@ class MockModel:
     def _error_delay(self, turn: Turn, utilisation: float) -> int:
         rng = stream(self.root_seed, "error_delay", turn.session_id, turn.turn_index, turn.attempt)
         factor = self.endpoint.latency_factor(utilisation)
-        return int(round(self.latency.http_error_delay.sample_ns(rng) * factor))
+        return round(self.latency.http_error_delay.sample_ns(rng) * factor)
 
     def _error(
         self,
