@@ -31,7 +31,8 @@ EXIT_STATUSES = """\
 exit status:
   0    done
   1    a check failed: a strict repair found violations, sim compare a regression,
-       a strict-mode run met a pairing violation (the message names seed and session)
+       a strict-mode run met a pairing violation (the message names seed and session),
+       simulations of sim run failed (each named; the others kept for --resume)
   2    bad input (a file, a flag, a scenario), or a result that could not be written
   130  interrupted (Ctrl-C, or SIGTERM to sim run); nothing is left half written
   141  the reader of the output went away (sim ... | head -1)

@@ -12,11 +12,11 @@ import pytest
 
 from sim.cli import main
 from sim.engine import runner
-from sim.engine.runner import run_scenario
+from sim.engine.runner import TasksFailed, run_scenario
 from sim.metrics.parts import is_complete
 from sim.metrics.schema import TABLES
 from sim.scenario.loader import load_scenario
-from sim.scenario.schema import Scenario
+from tests.helpers import failing_tasks
 
 distributed = pytest.importorskip("distributed")
 
@@ -59,25 +59,34 @@ def test_sim_run_on_dask_writes_the_files_of_a_serial_run(cluster: str, tmp_path
 def test_a_failing_task_is_named_and_the_others_are_kept(
     cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # As on the local backend (tests/test_run_failures.py): the same TasksFailed, the same parts.
     scenario = load_scenario(GOLDEN / "open_sweep.toml")
-    real = runner.run_task
-
-    def failing_at_2(scenario: Scenario, task: runner.Task, *args: object) -> runner.TaskStats:
-        if task.unit_index == 2:
-            raise ValueError("a broken unit")
-        return real(scenario, task, *args)  # type: ignore[arg-type]
-
     # The cluster's workers are threads of this process: they see the patch.
-    monkeypatch.setattr(runner, "run_task", failing_at_2)
+    monkeypatch.setattr(runner, "run_task", failing_tasks.run_task)
     parts = tmp_path / "parts"
-    with pytest.raises(ValueError, match="a broken unit") as raised:
+    with pytest.raises(TasksFailed) as raised:
         run_scenario(scenario, backend="dask", address=cluster, parts=parts)
-    assert "failed: streaming @ 2" in str(raised.value.__cause__)
+    failures = raised.value.failures
+    assert [failure.label for failure in failures] == ["at_message_stop @ 0.5", "streaming @ 2"]
+    assert all(failure.error == "ValueError: a broken unit" for failure in failures)
     done = sorted(folder.name for folder in parts.iterdir() if is_complete(folder))
-    assert len(done) == 3 and not any("streaming.level1" in name for name in done)
+    assert done == [
+        "point0.default.at_message_stop.level1.from0", "point0.default.streaming.level0.from0"
+    ]
     monkeypatch.undo()
-    resumed = run_scenario(scenario, parts=parts)  # runs the missing unit alone
+    resumed = run_scenario(scenario, parts=parts)  # runs the missing units alone
     assert resumed.tables("r") == run_scenario(scenario).tables("r")
+
+
+def test_a_failure_that_stops_the_run_is_raised_as_itself(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "run_task", failing_tasks.stopping_run_task)
+    with pytest.raises(OSError, match="No space left"):
+        run_scenario(
+            load_scenario(GOLDEN / "open_sweep.toml"), backend="dask", address=cluster,
+            parts=tmp_path / "parts",
+        )
 
 
 @pytest.mark.parametrize(("backend", "module"), [("dask", "distributed"), ("ray", "ray")])

@@ -1,7 +1,7 @@
-"""`sim run --jobs 2` stopped by Ctrl-C (SIGINT to the process group, as a terminal sends it) or
-by SIGTERM to the main process: it ends within seconds with status 130, no traceback from any
-process, no worker left running and nothing written. Killed by SIGKILL, its workers exit on
-their own, at once and without a word."""
+"""`sim run --jobs 2` (and `--backend dask`) stopped by Ctrl-C (SIGINT to the process group, as a
+terminal sends it) or by SIGTERM to the main process: it ends within seconds with status 130, no
+traceback from any process, no worker left running and nothing written. Killed by SIGKILL, its
+workers exit on their own, at once and without a word."""
 
 from __future__ import annotations
 
@@ -129,3 +129,54 @@ def test_workers_of_a_killed_run_exit_promptly_and_quietly(tmp_path: Path) -> No
     # The parent may have logged its progress before it was killed; nothing else may be there.
     lines = log.read_text().splitlines()
     assert all(re.fullmatch(r"sim run: [\d,]+/[\d,]+ sessions .*", line) for line in lines), lines
+
+
+def group_members(pgid: int) -> set[int]:
+    """The live processes of process group `pgid`."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):  # ended since listed
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def test_ctrl_c_on_the_dask_backend_stops_its_cluster_and_writes_nothing(tmp_path: Path) -> None:
+    # The run's own LocalCluster: its nanny and worker processes are in the run's process
+    # group, so the Ctrl-C reaches them too; all must be gone, the parts folder with them.
+    pytest.importorskip("distributed")
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sim.cli", "run", str(SCENARIO), "--sessions", "2000",
+         "--backend", "dask", "--jobs", "2", "--no-report", "--out", str(out)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        start_new_session=True,
+    )
+    parts = tmp_path / ".run.parts"
+    try:
+        deadline = time.monotonic() + 120  # the cluster's start on a busy host
+        # Mid-run: a task has begun writing its parts (so the cluster's workers are up).
+        while not (parts.is_dir() and any(child.is_dir() for child in parts.iterdir())):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"no task started: {process.communicate(timeout=10)}")
+            time.sleep(0.05)
+        members = group_members(process.pid)
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert len(members) >= 3  # the run, a nanny and a worker at least
+    assert process.returncode == 130
+    assert err == "sim run: interrupted\n"
+    deadline = time.monotonic() + 15
+    while (left := group_members(process.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if left:
+        os.killpg(process.pid, signal.SIGKILL)  # not to leave them to the rest of the suite
+    assert left == set()
+    assert list(tmp_path.iterdir()) == []

@@ -18,12 +18,16 @@ The output location is checked before simulating. The simulations write their ro
 into a hidden sibling, `.<folder>.parts/`, turned into the run folder at the end and removed
 (memory stays flat however many sessions run). With `--resume`, the simulations an interrupted
 `--resume` run of the same `--out` finished are kept and only the others run (an interrupted
-`--resume` run keeps its parts folder; any other run removes it). `--backend dask|ray` runs the
+`--resume` run keeps its parts folder; any other run removes it). A simulation that fails does
+not stop the others: the run ends without a run folder, naming each failed simulation (its arm,
+load level and experiment point) with its error, and keeps the others' parts so that the same
+command with `--out` and `--resume` runs only the failed ones. `--backend dask|ray` runs the
 simulations on a Dask or Ray cluster (`sim.engine.backends`: one made here with `--jobs` workers,
 or the one at `--address`), with the same files. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. With `--json` the summary is
 printed as JSON (the same groups as run.json's "summary") and the other lines go to stderr.
-Exit status: 0 done, 1 strict mode stopped the run (the message names seed and session), 2 bad
+Exit status: 0 done, 1 strict mode stopped the run (the message names seed and session) or
+simulations failed (each named; the first one's traceback above the names), 2 bad
 input or a folder that could not be written (a full disk: while drawing the report, the message
 says the tables were written and how to draw the report), 130 interrupted (Ctrl-C or SIGTERM;
 nothing is left half written, and an interrupt while drawing the report says that the run's
@@ -44,7 +48,7 @@ from typing import Any
 
 from sim.commands.report import draw_report
 from sim.engine.backends import BACKENDS
-from sim.engine.runner import RunResult, run_scenario, units_of
+from sim.engine.runner import RunResult, TasksFailed, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError, printable
 from sim.metrics.atomic import check_destination, scratch_sibling
@@ -60,6 +64,7 @@ from sim.termination import terminate_as_interrupt
 
 EXIT_OK = 0
 EXIT_STRICT_STOP = 1
+EXIT_TASKS_FAILED = 1
 RESULTS_DIR = Path("results")
 # A scenario name may hold anything (separators, `..`, NUL, a thousand characters): the default
 # folder keeps a bounded run of portable file-name characters from it.
@@ -171,10 +176,34 @@ def _run(args: argparse.Namespace) -> int:
     if os.path.lexists(out_dir) and not args.force:
         raise UserError(f"{out_dir}: already exists (use --force to replace it)")
     check_destination(out_dir, replace=args.force, kind="run folder", marker=RUN_FILE)
-    with scratch_sibling(out_dir, PARTS, keep=args.resume) as parts:
-        if not args.resume:
-            _empty(parts)
-        return _simulate_and_write(args, scenario, out_dir, parts)
+    # Failed simulations keep the others' parts for a --resume run, whatever this run was.
+    keep: tuple[type[BaseException], ...] = (BaseException,) if args.resume else (TasksFailed,)
+    try:
+        with scratch_sibling(out_dir, PARTS, keep=keep) as parts:
+            if not args.resume:
+                _empty(parts)
+            return _simulate_and_write(args, scenario, out_dir, parts)
+    except TasksFailed as failed:
+        _report_failures(failed, out_dir, parts)
+        return EXIT_TASKS_FAILED
+
+
+def _report_failures(failed: TasksFailed, out_dir: Path, parts: Path) -> None:
+    """The first failure's traceback (for a bug report), then every failed simulation on a line
+    of its own, then what was kept and how to run only the failed ones."""
+    first = failed.failures[0]
+    print(f"sim run: traceback of {printable(first.label)}:", file=sys.stderr)
+    print(first.traceback.rstrip("\n"), file=sys.stderr)
+    for failure in failed.failures:
+        print(printable(f"sim run: failed: {failure.label}: {failure.error}"), file=sys.stderr)
+    print(
+        printable(
+            f"sim run: {len(failed.failures)} of {failed.tasks} tasks failed; no run "
+            f"folder written; the others' rows are kept in {parts}: the same command with "
+            f"--out {out_dir} --resume runs only the failed ones"
+        ),
+        file=sys.stderr,
+    )
 
 
 def _empty(folder: Path) -> None:

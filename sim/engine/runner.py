@@ -16,13 +16,20 @@ platform), each taking one task at a time over its own pipe; a worker sends back
 task's counters (its rows are in its parts). A parts folder that holds a task's finished parts
 already (an interrupted run's, given again) is kept: the task is not run again.
 
+A task that fails does not stop the run: every other task still runs (its parts kept, for
+`--resume`), then `TasksFailed` names each failed task (its unit, point and block) with its
+error, the same on every backend. Some failures end the run at once instead (`STOPS`): strict
+mode's stop (its purpose: the first broken transcript, with what reproduces it), a `UserError`
+(the scenario's fault, such as a runaway session: reported as bad input) and an `OSError` (the
+disk or the parts folder, which every other task would meet too).
+
 A Ctrl-C reaches the whole process group, but only the parent acts on it: workers start with
-SIGINT blocked and never see it. When the parent is interrupted (or a task fails) it terminates
-its workers before the exception goes on, so the run ends promptly, without workers' tracebacks
-or workers left behind. The parent alone reads the pipes, in its main thread (no pool thread a
-half-sent result could leave waiting forever, as with `concurrent.futures`). A worker whose
-parent is gone (killed by SIGKILL, which no handler sees) exits at once and quietly: it watches
-its parent's sentinel, and a message it can no longer send ends it rather than raising.
+SIGINT blocked and never see it. When the parent is interrupted (or a task stops the run) it
+terminates its workers before the exception goes on, so the run ends promptly, without workers'
+tracebacks or workers left behind. The parent alone reads the pipes, in its main thread (no pool
+thread a half-sent result could leave waiting forever, as with `concurrent.futures`). A worker
+whose parent is gone (killed by SIGKILL, which no handler sees) exits at once and quietly: it
+watches its parent's sentinel, and a message it can no longer send ends it rather than raising.
 
     result = run_scenario(load_scenario("scenarios/default.toml"), jobs=2)
     tables = result.tables("run-1")
@@ -55,6 +62,7 @@ from sim.engine.arrivals import load_levels
 from sim.engine.backends import executor_for
 from sim.engine.blocks import session_blocks
 from sim.engine.simulation import simulate
+from sim.engine.strict import StrictModeStop
 from sim.errors import UserError
 from sim.experiment.points import Point, key_text, points_of
 from sim.metrics.assemble import read_table
@@ -102,6 +110,14 @@ class Task:
         return f"point{unit.point}.{unit.profile}.{unit.policy}.level{unit.load_level}.from{first}"
 
     @property
+    def label(self) -> str:
+        """How people read it: its unit's label, and its sessions when it is one block."""
+        block = self.block
+        return self.unit.label if block is None else (
+            f"{self.unit.label}, sessions {block.start}-{block.stop - 1}"
+        )
+
+    @property
     def order(self) -> tuple[int, str, str, int, int]:
         """Where its rows go in the run's tables: by their sort key (point, profile, policy,
         level, session id)."""
@@ -123,6 +139,37 @@ class TaskStats:
 
 # Called with (unit index, sessions finished in that unit).
 UnitProgress = Callable[[int, int], None]
+
+# A task's failures that end the run at once rather than being that task's alone (module
+# docstring).
+STOPS = (StrictModeStop, UserError, OSError)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFailure:
+    """A task that raised: which one (`Task.label`), its error in one line and its traceback."""
+
+    label: str
+    error: str
+    traceback: str
+
+
+def failure_of(task: Task, error: BaseException) -> TaskFailure:
+    return TaskFailure(
+        task.label, f"{type(error).__name__}: {error}",
+        "".join(traceback.format_exception(error)),
+    )
+
+
+class TasksFailed(Exception):
+    """Tasks of a run failed; every other task finished, its parts kept."""
+
+    def __init__(self, failures: Sequence[TaskFailure], tasks: int) -> None:
+        super().__init__(f"{len(failures)} of {tasks} tasks failed: " + "; ".join(
+            f"{failure.label}: {failure.error}" for failure in failures
+        ))
+        self.failures = list(failures)
+        self.tasks = tasks
 
 
 def units_of(scenario: Scenario, points: Sequence[Point] | None = None) -> list[Unit]:
@@ -288,15 +335,23 @@ def _run_tasks(
     }
     todo = [(index, task) for index, task in enumerate(tasks) if index not in stats]
     tracker = _UnitProgress(progress, tasks, stats, scenarios)
+    failures: dict[int, TaskFailure] = {}
     if backend != "local":
         with executor_for(backend, jobs=jobs, address=address) as executor:
-            _run_on_executor(executor, scenarios, todo, tracker, trace, folder, stats)
+            _run_on_executor(executor, scenarios, todo, tracker, trace, folder, stats, failures)
     elif jobs <= 1 or len(todo) <= 1:
         for index, task in todo:
             point_scenario = scenarios[task.unit.point]
-            stats[index] = run_task(point_scenario, task, folder, trace, tracker.bind(index))
+            try:
+                stats[index] = run_task(point_scenario, task, folder, trace, tracker.bind(index))
+            except STOPS:
+                raise
+            except Exception as error:
+                failures[index] = failure_of(task, error)
     else:
-        _run_parallel(scenarios, todo, jobs, tracker, trace, folder, stats)
+        _run_parallel(scenarios, todo, jobs, tracker, trace, folder, stats, failures)
+    if failures:
+        raise TasksFailed([failures[index] for index in sorted(failures)], len(tasks))
     return RunResult(
         scenario, units_of(scenario, points), tasks, [stats[i] for i in range(len(tasks))],
         folder, points, trace,
@@ -422,24 +477,25 @@ def _run_on_executor(
     trace: bool,
     parts: Path,
     stats: dict[int, TaskStats],
+    failures: dict[int, TaskFailure],
 ) -> None:
     """Every task of `todo` submitted to `executor` (a Dask or Ray one), its counters taken as it
-    finishes. A task that fails does not stop the others: they finish (their parts kept, for
-    `--resume`), then the first failure is raised, naming its unit. An interrupt cancels what
-    has not started."""
+    finishes, a failure into `failures`. A failure that stops the run (`STOPS`) or an interrupt
+    cancels what has not started."""
     data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
     futures = {
         executor.submit(_remote_task, data[task.unit.point], task, str(parts), trace): index
         for index, task in todo
     }
     tasks = dict(todo)
-    failures: list[tuple[int, BaseException]] = []
     try:
         for future in concurrent.futures.as_completed(futures):
             index = futures[future]
             error = future.exception()
+            if isinstance(error, STOPS):
+                raise error
             if error is not None:
-                failures.append((index, error))
+                failures[index] = failure_of(tasks[index], error)
                 continue
             stats[index] = future.result()
             progress.update(index, stats[index].sessions_finished)
@@ -447,10 +503,6 @@ def _run_on_executor(
         for future in futures:
             future.cancel()
         raise
-    if failures:
-        index, error = min(failures, key=lambda failure: failure[0])
-        labels = ", ".join(tasks[i].unit.label for i, _ in sorted(failures, key=lambda f: f[0]))
-        raise error from WorkerTraceback(f"failed: {labels}")
 
 
 def _scenario_data(scenario: Scenario) -> dict[str, Any]:
@@ -472,6 +524,7 @@ def _run_parallel(
     trace: bool,
     parts: Path,
     stats: dict[int, TaskStats],
+    failures: dict[int, TaskFailure],
 ) -> None:
     context = multiprocessing.get_context("spawn")
     data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
@@ -495,10 +548,10 @@ def _run_parallel(
             theirs.close()
             workers[ours] = worker
             ours.send(todo.pop(0))
-        while len(stats) < expected:
+        while len(stats) + len(failures) < expected:
             for connection in wait(list(workers)):
                 assert isinstance(connection, Connection)
-                _receive(connection, workers[connection], todo, stats, progress)
+                _receive(connection, workers[connection], todo, stats, failures, progress)
     finally:
         _end(workers)
 
@@ -508,10 +561,11 @@ def _receive(
     worker: BaseProcess,
     todo: list[tuple[int, Task]],
     stats: dict[int, TaskStats],
+    failures: dict[int, TaskFailure],
     progress: _UnitProgress,
 ) -> None:
-    """Takes one message from a worker: progress, a task's counters (then gives it the next
-    task), or the exception its task raised (raised here)."""
+    """Takes one message from a worker: progress, a task's counters or its failure (then gives
+    it the next task), or the exception that stops the run (`STOPS`, raised here)."""
     try:
         kind, index, payload = connection.recv()
     except EOFError:
@@ -521,11 +575,14 @@ def _receive(
         ) from None
     if kind == "progress":
         progress.update(index, payload)
-    elif kind == "error":
+    elif kind == "stop":
         error, remote, label = payload
         raise error from WorkerTraceback(f"{label}:\n{remote}")
     else:
-        stats[index] = payload
+        if kind == "failed":
+            failures[index] = payload
+        else:
+            stats[index] = payload
         if todo:
             connection.send(todo.pop(0))
 
@@ -565,7 +622,8 @@ def _work(
     connection: Connection, data: dict[int, dict[str, Any]], report: bool, trace: bool, parts: str
 ) -> None:
     """A worker: runs the tasks it is sent until its pipe closes (module level, so spawned
-    processes can import it)."""
+    processes can import it). A task's failure goes back as text (its exception may not
+    pickle), one that stops the run as itself (the parent raises it; the worker is done)."""
     _exit_when_orphaned()
     scenarios: dict[int, Scenario] = {}
     try:
@@ -580,10 +638,12 @@ def _work(
                 if point not in scenarios:
                     scenarios[point] = Scenario.model_validate(data[point])
                 stats = run_task(scenarios[point], task, Path(parts), trace, reporter)
-            except Exception as error:
-                payload = (error, traceback.format_exc(), task.unit.label)
-                _send(connection, ("error", index, payload))
+            except STOPS as error:
+                _send(connection, ("stop", index, (error, traceback.format_exc(), task.label)))
                 return
+            except Exception as error:
+                _send(connection, ("failed", index, failure_of(task, error)))
+                continue
             _send(connection, ("result", index, stats))
     except _ParentGone:
         return

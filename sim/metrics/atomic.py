@@ -65,24 +65,26 @@ def _try_creating(destination: Path) -> None:
 
 
 @contextmanager
-def scratch_sibling(destination: Path, purpose: str, *, keep: bool = False) -> Iterator[Path]:
+def scratch_sibling(
+    destination: Path, purpose: str, *, keep: tuple[type[BaseException], ...] = ()
+) -> Iterator[Path]:
     """Yields the hidden sibling ``.<name>.<purpose>`` of ``destination`` (created, with any
     missing parents), for work that ``atomic_directory`` later turns into the destination: a
     run's part files. The sibling is removed on leaving, and so are the parents it created if
-    the destination was not made meanwhile; with ``keep``, a block left by an exception keeps
-    it (to be taken up again: ``sim run --resume``)."""
+    the destination was not made meanwhile; a block left by an exception of a type in ``keep``
+    keeps it (to be taken up again: ``sim run --resume``)."""
     destination = Path(destination)
     missing = [folder for folder in destination.parents if not folder.exists()]
     sibling = destination.parent / f".{destination.name}.{purpose}"
     sibling.mkdir(parents=True, exist_ok=True)
-    failed = False
+    kept = False
     try:
         yield sibling
-    except BaseException:
-        failed = True
+    except keep:
+        kept = True
         raise
     finally:
-        if not (keep and failed):
+        if not kept:
             shutil.rmtree(sibling, ignore_errors=True)
             for folder in missing:
                 if not destination.exists():
