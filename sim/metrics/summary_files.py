@@ -19,7 +19,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sim.metrics import session_faults
-from sim.metrics.paired import comparisons
+from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, comparisons
+from sim.metrics.schema import ARM_COLUMNS
 from sim.metrics.summary import (
     BASE_PROFILE,
     EVENTS_PER_WALL_S,
@@ -47,6 +48,9 @@ SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "requests": ("status", "input_tokens", "output_tokens"),
     "sessions": ("n_calls_lost", "n_compactions", "outcome"),
 }
+# The columns of turns a paired comparison reads (`paired.paired_differences`: the arm columns,
+# the turn's key, the paired values), not the summary's others: two arms' turns are held at once.
+_PAIRED_READ = (*ARM_COLUMNS, *TURN_KEY, *PAIRED_COLUMNS)
 # The category columns whose every value gets a row for every arm.
 _CATEGORIES = (("turns", "outcome"), ("repairs", "kind"), ("tools", "synthetic_cause"),
                ("requests", "status"))
@@ -130,7 +134,7 @@ def _two_arms(
 ) -> pa.Table:
     return pa.concat_tables(
         [
-            _arm_rows(folder, "turns", {**where, **_arm(profile, policy, level)})
+            _arm_rows(folder, "turns", {**where, **_arm(profile, policy, level)}, _PAIRED_READ)
             for profile, policy in (first, second)
         ]
     )
@@ -169,11 +173,13 @@ def _faults_ran(folder: Path) -> bool:
     )
 
 
-def _arm_rows(folder: Path, name: str, wanted: Mapping[str, object]) -> pa.Table:
+def _arm_rows(
+    folder: Path, name: str, wanted: Mapping[str, object], read: tuple[str, ...] | None = None
+) -> pa.Table:
     """The summary's columns of table `name`'s rows with the `wanted` values (one arm at one
-    level, of one point)."""
+    level, of one point), or only the columns `read`."""
     path = folder / f"{name}.parquet"
-    columns = [*_UNIT, *SUMMARY_COLUMNS[name]]
+    columns = [*_UNIT, *SUMMARY_COLUMNS[name]] if read is None else list(read)
     chosen = []
     for group in _row_groups(path, [*columns, *(c for c in wanted if c not in columns)], wanted):
         chosen.append(group.filter(_matching(group, wanted)).select(columns))
