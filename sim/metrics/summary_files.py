@@ -4,7 +4,7 @@
 each arm at each load level, only that arm's rows and only the columns the summary reads, one
 row group at a time (row groups hold rows sorted by arm, so the others are skipped by their
 statistics). The paired rows read the two arms they compare. The rows, their order and their
-values are `summarize`'s exactly (tests/test_summary_files.py holds it to that): the same helpers
+values are `summarize`'s exactly (tests/test_run_parts.py holds it to that): the same helpers
 make them, percentiles stay exact.
 """
 
