@@ -12,6 +12,7 @@ One module per concept:
 - `session`       one session: a user, a loop, and the commands it hands out
 - `request_log`   what the engine knows of one request beyond the runtime's record
 - `recorder`      a finished session turned into metric rows
+- `event_trace`   every stream event fed, when a trace is asked for
 - `context`       what the sessions of one simulation share
 - `strict`        strict mode's stop
 - `simulation`    one policy at one load level
