@@ -1,23 +1,35 @@
 """What every session of one simulation shares: the environment, the model, the endpoint, the
 loop factory, where a finished session goes, the bounds of a session, and the event trace if one
-was asked for."""
+was asked for.
+
+A session reaches `on_session_end` as an `EndedSession`: what is read of it once it is over (its
+record for the recorder, its counters), not the live `sim.engine.session.Session`, which holds
+this context (so the context names no session class)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sim.engine.bounds import SessionBounds
 from sim.engine.clock import Clock
 from sim.engine.endpoint import SimEndpoint
+from sim.engine.event_trace import EventTrace
 from sim.engine.loop_factory import LoopFactory
+from sim.engine.recorder import FinishedSession
 from sim.model.model import MockModel
 from sim.scenario.schema import Scenario
 
-if TYPE_CHECKING:
-    from sim.engine.recorder import EventTrace
-    from sim.engine.session import Session
+
+class EndedSession(FinishedSession, Protocol):
+    """A session as the simulation reads it at its end (or at the horizon): what the recorder
+    reads (`FinishedSession`), and the session's counters."""
+
+    @property
+    def events_fed(self) -> int: ...
+    @property
+    def pairing_violations(self) -> int: ...
 
 
 @dataclass(slots=True)
@@ -30,7 +42,7 @@ class SimulationContext:
     endpoint: SimEndpoint
     loops: LoopFactory
     # Called once per session when its last prompt has been answered.
-    on_session_end: Callable[[Session], None]
+    on_session_end: Callable[[EndedSession], None]
     # The most a session may do, and how long it may last, before it is stopped as a runaway.
     bounds: SessionBounds
     # Where every session puts the events it feeds, when a trace was asked for.

@@ -6,7 +6,7 @@ event that can make the loop hand out work needs to be fed at its own moment: th
 (`message_stop`, or the `error` event or cut that ends the stream). Every other event (text and
 thinking deltas, pings, the stops of other blocks) only accumulates, so it is fed together with the
 next decision point, each event with its own timestamp. A user interrupt in between feeds exactly
-the events due before it (`sim.engine.session`).
+the events due before it (`sim.engine.user_hooks`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Sessions arrive as `sim.engine.arrivals` says, run (`sim.engine.session`) agains
 and one endpoint, and become metric rows as they end (`sim.engine.recorder`). With a horizon the
 run stops there, and the sessions still running are recorded as they stand (unfinished turns get
 the outcome `horizon`). With `trace=True` every stream event fed to the runtime is also kept
-(`sim.engine.recorder.EventTrace`, the `events` table); without it nothing per event is kept.
+(`sim.engine.event_trace`, the `events` table); without it nothing per event is kept.
 
 With a `sink`, each session's rows go there as the session is recorded and the result's rows
 stay empty (memory holds the sessions in flight only). `sessions` simulates one block of an
@@ -30,10 +30,11 @@ from sim.engine.arrivals import Arrivals, ClosedLoop, OpenLoop, arrivals_for
 from sim.engine.bounds import session_bounds
 from sim.engine.clock import Clock
 from sim.engine.collector import fewer_collections
-from sim.engine.context import SimulationContext
+from sim.engine.context import EndedSession, SimulationContext
 from sim.engine.endpoint import SimEndpoint
+from sim.engine.event_trace import EventTrace
 from sim.engine.loop_factory import LoopFactory
-from sim.engine.recorder import EventTrace, Rows, empty_rows, record_session
+from sim.engine.recorder import Rows, empty_rows, record_session
 from sim.engine.session import Session
 from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
@@ -103,7 +104,7 @@ def simulate(
         next_id += 1
         env.process(session.process())
 
-    def collect(session: Session) -> None:
+    def collect(session: EndedSession) -> None:
         del running[session.session_id]
         mine = rows if sink is None else empty_rows()
         record_session(session, mine, horizon_ns=horizon_ns, **unit)
@@ -112,7 +113,7 @@ def simulate(
         totals["events"] += session.events_fed
         totals["violations"] += session.pairing_violations
 
-    def on_session_end(session: Session) -> None:
+    def on_session_end(session: EndedSession) -> None:
         collect(session)
         model.forget_session(session.session_id)
         totals["finished"] += 1
@@ -149,7 +150,7 @@ def _context(
     profile: str,
     level: float | None,
     model: MockModel,
-    on_session_end: Callable[[Session], None],
+    on_session_end: Callable[[EndedSession], None],
     events_trace: EventTrace | None,
 ) -> SimulationContext:
     """What the sessions of one simulation share."""

@@ -25,7 +25,7 @@ wall-clock time since the origin times `speed`, so every time the loop records i
 scenario's scale, and every wait it asks for (a `WaitUntil`, a retry-after, the tool timeout) is
 waited for that time divided by `speed`. The server is expected to run at the same speed. With a
 `user` (`sim.user.SimulatedUser`), the driver carries out the simulated user's interrupts and
-attachments as the simulator does (`sim.engine.session`), on this clock; with
+attachments as the simulator does (`sim.engine.user_hooks`), on this clock; with
 `permission_answers`, a call that asks is answered by it after its delay (instead of
 `ask_permission`). With `turn_header`, each request also carries `x-sim-turn` (the loop's turn
 counted from 0) so `sim serve` keys it as the simulator keys the twin request. Every request's
@@ -359,7 +359,7 @@ class _Driver:
         await self._sleep_until(time_ns)
         self._handle(self._loop.wake(self.now()))
 
-    # ----- the simulated user: interrupts and attachments, as `sim.engine.session` -----
+    # ----- the simulated user: interrupts and attachments, as `sim.engine.user_hooks` -----
 
     def _at(self, time_ns: int, action: Callable[[], None]) -> None:
         """Run `action` when the loop's clock reads `time_ns` (unless the session ends first)."""
@@ -392,7 +392,7 @@ class _Driver:
         self._at(self.now() + gap_ns, lambda: self._attach(arrivals, turn, count, kind))
 
     def _attach(self, arrivals: AttachmentArrivals, turn: int, count: int, kind: str) -> None:
-        # The simulator's rule (`sim.engine.session.Session._attach`), kept the same.
+        # The simulator's rule (`sim.engine.user_hooks.UserHooks._attach`), kept the same.
         if self._loop.turn != turn or self._tools_turn != turn:
             return
         block = attachment_block(kind, count, turn)

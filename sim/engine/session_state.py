@@ -1,0 +1,155 @@
+"""What the parts of one session share: its state, the two guards its callbacks pass, and the few
+calls one part makes of another.
+
+A session (`sim.engine.session.Session`) is put together from its parts, one module per job:
+the request path (`sim.engine.request_path`), the tool calls (`sim.engine.tool_calls`) and the
+simulated user's hooks (`sim.engine.user_hooks`), with the session's own process and its
+commands in `sim.engine.session`. Each part is a mixin of `SessionState` and imports no other
+part: a call from one part to another goes through a method declared here, defined by the part
+named beside it. Mixins rather than objects per part: a call stays one method call, and no part
+holds the session (a reference cycle, freed only by the cyclic collector, which runs rarely
+while simulating). `Session.__init__` sets every attribute declared here and in the parts.
+
+Every callback the session is handed counts as one action (`acts`), except a tool's progress and
+an attachment (each of those chains has its own cap and ends with its call or turn). A session
+that takes more actions than its scenario allows, or still acts longer after its arrival than it
+allows (`sim.engine.bounds`), is broken, not slow: it is stopped with `SessionRunaway` (naming
+seed, policy and session) instead of running forever. A callback that hands the loop something
+passes `strict_stops`: the loop's `PairingError` (strict mode) stops the run with
+`StrictModeStop`, or only this session when its resumed transcript broke
+(`sim.engine.session_faults`).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar, cast
+
+import simpy
+
+from sim.engine.bounds import SessionRunaway
+from sim.engine.clock import Clock
+from sim.engine.context import SimulationContext
+from sim.engine.draws import SessionDraws
+from sim.engine.event_trace import EventTrace
+from sim.engine.request_log import RequestLog
+from sim.engine.session_faults import SessionFaults
+from sim.engine.strict import StrictModeStop
+from sim.runtime.commands import Command
+from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.repair import PairingError
+from sim.user import PlannedInterrupt, SimulatedUser
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def strict_stops(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn the loop's `PairingError` (strict mode) into a `StrictModeStop` naming the session."""
+
+    @functools.wraps(method)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except PairingError as error:
+            session = args[0]
+            assert isinstance(session, SessionState)
+            if session.faults is not None and session.faults.stops_session():
+                session.stopped()  # A resumed transcript broke: the session stops, not the run.
+                return cast(R, None)
+            raise session.strict_stop(str(error)) from error
+
+    return guarded
+
+
+def acts(method: Callable[P, R]) -> Callable[P, R]:
+    """Count a callback the session is handed; past the session's bounds, stop the run."""
+
+    @functools.wraps(method)
+    def counted(*args: P.args, **kwargs: P.kwargs) -> R:
+        session = cast(SessionState, args[0])
+        session.actions += 1
+        if session.actions > session.max_actions or session.env.now > session.deadline_ns:
+            raise session.runaway()
+        return method(*args, **kwargs)
+
+    return counted
+
+
+class SessionState:
+    """The state every part of a session reads, and what the parts call of one another."""
+
+    context: SimulationContext
+    env: Clock
+    session_id: int
+    arrival_ns: int
+    start_ns: int | None
+    end_ns: int | None
+    draws: SessionDraws
+    user: SimulatedUser
+    loop: ToolTurnLoop
+    requests: list[RequestLog]
+    # Pairing violations in the requests sent, as the loop found them (`RequestPath._send`).
+    pairing_violations: int
+    actions: int
+    max_actions: int
+    deadline_ns: int
+    events_fed: int
+    # The simulation's event trace, or None (the usual case: nothing per event is kept).
+    trace: EventTrace | None
+    # Crashes, rewinds, compaction and the persisted transcript (`sim.engine.session_faults`),
+    # when the scenario has any.
+    faults: SessionFaults | None
+    # Succeeds when the current prompt's chain of turns ends.
+    _chain_done: simpy.Event | None
+    # The turn whose tools phase is on (its first tool started, the turn not over), else 0.
+    _tools_turn: int
+
+    # ----- what the parts call of one another -----
+
+    def _dispatch(self, commands: list[Command]) -> None:
+        """Carry out the loop's commands (`sim.engine.session`)."""
+        raise NotImplementedError
+
+    def _feed_active_due_before(self, now: int) -> bool:
+        """Feed the active request's events due strictly before `now`; False when no request is
+        active (`sim.engine.request_path`)."""
+        raise NotImplementedError
+
+    def _plan_interrupt(self, planned: PlannedInterrupt | None) -> None:
+        """Schedule the user's interrupt, if one is planned (`sim.engine.user_hooks`)."""
+        raise NotImplementedError
+
+    def _tools_phase_started(self, turn: int) -> None:
+        """The first tool of `turn` started (`sim.engine.user_hooks`)."""
+        raise NotImplementedError
+
+    # ----- the guards' stops -----
+
+    def stopped(self) -> None:
+        """Strict mode stopped the session: its chain, and the session, end here."""
+        assert self._chain_done is not None
+        self._chain_done.succeed()
+
+    def strict_stop(self, detail: str) -> StrictModeStop:
+        context = self.context
+        return StrictModeStop(
+            context.seed, self.session_id, context.policy, int(self.env.now), detail,
+            context.profile,
+        )
+
+    def runaway(self) -> SessionRunaway:
+        bounds = self.context.bounds
+        if self.actions > self.max_actions:
+            detail = f"more than {bounds.actions:,} actions, the most its scenario allows"
+        else:
+            detail = (
+                f"still acting {bounds.span_ns / 1e9:,.3f} s after its arrival, longer than "
+                "its scenario allows"
+            )
+        context = self.context
+        return SessionRunaway(
+            context.seed, self.session_id, context.policy, int(self.env.now), detail,
+            context.profile,
+        )
