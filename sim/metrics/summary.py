@@ -40,8 +40,9 @@ given tables, so two runs can be compared exactly):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -174,26 +175,54 @@ def _summarize_point(
     found: Categories,
 ) -> list[SummaryRow]:
     """The summary of one simulation's (or a plain run's) tables, as ``summarize`` says."""
-    levels = load_levels(tables)
     rows: list[SummaryRow] = []
-    for level, load in levels:
+    for level, load in load_levels(tables):
         at_level = {name: rows_at_level(table, level) for name, table in tables.items()}
-        arms = sorted(
-            {arm for table in at_level.values() for arm in arms_of(table)}
-            | {(profile, policy) for profile, policy, key_level in speeds if key_level == level}
+        rows += level_rows(
+            level,
+            load,
+            {arm for table in at_level.values() for arm in arms_of(table)},
+            partial(_paired_rows, at_level["turns"]),
+            partial(_arm_tables, at_level),
+            found,
+            speeds,
         )
-        level_rows = _paired_rows(at_level["turns"], arms)
-        for profile, policy in arms:
-            mine = {name: rows_of(table, policy, profile) for name, table in at_level.items()}
-            arm_rows = metric_rows(policy, mine, found)
-            if (profile, policy, level) in speeds:
-                speed = float(speeds[profile, policy, level])
-                arm_rows.append(
-                    SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
-                )
-            level_rows += [replace(row, profile=profile) for row in arm_rows]
-        rows += [replace(row, load_level=level, load=load) for row in level_rows]
     return rows
+
+
+def _arm_tables(
+    at_level: Mapping[str, pa.Table], profile: str, policy: str
+) -> dict[str, pa.Table]:
+    return {name: rows_of(table, policy, profile) for name, table in at_level.items()}
+
+
+def level_rows(
+    level: int,
+    load: float | None,
+    found_arms: set[Arm],
+    paired: Callable[[list[Arm]], list[SummaryRow]],
+    arm_tables: Callable[[str, str], Mapping[str, pa.Table]],
+    found: Categories,
+    speeds: Mapping[tuple[str, str, int], float],
+) -> list[SummaryRow]:
+    """One load level's rows, wherever its tables come from (whole tables here, a run folder
+    read arm by arm in sim.metrics.summary_files): the paired rows of its arms (`paired`), then
+    each arm's metrics from its tables (`arm_tables(profile, policy)`) and its harness speed.
+    The arms are those with rows and those with a measured speed, in sorted order."""
+    arms = sorted(
+        found_arms
+        | {(profile, policy) for profile, policy, key_level in speeds if key_level == level}
+    )
+    rows = paired(arms)
+    for profile, policy in arms:
+        arm_rows = metric_rows(policy, arm_tables(profile, policy), found)
+        if (profile, policy, level) in speeds:
+            speed = float(speeds[profile, policy, level])
+            arm_rows.append(
+                SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
+            )
+        rows += [replace(row, profile=profile) for row in arm_rows]
+    return [replace(row, load_level=level, load=load) for row in rows]
 
 
 def metric_rows(policy: str, mine: Mapping[str, pa.Table], found: Categories) -> list[SummaryRow]:

@@ -11,7 +11,7 @@ make them, percentiles stay exact.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,7 +23,6 @@ from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, comparisons
 from sim.metrics.schema import ARM_COLUMNS
 from sim.metrics.summary import (
     BASE_PROFILE,
-    EVENTS_PER_WALL_S,
     PAIRED_PREFIX,
     PAIRED_PROFILE_PREFIX,
     POLICY_ORDER,
@@ -32,7 +31,7 @@ from sim.metrics.summary import (
     SummaryRow,
     UnitKey,
     _paired_stat_rows,
-    metric_rows,
+    level_rows,
     treatment_of,
 )
 
@@ -74,25 +73,24 @@ def summarize_folder(
     found = Categories(outcomes, kinds, causes, statuses, faults_ran=_faults_ran(folder))
     rows: list[SummaryRow] = []
     for level, load in sorted({(level, load) for _, _, level, load in units}):
-        arms = sorted(
-            {(profile, policy) for profile, policy, key_level, _ in units if key_level == level}
-            | {(profile, policy) for profile, policy, key_level in speeds if key_level == level}
+        rows += level_rows(
+            level,
+            load,
+            {(profile, policy) for profile, policy, key_level, _ in units if key_level == level},
+            partial(_paired_rows, folder, level, where=where),
+            partial(_arm_tables, folder, level, where),
+            found,
+            speeds,
         )
-        level_rows = _paired_rows(folder, level, arms, where)
-        for profile, policy in arms:
-            mine = {
-                name: _arm_rows(folder, name, {**where, **_arm(profile, policy, level)})
-                for name in SUMMARY_COLUMNS
-            }
-            arm_rows = metric_rows(policy, mine, found)
-            if (profile, policy, level) in speeds:
-                speed = float(speeds[profile, policy, level])
-                arm_rows.append(
-                    SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
-                )
-            level_rows += [replace(row, profile=profile) for row in arm_rows]
-        rows += [replace(row, load_level=level, load=load) for row in level_rows]
     return rows
+
+
+def _arm_tables(
+    folder: Path, level: int, where: Mapping[str, object], profile: str, policy: str
+) -> dict[str, pa.Table]:
+    """The summary's columns of one arm's rows at one level, of every table."""
+    wanted = {**where, **_arm(profile, policy, level)}
+    return {name: _arm_rows(folder, name, wanted) for name in SUMMARY_COLUMNS}
 
 
 def _paired_rows(
