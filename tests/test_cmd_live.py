@@ -19,9 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from sim.cli import main
-from sim.commands.live import LOOPBACK_KEY, live_settings
+from sim.commands.live import LOOPBACK_KEY, live_scenario, live_settings
 from sim.errors import UserError
 from sim.metrics.writer import TABLES
+from sim.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEED = "100"
@@ -217,3 +218,49 @@ def test_an_open_load_starts_live_sessions_when_the_simulator_does(small: Path) 
                                   for r in simulated if r["policy"] == ours.policy)
         assert [a for _, a in arrivals] == [0, 400_000_000, 900_000_000]
         assert ours.sessions_finished == 3
+
+
+FAULTY = SMALL + """
+[session.faults]
+crash = 0.5
+rewind = 0.2
+[session.compaction]
+trigger_tokens = 500
+"""
+IGNORED = "[session.faults] and [session.compaction] not applied: a live run does not crash, " \
+    "rewind or compact its sessions, so "
+
+
+def test_live_and_fidelity_say_they_run_without_session_faults_and_so_do_the_twins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    faulty = tmp_path / "faulty.toml"
+    faulty.write_text(FAULTY)
+    live = tmp_path / "live"
+    argv = ["--sessions", "1", "--speed", SPEED, "--no-report"]
+    assert main(["live", str(faulty), *argv, "--out", str(live)]) == 0
+    err = capsys.readouterr().err
+    assert f"sim live: warning: {IGNORED}its sessions run without them\n" in err
+    sessions = pq.read_table(live / "sessions.parquet").to_pylist()
+    assert {row["n_calls_lost"] for row in sessions} == {0}
+    assert {row["n_compactions"] for row in sessions} == {0}
+    wide = ["--tolerance-median", "1000", "--tolerance-p95", "1000"]
+    fidelity = tmp_path / "fidelity"
+    main(["fidelity", str(faulty), "--sessions", "1", "--speed", SPEED, "--out", str(fidelity),
+          *wide])
+    err = capsys.readouterr().err
+    assert f"sim fidelity: warning: {IGNORED}both twins run without them\n" in err
+    # The simulated twin ran without them too: no resume, so no repair has a cause.
+    repairs = pq.read_table(fidelity / "simulated" / "repairs.parquet").to_pylist()
+    assert all(row["cause"] is None for row in repairs)
+    twin = pq.read_table(fidelity / "simulated" / "sessions.parquet").to_pylist()
+    assert {row["n_compactions"] for row in twin} == {0}
+
+
+def test_a_scenario_without_session_faults_is_run_as_written_without_a_warning(
+    small: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = SimpleNamespace(scenario=small, speed=1.0, seed=None, sessions=None, policies=None)
+    scenario = live_scenario(args)
+    assert capsys.readouterr().err == ""
+    assert scenario == load_scenario(small)

@@ -3,7 +3,7 @@ per request, with the message_stop time; the simulator's request rows are made o
 
 from __future__ import annotations
 
-from sim.engine.request_log import UNREAD
+from sim.metrics.request_log import UNREAD
 from sim.runtime.accumulator import ResponseSummary, StreamAccumulator
 from sim.runtime.commands import SendRequest, WaitUntil
 from sim.runtime.loop import ToolTurnLoop

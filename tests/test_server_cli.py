@@ -81,3 +81,18 @@ def test_a_busy_port_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None
 def test_a_missing_scenario_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "nowhere.toml"]) == 2
     assert capsys.readouterr().err == "sim serve: error: nowhere.toml: no such file\n"
+
+
+def test_session_faults_are_said_to_be_the_agents_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    faulty = tmp_path / "faulty.toml"
+    faulty.write_text(SCENARIO.read_text() + "\n[session.faults]\ncrash = 0.1\n")
+    with socket.socket() as taken:  # a busy port: serve stops right after its checks
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        assert main(["serve", str(faulty), "--port", str(taken.getsockname()[1])]) == 2
+    warning, error = capsys.readouterr().err.splitlines()
+    assert warning == ("sim serve: warning: [session.faults] not applied: the agent under test "
+                       "owns its process, its rewinds and its compaction")
+    assert "cannot listen" in error

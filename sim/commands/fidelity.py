@@ -96,7 +96,7 @@ def _run(args: argparse.Namespace) -> int:
     from sim.fidelity.pairing import metric_errors, pair_tools, pair_turns
     from sim.fidelity.report import FidelityResult, draw_fidelity, print_fidelity
 
-    scenario = live_scenario(args)
+    scenario = live_scenario(args, "fidelity")
     settings = live_settings(args)
     settings = LiveSettings(settings.speed, settings.base_url, settings.api_key,
                             settings.timeout_s, sample_lag=True)

@@ -40,7 +40,12 @@ from sim.metrics.atomic import check_destination
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary
 from sim.metrics.writer import RUN_FILE, RunMetadata, write_run
-from sim.scenario.loader import load_scenario, with_overrides
+from sim.scenario.loader import (
+    load_scenario,
+    unmodelled_live,
+    with_overrides,
+    without_session_faults,
+)
 from sim.scenario.schema import ALL_POLICIES, Scenario
 from sim.termination import terminate_as_interrupt
 
@@ -95,17 +100,27 @@ def add_live_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def live_scenario(args: argparse.Namespace) -> Scenario:
-    """The scenario with the command line's overrides, its options checked."""
+def live_scenario(args: argparse.Namespace, command: str = "live") -> Scenario:
+    """The scenario with the command line's overrides, its options checked, and without the
+    session faults a live run cannot make (a warning on stderr says so when it had any)."""
     if not (math.isfinite(args.speed) and args.speed > 0):
         raise UserError(f"--speed: must be a positive number (got {args.speed:g})")
     if args.seed is not None and args.seed < 0:
         raise UserError(f"--seed: must not be negative (got {args.seed})")
     if args.sessions is not None and args.sessions < 1:
         raise UserError(f"--sessions: must be at least 1 (got {args.sessions})")
-    return with_overrides(
+    scenario = with_overrides(
         load_scenario(args.scenario), seed=args.seed, sessions=args.sessions, policies=args.policies
     )
+    ignored = unmodelled_live(scenario)
+    if not ignored:
+        return scenario
+    who = "both twins run" if command == "fidelity" else "its sessions run"
+    print(f"sim {command}: warning: {' and '.join(ignored)} not applied: a live run does not "
+          f"crash, rewind or compact its sessions, so {who} without them",
+          file=sys.stderr, flush=True)
+    return without_session_faults(scenario)
+
 
 
 def live_settings(args: argparse.Namespace, environ: dict[str, str] | None = None) -> LiveSettings:

@@ -26,7 +26,7 @@ from sim.errors import UserError
 from sim.metrics.provenance import file_sha256, git_commit, package_versions
 from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
-from sim.scenario.loader import load_scenario, with_overrides
+from sim.scenario.loader import load_scenario, unmodelled_live, with_overrides
 from sim.wire.client_tools import ClientTools
 from sim.wire.connection import Timeouts
 from sim.wire.record_files import flush, flush_every, open_recording
@@ -111,6 +111,10 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     if args.seed is not None:
         scenario = with_overrides(scenario, seed=args.seed)
+    ignored = unmodelled_live(scenario)
+    if ignored:
+        print(f"sim serve: warning: {' and '.join(ignored)} not applied: the agent under test "
+              "owns its process, its rewinds and its compaction", file=sys.stderr, flush=True)
     model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
     client_dir = None if args.client_dir is None else str(Path(args.client_dir).resolve())
     tools = ClientTools({spec.name: spec for spec in scenario.tool_specs},

@@ -21,7 +21,9 @@ Definitions:
   reason (`interrupted`, `stream_error`, `request_failed`), or `horizon` when the simulation
   stopped first (its end is then the horizon).
 - Tokens of a turn are summed over its attempts; a request's are those the API reported
-  (`message_start` input, `message_delta` output; 0 when the stream never got there).
+  (`message_start` input, `message_delta` output; 0 when the stream never got there), as the
+  loop read them when the request ended (`RequestLog.end`); 0 for a request still open at the
+  horizon, in a simulation and in a live run alike.
 - A request's `retries` is its attempt number minus one.
 """
 
@@ -31,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sim.engine.request_log import PENDING
+from sim.metrics.request_log import PENDING, RequestLog
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause
 from sim.runtime.record import RecordKind
@@ -46,38 +48,6 @@ LOOP_ENDINGS = frozenset({"interrupted", "stream_error", "request_failed", "cras
 BROKEN_TRANSCRIPT = "broken_transcript"
 # Calls of an attempt given up for another: their results are not the turn's.
 _ABANDONED = frozenset({SyntheticCause.DISCARDED, SyntheticCause.FALLBACK})
-
-
-class RequestFacts(Protocol):
-    """What the recorder reads of one request: `sim.engine.request_log.RequestLog`, or the live
-    driver's `sim.live.request_log.LiveRequest`."""
-
-    @property
-    def request_index(self) -> int: ...
-    @property
-    def turn(self) -> int: ...
-    @property
-    def attempt(self) -> int: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def sent_ns(self) -> int: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def fault(self) -> str | None: ...
-    @property
-    def first_event_ns(self) -> int | None: ...
-    @property
-    def message_stop_ns(self) -> int | None: ...
-    @property
-    def end_ns(self) -> int | None: ...
-    @property
-    def input_tokens(self) -> int: ...
-    @property
-    def output_tokens(self) -> int: ...
-    @property
-    def n_events(self) -> int: ...
 
 
 class FinishedSession(Protocol):
@@ -95,7 +65,7 @@ class FinishedSession(Protocol):
     @property
     def loop(self) -> ToolTurnLoop: ...
     @property
-    def requests(self) -> Sequence[RequestFacts]: ...
+    def requests(self) -> Sequence[RequestLog]: ...
 
 
 def empty_rows() -> Rows:

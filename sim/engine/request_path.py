@@ -18,8 +18,8 @@ from typing import Any
 import simpy
 
 from sim.engine.feed_points import feed_points
-from sim.engine.request_log import CANCELLED, RequestLog
 from sim.engine.session_state import SessionState, acts, strict_stops
+from sim.metrics.request_log import CANCELLED, RequestLog
 from sim.model.response import HttpError, Response, Turn
 from sim.runtime.commands import SendRequest
 
@@ -232,10 +232,7 @@ class RequestPath(SessionState):
             return
         stream.closed = True
         log = stream.log
-        if status is not None and log.status == "pending":
-            log.status = status
-        log.end_ns = self.env.now
-        log.response = self.loop.response_summary(log.request_index)
+        log.end(status, self.env.now, self.loop.response_summary(log.request_index))
         endpoint = self.context.endpoint
         if stream.queued is not None:
             endpoint.withdraw(stream.queued)

@@ -33,9 +33,9 @@ from sim.engine.clock import Clock
 from sim.engine.context import SimulationContext
 from sim.engine.draws import SessionDraws
 from sim.engine.event_trace import EventTrace
-from sim.engine.request_log import RequestLog
 from sim.engine.session_faults import SessionFaults
 from sim.engine.strict import StrictModeStop
+from sim.metrics.request_log import RequestLog
 from sim.runtime.commands import Command
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.repair import PairingError

@@ -39,6 +39,7 @@ from sim.fidelity.overhead import LagSampler
 from sim.fidelity.settings import LiveSettings
 from sim.live.simulated_tools import simulated_tools
 from sim.live.user_session import LiveSession, run_user_session
+from sim.live.warm_up import warm_up_sdk
 from sim.metrics.collector import RunCollector
 from sim.model.model import MockModel
 from sim.model.response import HttpError, Response, Turn
@@ -111,8 +112,11 @@ class _NotingModel(MockModel):
 async def run_live(
     scenario: Scenario, settings: LiveSettings, *, progress: UnitProgress | None = None
 ) -> LiveRunResult:
-    """Run every unit of `scenario` live, one after another, in `sim run`'s unit order."""
+    """Run every unit of `scenario` live, one after another, in `sim run`'s unit order, the SDK
+    warmed first (`sim.live.warm_up`) so that no session's clock counts the process's cold
+    first request."""
     result = LiveRunResult(scenario, units_of(scenario))
+    await warm_up_sdk()
     if settings.sample_lag:
         result.sampler = LagSampler()
         result.sampler.start()

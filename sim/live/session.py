@@ -29,7 +29,7 @@ attachments as the simulator does (`sim.engine.user_hooks`), on this clock; with
 `permission_answers`, a call that asks is answered by it after its delay (instead of
 `ask_permission`). With `turn_header`, each request also carries `x-sim-turn` (the loop's turn
 counted from 0) so `sim serve` keys it as the simulator keys the twin request. Every request's
-log (`sim.live.request_log`) is in the result, and appended to `requests` as it is sent.
+log (`sim.metrics.request_log`) is in the result, and appended to `requests` as it is sent.
 
 The client must have `max_retries=0`: the loop does its own retries (with its backoff, its
 fallback model and its record of every attempt); SDK retries would hide failures from it.
@@ -51,9 +51,9 @@ from typing import Any
 import anthropic
 import httpx2
 
-from sim.live.request_log import CANCELLED, CONNECTION_ERROR, LiveRequest
 from sim.live.sdk_errors import error_event, is_error_event, retry_after_ns
 from sim.live.tools import LiveCall, LiveTool, ToolError
+from sim.metrics.request_log import CANCELLED, CONNECTION_ERROR, RequestLog
 from sim.runtime.attachments import AttachmentKind
 from sim.runtime.commands import (
     AskPermission,
@@ -110,7 +110,7 @@ class SessionResult:
     origin_ns: int
     elapsed_ns: int
     # What the driver saw of each request, in order.
-    request_logs: tuple[LiveRequest, ...] = ()
+    request_logs: tuple[RequestLog, ...] = ()
 
 
 async def run_session(
@@ -128,7 +128,7 @@ async def run_session(
     user: SimulatedUser | None = None,
     permission_answers: PermissionAnswers | None = None,
     turn_header: bool = False,
-    requests: list[LiveRequest] | None = None,
+    requests: list[RequestLog] | None = None,
 ) -> SessionResult:
     """Run the session `loop.start(prompt)` begins until it ends; see the module docstring.
     `headers` go with every request (e.g. `x-sim-session` for `sim serve`)."""
@@ -158,7 +158,7 @@ class _Twin:
     user: SimulatedUser | None
     permission_answers: PermissionAnswers | None
     turn_header: bool
-    logs: list[LiveRequest]
+    logs: list[RequestLog]
 
 
 class _Driver:
@@ -264,8 +264,8 @@ class _Driver:
 
     def _send(self, command: SendRequest) -> None:
         self._requests += 1
-        self.logs.append(LiveRequest(command.request_id, self._loop.turn,
-                                      command.attempt, command.model, self.now()))
+        self.logs.append(RequestLog(command.request_id, self._loop.turn,
+                                    command.attempt, command.model, self.now()))
         if self.user is not None:
             self.user.request_sent(self._loop.turn)
         self._streams.add(self._spawn(self._read_response(command)))
@@ -281,7 +281,11 @@ class _Driver:
         for stream in self._streams:
             stream.cancel()
         if self.logs:
-            self.logs[-1].ended(CANCELLED, self.now())
+            self._end(self.logs[-1], CANCELLED, self.now())
+
+    def _end(self, log: RequestLog, status: str | None, now_ns: int) -> None:
+        """`log`'s request is over: its status and the loop's summary of what was read."""
+        log.end(status, now_ns, self._loop.response_summary(log.request_index))
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(self._guarded(work))
@@ -317,7 +321,7 @@ class _Driver:
         except anthropic.APIStatusError as error:
             self._failures.append(f"http {error.status_code}")
             now = self.now()
-            log.ended(str(error.status_code), now)
+            self._end(log, str(error.status_code), now)
             wait_ns = retry_after_ns(error.response.headers)
             if wait_ns is not None:  # The server's wait is real time: on the loop's clock.
                 wait_ns = round(wait_ns * self.speed)
@@ -327,7 +331,7 @@ class _Driver:
         except anthropic.APIConnectionError:
             self._failures.append("connection error")
             now = self.now()
-            log.ended(CONNECTION_ERROR, now)
+            self._end(log, CONNECTION_ERROR, now)
             self._handle(loop.request_failed(None, now, request_id=request_id))
             return
         log.status = "200"
@@ -344,13 +348,13 @@ class _Driver:
         except (anthropic.APIConnectionError, httpx2.TransportError):
             self._failures.append("stream cut")
         now = self.now()
-        log.ended(None, now)
+        self._end(log, None, now)
         self._handle(loop.stream_ended(now, request_id))
 
-    def _event(self, log: LiveRequest, event: dict[str, Any]) -> None:
+    def _event(self, log: RequestLog, event: dict[str, Any]) -> None:
         now = self.now()
         first = log.n_events == 0
-        log.saw(event, now)
+        log.saw_event(now)
         if first and self.user is not None:
             self._plan_interrupt(self.user.streaming_interrupt(log.turn, now))
         self._handle(self._loop.on_event(event, now, log.request_index))

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import anthropic
 
-from sim.live.request_log import LiveRequest
 from sim.live.session import PermissionAnswers, run_session
 from sim.live.tools import LiveTool
+from sim.metrics.request_log import RequestLog
 from sim.runtime.loop import ToolTurnLoop
 from sim.user import SimulatedUser
 from sim.wire.identity import SESSION_HEADER
@@ -37,7 +37,7 @@ class LiveSession:
     loop: ToolTurnLoop
     start_ns: int | None = None
     end_ns: int | None = None
-    requests: list[LiveRequest] = field(default_factory=list)
+    requests: list[RequestLog] = field(default_factory=list)
 
 
 async def run_user_session(

@@ -91,6 +91,28 @@ def with_overrides(
     return overridden
 
 
+def unmodelled_live(scenario: Scenario) -> list[str]:
+    """The scenario's sections that only the simulator carries out, when set: session faults
+    (crash, rewind) and compaction. A live run's sessions are real processes of the client's."""
+    session = scenario.session
+    return [name for name, used in (("[session.faults]", session.resumes),
+                                    ("[session.compaction]",
+                                     session.compaction.trigger_tokens is not None)) if used]
+
+
+def without_session_faults(scenario: Scenario) -> Scenario:
+    """`scenario` without its session faults and compaction (`[session.faults]`,
+    `[session.compaction]`): what a live run cannot do to a real process, so that a simulated
+    twin of a live run is run the same way. The content hash stays the file's."""
+    data = scenario.model_dump(mode="python", exclude_unset=True)
+    session = data.get("session", {})
+    session.pop("faults", None)
+    session.pop("compaction", None)
+    stripped = Scenario.model_validate(data)
+    stripped._content_hash = scenario.content_hash
+    return stripped
+
+
 def validation_error(
     path: str | Path, error: ValidationError, data: Mapping[str, Any]
 ) -> UserError:
