@@ -24,16 +24,24 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def workers_of(pid: int) -> set[int]:
-    """The worker processes `pid` spawned (not multiprocessing's resource tracker)."""
+def children_of(pid: int) -> set[int]:
     found = set()
     for children in Path(f"/proc/{pid}/task").glob("*/children"):
-        for child in children.read_text().split():
-            try:
-                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    found.add(int(child))
-            except FileNotFoundError:  # ended since listed
-                continue
+        with contextlib.suppress(FileNotFoundError):  # ended since listed
+            found.update(int(child) for child in children.read_text().split())
+    return found
+
+
+def workers_of(pid: int) -> set[int]:
+    """The worker processes of `pid`: the children of its forkserver (not the server itself, nor
+    multiprocessing's resource tracker)."""
+    found = set()
+    for child in children_of(pid):
+        try:
+            if b"forkserver" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.update(children_of(child))
+        except FileNotFoundError:  # ended since listed
+            continue
     return found
 
 

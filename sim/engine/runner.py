@@ -11,10 +11,23 @@ block, and the run's tables are its tasks' parts in the tables' order (`parts_in
 Parquet tables are the same bytes serially or in parallel. Only the wall-clock speed differs.
 With `trace=True` every task also writes its event trace (the `events` table).
 
-With `jobs > 1` the tasks run in worker processes (spawned, so it works the same on every
-platform), each taking one task at a time over its own pipe; a worker sends back only the
-task's counters (its rows are in its parts). A parts folder that holds a task's finished parts
-already (an interrupted run's, given again) is kept: the task is not run again.
+With `jobs > 1` the tasks run in worker processes, each taking one task at a time over its own
+pipe; a worker sends back only the task's counters (its rows are in its parts). A parts folder
+that holds a task's finished parts already (an interrupted run's, given again) is kept: the task
+is not run again.
+
+The workers are started by multiprocessing's *forkserver* (spawn where a platform has none),
+with the engine's modules preloaded (`PRELOAD`): the server, a fresh single-threaded process,
+imports them once (about 1.3 s of CPU), and each worker is a fork of it, ready in milliseconds,
+where a spawned worker imported them again (1.3 s each, the cost that ate `--jobs 2`'s gain).
+Not plain fork: the parent is not a clean process to copy. It has native threads (pyarrow's
+jemalloc background thread, OpenBLAS's pool; Python 3.12 warns that forking such a process may
+deadlock the child), SIGTERM handled as an interrupt (`sim.termination`: a worker would take
+`terminate()` for a Ctrl-C and print a traceback), and, embedded, whatever its host holds
+(an in-process Dask cluster's threads and sockets in the tests). The forkserver is also
+Python 3.14's default on Linux. It is started (once per process, then reused by every run)
+with SIGINT blocked, and forked processes keep the mask: the server and every worker never see
+a Ctrl-C.
 
 A task that fails does not stop the run: every other task still runs (its parts kept, for
 `--resume`), then `TasksFailed` names each failed task (its unit, point and block) with its
@@ -23,13 +36,16 @@ mode's stop (its purpose: the first broken transcript, with what reproduces it),
 (the scenario's fault, such as a runaway session: reported as bad input) and an `OSError` (the
 disk or the parts folder, which every other task would meet too).
 
-A Ctrl-C reaches the whole process group, but only the parent acts on it: workers start with
-SIGINT blocked and never see it. When the parent is interrupted (or a task stops the run) it
-terminates its workers before the exception goes on, so the run ends promptly, without workers'
-tracebacks or workers left behind. The parent alone reads the pipes, in its main thread (no pool
-thread a half-sent result could leave waiting forever, as with `concurrent.futures`). A worker
-whose parent is gone (killed by SIGKILL, which no handler sees) exits at once and quietly: it
-watches its parent's sentinel, and a message it can no longer send ends it rather than raising.
+A Ctrl-C reaches the whole process group, but only the parent acts on it: workers (and the
+forkserver) start with SIGINT blocked and never see it. When the parent is interrupted (or a
+task stops the run) it terminates its workers before the exception goes on, so the run ends
+promptly, without workers' tracebacks or workers left behind. The parent alone reads the
+pipes, in its main thread (no pool thread a half-sent result could leave waiting forever, as
+with `concurrent.futures`). A worker whose parent is gone (killed by SIGKILL, which no handler
+sees) exits at once and quietly: it watches its parent's sentinel, and a message it can no
+longer send ends it rather than raising. A worker that dies (killed, out of memory, failing in
+its own start-up) ends the run with `WorkerLost`, which says so (its broken pipe is an OSError,
+but not the disk's).
 
     result = run_scenario(load_scenario("scenarios/default.toml"), jobs=2)
     tables = result.tables("run-1")
@@ -50,8 +66,9 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from multiprocessing import resource_tracker
+from multiprocessing import forkserver, resource_tracker
 from multiprocessing.connection import Connection, wait
+from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
@@ -526,34 +543,54 @@ def _run_parallel(
     stats: dict[int, TaskStats],
     failures: dict[int, TaskFailure],
 ) -> None:
-    context = multiprocessing.get_context("spawn")
     data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
     todo = list(todo)
     expected = len(stats) + len(todo)
     workers: dict[Connection, BaseProcess] = {}
-    # Started now, not by the first worker's start: starting it unblocks SIGINT (bpo-33613's
-    # mask, lifted after the tracker is spawned), and the first worker started in that call
-    # would see a Ctrl-C (a KeyboardInterrupt traceback from its imports).
-    resource_tracker.ensure_running()
     try:
-        for _ in range(min(jobs, len(todo))):
-            ours, theirs = context.Pipe()
-            worker = context.Process(
-                target=_work,
-                args=(theirs, data, progress.reporting, trace, str(parts)),
-                daemon=True,
-            )
-            with _sigint_blocked():
-                worker.start()
-            theirs.close()
-            workers[ours] = worker
-            ours.send(todo.pop(0))
+        try:
+            context = _worker_context()
+            for _ in range(min(jobs, len(todo))):
+                ours, theirs = context.Pipe()
+                worker = context.Process(
+                    target=_work,
+                    args=(theirs, data, progress.reporting, trace, str(parts)),
+                    daemon=True,
+                )
+                with _sigint_blocked():
+                    worker.start()
+                theirs.close()
+                workers[ours] = worker
+                _give(ours, worker, todo.pop(0))
+        except OSError as error:  # no process to be had (fork's EAGAIN, too many files)
+            raise WorkerLost(f"could not start a worker process ({error})") from error
         while len(stats) + len(failures) < expected:
             for connection in wait(list(workers)):
                 assert isinstance(connection, Connection)
                 _receive(connection, workers[connection], todo, stats, failures, progress)
     finally:
         _end(workers)
+
+
+# What a worker runs: imported once by the forkserver, so that its forks have it (module
+# docstring). The runner imports the simulation and the part writers (pyarrow, simpy, pydantic).
+PRELOAD = ["sim.engine.runner"]
+
+
+def _worker_context() -> ForkServerContext | SpawnContext:
+    """The forkserver context, its server running with `PRELOAD` and SIGINT blocked; spawn on a
+    platform without it (module docstring)."""
+    # Started first, on its own: starting it unblocks SIGINT (bpo-33613's mask, lifted after
+    # the tracker is spawned), which would open the server's (or a spawned worker's) mask.
+    resource_tracker.ensure_running()
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    # No effect on a server already running (a run before this one started it: it has them).
+    context.set_forkserver_preload(PRELOAD)
+    with _sigint_blocked():
+        forkserver.ensure_running()
+    return context
 
 
 def _receive(
@@ -568,11 +605,8 @@ def _receive(
     it the next task), or the exception that stops the run (`STOPS`, raised here)."""
     try:
         kind, index, payload = connection.recv()
-    except EOFError:
-        worker.join()
-        raise RuntimeError(
-            f"a worker process ended without its result (exit status {worker.exitcode})"
-        ) from None
+    except (EOFError, OSError):
+        raise _lost(worker, "without its task's result") from None
     if kind == "progress":
         progress.update(index, payload)
     elif kind == "stop":
@@ -584,7 +618,26 @@ def _receive(
         else:
             stats[index] = payload
         if todo:
-            connection.send(todo.pop(0))
+            _give(connection, worker, todo.pop(0))
+
+
+class WorkerLost(Exception):
+    """A worker process ended, or could not be started, without its task's result (killed, out
+    of memory, failing in its own start-up): the run cannot go on. Not an OSError, though its
+    pipe raised one: that is not the disk's (`STOPS`)."""
+
+
+def _give(connection: Connection, worker: BaseProcess, task: tuple[int, Task]) -> None:
+    try:
+        connection.send(task)
+    except OSError:  # its end of the pipe is closed: the worker is gone
+        raise _lost(worker, "before it took its task") from None
+
+
+def _lost(worker: BaseProcess, when: str) -> WorkerLost:
+    worker.join(timeout=10)  # its pipe is closed: it has ended or is ending (bounded all the same)
+    status = "unknown" if worker.exitcode is None else worker.exitcode
+    return WorkerLost(f"a worker process ended {when} (exit status {status})")
 
 
 def _end(workers: dict[Connection, BaseProcess]) -> None:
@@ -621,9 +674,11 @@ class _ParentGone(BaseException):
 def _work(
     connection: Connection, data: dict[int, dict[str, Any]], report: bool, trace: bool, parts: str
 ) -> None:
-    """A worker: runs the tasks it is sent until its pipe closes (module level, so spawned
-    processes can import it). A task's failure goes back as text (its exception may not
-    pickle), one that stops the run as itself (the parent raises it; the worker is done)."""
+    """A worker: runs the tasks it is sent until its pipe closes (module level, so a worker
+    finds it by name). A task's failure goes back as text (its exception may not pickle), one
+    that stops the run as itself (the parent raises it; the worker is done)."""
+    # Blocked already, unless a forkserver its host started earlier without the mask forked it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     _exit_when_orphaned()
     scenarios: dict[int, Scenario] = {}
     try:
