@@ -16,18 +16,9 @@ pipe; a worker sends back only the task's counters (its rows are in its parts). 
 that holds a task's finished parts already (an interrupted run's, given again) is kept: the task
 is not run again.
 
-The workers are started by multiprocessing's *forkserver* (spawn where a platform has none),
-with the engine's modules preloaded (`PRELOAD`): the server, a fresh single-threaded process,
-imports them once (about 1.3 s of CPU), and each worker is a fork of it, ready in milliseconds,
-where a spawned worker imported them again (1.3 s each, the cost that ate `--jobs 2`'s gain).
-Not plain fork: the parent is not a clean process to copy. It has native threads (pyarrow's
-jemalloc background thread, OpenBLAS's pool; Python 3.12 warns that forking such a process may
-deadlock the child), SIGTERM handled as an interrupt (`sim.termination`: a worker would take
-`terminate()` for a Ctrl-C and print a traceback), and, embedded, whatever its host holds
-(an in-process Dask cluster's threads and sockets in the tests). The forkserver is also
-Python 3.14's default on Linux. It is started (once per process, then reused by every run)
-with SIGINT blocked, and forked processes keep the mask: the server and every worker never see
-a Ctrl-C.
+The workers are forks of multiprocessing's forkserver with the engine preloaded (`PRELOAD`;
+`sim.engine.forking` says why that start method): ready in milliseconds where a spawned worker
+spent about 1.3 s importing the engine again, and never seeing a Ctrl-C.
 
 A task that fails does not stop the run: every other task still runs (its parts kept, for
 `--resume`), then `TasksFailed` names each failed task (its unit, point and block) with its
@@ -63,12 +54,9 @@ import tempfile
 import threading
 import traceback
 import weakref
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from multiprocessing import forkserver, resource_tracker
 from multiprocessing.connection import Connection, wait
-from multiprocessing.context import ForkServerContext, SpawnContext
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
@@ -76,8 +64,9 @@ from typing import Any
 import pyarrow as pa
 
 from sim.engine.arrivals import load_levels
-from sim.engine.backends import executor_for
+from sim.engine.backends import REPORT_EVERY_S, Channel, Reporter, executor_for
 from sim.engine.blocks import session_blocks
+from sim.engine.forking import sigint_blocked, worker_context
 from sim.engine.simulation import simulate
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError
@@ -354,8 +343,10 @@ def _run_tasks(
     tracker = _UnitProgress(progress, tasks, stats, scenarios)
     failures: dict[int, TaskFailure] = {}
     if backend != "local":
-        with executor_for(backend, jobs=jobs, address=address) as executor:
-            _run_on_executor(executor, scenarios, todo, tracker, trace, folder, stats, failures)
+        with executor_for(backend, jobs=jobs, address=address) as (executor, channel):
+            _run_on_executor(
+                executor, channel, scenarios, todo, tracker, trace, folder, stats, failures
+            )
     elif jobs <= 1 or len(todo) <= 1:
         for index, task in todo:
             point_scenario = scenarios[task.unit.point]
@@ -488,6 +479,7 @@ class _UnitProgress:
 
 def _run_on_executor(
     executor: concurrent.futures.Executor,
+    channel: Channel,
     scenarios: dict[int, Scenario],
     todo: list[tuple[int, Task]],
     progress: _UnitProgress,
@@ -497,29 +489,52 @@ def _run_on_executor(
     failures: dict[int, TaskFailure],
 ) -> None:
     """Every task of `todo` submitted to `executor` (a Dask or Ray one), its counters taken as it
-    finishes, a failure into `failures`. A failure that stops the run (`STOPS`) or an interrupt
-    cancels what has not started."""
+    finishes, a failure into `failures`, its sessions as they finish read from `channel` in
+    between. A failure that stops the run (`STOPS`) or an interrupt cancels what has not
+    started."""
     data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
     futures = {
-        executor.submit(_remote_task, data[task.unit.point], task, str(parts), trace): index
+        executor.submit(
+            _remote_task, data[task.unit.point], task, str(parts), trace,
+            channel.reporter(index) if progress.reporting else None,
+        ): index
         for index, task in todo
     }
     tasks = dict(todo)
+    pending = set(futures)
     try:
-        for future in concurrent.futures.as_completed(futures):
-            index = futures[future]
-            error = future.exception()
-            if isinstance(error, STOPS):
-                raise error
-            if error is not None:
-                failures[index] = failure_of(tasks[index], error)
-                continue
-            stats[index] = future.result()
-            progress.update(index, stats[index].sessions_finished)
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, timeout=REPORT_EVERY_S, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for index, finished in channel.drain():
+                if index not in stats:  # a report can come after its task's result
+                    progress.update(index, finished)
+            for future in done:
+                _take(future, futures[future], tasks, progress, stats, failures)
     except BaseException:
         for future in futures:
             future.cancel()
         raise
+
+
+def _take(
+    future: concurrent.futures.Future[TaskStats],
+    index: int,
+    tasks: dict[int, Task],
+    progress: _UnitProgress,
+    stats: dict[int, TaskStats],
+    failures: dict[int, TaskFailure],
+) -> None:
+    """A finished task's counters, or its failure; a failure that stops the run raised."""
+    error = future.exception()
+    if isinstance(error, STOPS):
+        raise error
+    if error is not None:
+        failures[index] = failure_of(tasks[index], error)
+        return
+    stats[index] = future.result()
+    progress.update(index, stats[index].sessions_finished)
 
 
 def _scenario_data(scenario: Scenario) -> dict[str, Any]:
@@ -528,9 +543,16 @@ def _scenario_data(scenario: Scenario) -> dict[str, Any]:
     return scenario.model_dump(mode="python", exclude_unset=True)
 
 
-def _remote_task(data: dict[str, Any], task: Task, parts: str, trace: bool) -> TaskStats:
+def _remote_task(
+    data: dict[str, Any], task: Task, parts: str, trace: bool, reporter: Reporter | None
+) -> TaskStats:
     """One task on a cluster's worker (module level, so it pickles by reference)."""
-    return run_task(Scenario.model_validate(data), task, Path(parts), trace)
+    return run_task(Scenario.model_validate(data), task, Path(parts), trace, reporter)
+
+
+# What a worker runs: imported once by the forkserver, so that its forks have it (module
+# docstring). The runner imports the simulation and the part writers (pyarrow, simpy, pydantic).
+PRELOAD = ["sim.engine.runner"]
 
 
 def _run_parallel(
@@ -549,7 +571,7 @@ def _run_parallel(
     workers: dict[Connection, BaseProcess] = {}
     try:
         try:
-            context = _worker_context()
+            context = worker_context(PRELOAD)
             for _ in range(min(jobs, len(todo))):
                 ours, theirs = context.Pipe()
                 worker = context.Process(
@@ -557,7 +579,7 @@ def _run_parallel(
                     args=(theirs, data, progress.reporting, trace, str(parts)),
                     daemon=True,
                 )
-                with _sigint_blocked():
+                with sigint_blocked():
                     worker.start()
                 theirs.close()
                 workers[ours] = worker
@@ -570,27 +592,6 @@ def _run_parallel(
                 _receive(connection, workers[connection], todo, stats, failures, progress)
     finally:
         _end(workers)
-
-
-# What a worker runs: imported once by the forkserver, so that its forks have it (module
-# docstring). The runner imports the simulation and the part writers (pyarrow, simpy, pydantic).
-PRELOAD = ["sim.engine.runner"]
-
-
-def _worker_context() -> ForkServerContext | SpawnContext:
-    """The forkserver context, its server running with `PRELOAD` and SIGINT blocked; spawn on a
-    platform without it (module docstring)."""
-    # Started first, on its own: starting it unblocks SIGINT (bpo-33613's mask, lifted after
-    # the tracker is spawned), which would open the server's (or a spawned worker's) mask.
-    resource_tracker.ensure_running()
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    # No effect on a server already running (a run before this one started it: it has them).
-    context.set_forkserver_preload(PRELOAD)
-    with _sigint_blocked():
-        forkserver.ensure_running()
-    return context
 
 
 def _receive(
@@ -647,18 +648,6 @@ def _end(workers: dict[Connection, BaseProcess]) -> None:
         worker.terminate()
     for worker in workers.values():
         worker.join()
-
-
-@contextmanager
-def _sigint_blocked() -> Iterator[None]:
-    """SIGINT blocked in this thread while it starts a process, which inherits the mask (through
-    fork and exec) and keeps it. A SIGINT meanwhile is not lost: it waits until the block ends
-    (or goes to another thread of this process)."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class WorkerTraceback(Exception):
