@@ -20,12 +20,16 @@ deadlock the child), SIGTERM handled as an interrupt (`sim.termination`: a forke
 take `terminate()` for a Ctrl-C and print a traceback), and, embedded, whatever its host holds
 (an in-process Dask cluster's threads and sockets in the tests). The server is a fresh,
 single-threaded process; it is also Python 3.14's default start method on Linux. A platform
-without a forkserver (Windows) gets spawn, with SIGINT blocked around each start.
+without a forkserver (Windows) gets spawn, with SIGINT blocked around each start. The server
+lives as long as the process that started it (later runs reuse it) and ends with it, reaped.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import multiprocessing
+import os
 import signal
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -46,7 +50,27 @@ def worker_context(preload: Sequence[str]) -> ForkServerContext | SpawnContext:
     context.set_forkserver_preload(list(preload))
     with sigint_blocked():
         forkserver.ensure_running()
+    atexit.unregister(_stop_server)  # once, however many runs started or met the server
+    atexit.register(_stop_server)
     return context
+
+
+def _stop_server() -> None:
+    """Ends the server and the resource tracker with this process, and reaps them. Left to
+    themselves they end a moment after this process (when their pipes from here close):
+    processes of the run left behind, the server's CPU time and its workers' (it reaps them)
+    never counted in this process's. Through multiprocessing's private handles on them (`_stop`,
+    what its own tests use: there is no public one); the server killed first, so that one still
+    importing its preload does not hold the exit up."""
+    server = getattr(forkserver, "_forkserver", None)
+    pid = getattr(server, "_forkserver_pid", None)
+    if server is not None and pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        server._stop()
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    if tracker is not None:
+        tracker._stop()
 
 
 @contextmanager
