@@ -16,12 +16,13 @@ Used by the local pool (`sim.engine.runner`) and by the Dask cluster made for a 
 
 Not plain fork: the parent is not a clean process to copy. It has native threads (pyarrow's
 jemalloc background thread, OpenBLAS's pool: Python 3.12 warns that forking such a process may
-deadlock the child), SIGTERM handled as an interrupt (`sim.termination`: a forked worker would
-take `terminate()` for a Ctrl-C and print a traceback), and, embedded, whatever its host holds
-(an in-process Dask cluster's threads and sockets in the tests). The server is a fresh,
-single-threaded process; it is also Python 3.14's default start method on Linux. A platform
-without a forkserver (Windows) gets spawn, with SIGINT blocked around each start. The server
-lives as long as the process that started it (later runs reuse it) and ends with it, reaped.
+deadlock the child, and a run must never hang), SIGTERM handled as an interrupt
+(`sim.termination`: a forked worker would take `terminate()` for a Ctrl-C and print a
+traceback), and, embedded, whatever its host holds (an in-process Dask cluster's threads and
+sockets in the tests). The server is a fresh, single-threaded process; it is also Python
+3.14's default start method on Linux. A platform without a forkserver (Windows) gets spawn, with
+SIGINT blocked around each start. The server lives as long as the process that started it
+(later runs reuse it) and ends with it, reaped.
 """
 
 from __future__ import annotations
