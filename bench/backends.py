@@ -3,8 +3,9 @@ LocalCluster (issue 20: at least 1.8x on 2 cores), and each backend's overhead p
 
 The speed-up runs 16 units (8 load levels x 2 policies of an open loop, the same sessions each)
 serially, with `--jobs`-style local workers and on Dask, each `--repeat` times in turn, and
-prints the median wall times and their ratios. The overhead runs 16 units of one session each:
-a backend's wall time minus the serial one's, per unit.
+prints the median wall times and their ratios, and the median CPU time of each way (its whole
+process, workers included) against serial's. The overhead runs 16 units of one session each: a
+backend's wall and CPU time minus the serial one's, per unit.
 
 Every timed run is a fresh process, as a user's `sim run` is: it pays the start of the local
 pool's forkserver or of the Dask cluster (`sim.engine.forking`) each time, where runs in one
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,13 +46,17 @@ def sixteen_units(sessions: int) -> Scenario:
     return scenario
 
 
-def timed(sessions: int, backend: str, jobs: int) -> float:
-    """Wall seconds of one run in a fresh process (module docstring)."""
+def timed(sessions: int, backend: str, jobs: int) -> tuple[float, float]:
+    """Wall seconds of one run in a fresh process (module docstring), and the CPU seconds of
+    that whole process with its workers (reaped through it: the forkserver reaps its forks)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     output = subprocess.run(
         [sys.executable, __file__, "--one", json.dumps([sessions, backend, jobs])],
         check=True, capture_output=True, text=True,
     ).stdout
-    return float(output.split()[-1])
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return float(output.split()[-1]), cpu
 
 
 def one(sessions: int, backend: str, jobs: int) -> float:
@@ -60,16 +66,22 @@ def one(sessions: int, backend: str, jobs: int) -> float:
     return time.perf_counter() - start
 
 
-def medians(sessions: int, jobs: int, repeat: int) -> dict[str, float]:
-    """Median wall seconds per way of running, the ways taken in turn `repeat` times."""
+def medians(sessions: int, jobs: int, repeat: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) seconds per way of running, the ways taken in turn `repeat` times."""
     ways = {"serial": ("local", 1), "local": ("local", jobs), "dask": ("dask", jobs)}
-    walls: dict[str, list[float]] = {name: [] for name in ways}
+    runs: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
     for _ in range(repeat):
         for name, (backend, workers) in ways.items():
-            walls[name].append(timed(sessions, backend, workers))
-    for name, values in walls.items():
-        print(f"    {name:<7} " + " ".join(f"{wall:.2f}" for wall in values), flush=True)
-    return {name: statistics.median(values) for name, values in walls.items()}
+            runs[name].append(timed(sessions, backend, workers))
+            wall, cpu = runs[name][-1]
+            print(f"    {name:<7} wall {wall:7.2f} s  cpu {cpu:7.2f} s", flush=True)
+    return {
+        name: (
+            statistics.median(wall for wall, _ in values),
+            statistics.median(cpu for _, cpu in values),
+        )
+        for name, values in runs.items()
+    }
 
 
 def main() -> int:
@@ -82,16 +94,22 @@ def main() -> int:
     if args.one is not None:
         print(f"{one(*json.loads(args.one)):.6f}")
         return 0
-    print(f"16 units of {args.sessions} sessions, --jobs {args.jobs}, each run (s):")
+    print(f"16 units of {args.sessions} sessions, --jobs {args.jobs}, each run:")
     speed = medians(args.sessions, args.jobs, args.repeat)
-    print(f"medians of {args.repeat}:")
-    for name, wall in speed.items():
-        print(f"  {name:<7} {wall:7.2f} s  speed-up {speed['serial'] / wall:4.2f}x")
-    print("16 units of 1 session, each run (s):")
+    print(f"medians of {args.repeat} (CPU: the whole process, workers included):")
+    serial_wall, serial_cpu = speed["serial"]
+    for name, (wall, cpu) in speed.items():
+        print(
+            f"  {name:<7} wall {wall:7.2f} s  speed-up {serial_wall / wall:4.2f}x  "
+            f"cpu {cpu:7.2f} s  {cpu / serial_cpu:4.2f}x serial's"
+        )
+    print("16 units of 1 session, each run:")
     tiny = medians(1, args.jobs, args.repeat)
-    print("overhead per unit (wall minus serial's, per unit; medians):")
+    print("overhead per unit (medians, minus serial's, per unit):")
     for name in ("local", "dask"):
-        print(f"  {name:<7} {(tiny[name] - tiny['serial']) / 16 * 1000:7.0f} ms")
+        wall = (tiny[name][0] - tiny["serial"][0]) / 16 * 1000
+        cpu = (tiny[name][1] - tiny["serial"][1]) / 16 * 1000
+        print(f"  {name:<7} wall {wall:5.0f} ms  cpu {cpu:5.0f} ms")
     return 0
 
 
