@@ -12,11 +12,12 @@ import pytest
 
 from sim.cli import main
 from sim.engine import runner
+from sim.engine.backends import executor_for
 from sim.engine.runner import TasksFailed, run_scenario
 from sim.metrics.parts import is_complete
 from sim.metrics.schema import TABLES
 from sim.scenario.loader import load_scenario
-from tests.helpers import failing_tasks
+from tests.helpers import failing_tasks, signal_masks
 
 distributed = pytest.importorskip("distributed")
 
@@ -41,7 +42,10 @@ def test_dask_gives_the_tables_of_a_serial_run(cluster: str) -> None:
         scenario, backend="dask", address=cluster, progress=lambda u, n: reports.append((u, n))
     )
     assert on_dask.tables("r") == run_scenario(scenario).tables("r")
-    assert sorted(reports) == [(unit, 12) for unit in range(4)]  # each unit's 12 sessions
+    # Each unit's 12 sessions at the end, and its first session as it finished (a task reports
+    # at once, then at most every REPORT_EVERY_S): progress per session, not per task.
+    assert {unit: done for unit, done in reports} == {unit: 12 for unit in range(4)}
+    assert all((unit, 1) in reports for unit in range(4)), reports
 
 
 def test_sim_run_on_dask_writes_the_files_of_a_serial_run(cluster: str, tmp_path: Path) -> None:
@@ -110,3 +114,12 @@ def test_address_without_a_cluster_backend_is_refused(
     args = ["run", str(GOLDEN / "open_sweep.toml"), "--address", "tcp://127.0.0.1:1"]
     assert main([*args, "--out", str(tmp_path / "run")]) == 2
     assert "--address: only with --backend dask or ray" in capsys.readouterr().err
+
+
+def test_the_workers_of_a_cluster_made_for_a_run_never_see_a_ctrl_c() -> None:
+    # Its worker processes were spawned from the cluster's event-loop thread, whose mask was
+    # open: a Ctrl-C reached them and one printed its CancelledError traceback as the cluster
+    # closed (tests/test_run_interrupt.py). Forked from a server started with SIGINT blocked,
+    # they keep the mask.
+    with executor_for("dask", jobs=1) as (executor, _):
+        assert executor.submit(signal_masks.sigint_blocked).result() is True

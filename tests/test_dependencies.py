@@ -48,7 +48,7 @@ def _imported_distributions(folder: Path) -> set[str]:
 
 # Modules sim/ imports only for an optional backend (sim/engine/backends.py), by the extra that
 # installs them (ray need not be installed to test the rest).
-OPTIONAL_MODULES = {"distributed": "dask", "ray": "ray"}
+OPTIONAL_MODULES = {"distributed": "dask", "dask": "dask", "ray": "ray"}
 
 
 def test_optional_backends_are_their_extras_and_imported_only_there() -> None:

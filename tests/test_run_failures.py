@@ -1,10 +1,12 @@
 """A task that fails on the local backend, serially and with `--jobs 2`: the other tasks still
 run, `TasksFailed` names every failed one with its error, their parts are kept for `--resume`,
 and `sim run` writes no run folder and exits 1 naming each. A failure that stops the run (an
-OSError) ends it at once, as before. The Dask backend's failures: tests/test_backends.py."""
+OSError) ends it at once, as before; a worker process that dies is named as such, not as
+the disk's fault. The Dask backend's failures: tests/test_backends.py."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,20 @@ def test_sim_run_names_the_failed_units_writes_no_folder_and_resumes_them(
     for spec in TABLES:
         name = f"{spec.name}.parquet"
         assert (fresh / name).read_bytes() == (out / name).read_bytes()
+
+
+def test_a_worker_that_dies_is_reported_as_such_not_as_a_write_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its pipe then raised ConnectionResetError (or gave EOF): that OSError was reported as
+    # "cannot write the run's rows", exit 2, and the EOF as a RuntimeError's traceback.
+    monkeypatch.setattr(runner, "_work", failing_tasks.work_dying)
+    out = tmp_path / "run"
+    assert main(["run", str(SCENARIO), "--no-report", "-q", "--jobs", "2", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        r"sim run: a worker process ended (before it took its task|without its task's result) "
+        r"\(exit status 3\); no run folder written\n",
+        err,
+    ), err
+    assert list(tmp_path.iterdir()) == []

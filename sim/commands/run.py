@@ -27,7 +27,8 @@ or the one at `--address`), with the same files. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. With `--json` the summary is
 printed as JSON (the same groups as run.json's "summary") and the other lines go to stderr.
 Exit status: 0 done, 1 strict mode stopped the run (the message names seed and session) or
-simulations failed (each named; the first one's traceback above the names), 2 bad
+simulations failed (each named; the first one's traceback above the names) or a worker process
+of `--jobs` died (killed, out of memory; "a worker process ended ..."), 2 bad
 input or a folder that could not be written (a full disk: while drawing the report, the message
 says the tables were written and how to draw the report), 130 interrupted (Ctrl-C or SIGTERM;
 nothing is left half written, and an interrupt while drawing the report says that the run's
@@ -48,7 +49,7 @@ from typing import Any
 
 from sim.commands.report import draw_report
 from sim.engine.backends import BACKENDS
-from sim.engine.runner import RunResult, TasksFailed, run_scenario, units_of
+from sim.engine.runner import RunResult, TasksFailed, WorkerLost, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError, printable
 from sim.metrics.atomic import check_destination, scratch_sibling
@@ -65,6 +66,7 @@ from sim.termination import terminate_as_interrupt
 EXIT_OK = 0
 EXIT_STRICT_STOP = 1
 EXIT_TASKS_FAILED = 1
+EXIT_WORKER_LOST = 1
 RESULTS_DIR = Path("results")
 # A scenario name may hold anything (separators, `..`, NUL, a thousand characters): the default
 # folder keeps a bounded run of portable file-name characters from it.
@@ -228,6 +230,10 @@ def _simulate_and_write(
             file=sys.stderr,
         )
         return EXIT_STRICT_STOP
+    except WorkerLost as lost:
+        # Not the disk's: a worker process died (what it printed, if anything, is above).
+        print(printable(f"sim run: {lost}; no run folder written"), file=sys.stderr)
+        return EXIT_WORKER_LOST
     except OSError as error:
         # The simulations write their rows as they go: a full disk shows here.
         raise UserError(f"{out_dir}: cannot write the run's rows ({error})") from None

@@ -12,17 +12,28 @@
 
 Dask and Ray are imported only when chosen; missing, they are a `UserError` saying what to
 install. Each gives a `concurrent.futures`-style executor (`submit(fn, *args) -> Future`), one
-code path for both in the runner. Tasks write their parts into the run's parts folder, so a
-cluster's workers must see that folder (the same machine, or a shared file system).
+code path for both in the runner, and a progress channel (`Channel`) on which a task reports its
+sessions finished as it goes: Dask's worker events (`Worker.log_event`, which needs no client in
+the worker, to `Client.subscribe_topic` here), a Ray queue actor (`ray.util.queue.Queue`). A
+task reports at most every `REPORT_EVERY_S` (its result carries the final count). Tasks write
+their parts into the run's parts folder, so a cluster's workers must see that folder (the same
+machine, or a shared file system).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import functools
+import importlib.util
+import queue
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from sim.engine.forking import worker_context
 from sim.errors import UserError
 
 BACKENDS = ("local", "dask", "ray")
@@ -32,18 +43,55 @@ class BackendMissing(UserError):
     """A backend whose extra is not installed."""
 
 
+# A task's progress goes out at most this often (seconds): enough for a bar, few messages.
+REPORT_EVERY_S = 0.2
+
+
+class Reporter:
+    """A task's progress callback in a worker (picklable: it travels with the task): sends
+    (task index, sessions finished) through `send`, at most every `REPORT_EVERY_S`."""
+
+    def __init__(self, send: Callable[[list[int]], None], index: int) -> None:
+        self._send = send
+        self._index = index
+        self._last: float | None = None  # the first report goes at once
+
+    def __call__(self, finished: int) -> None:
+        now = time.monotonic()
+        if self._last is None or now - self._last >= REPORT_EVERY_S:
+            self._last = now
+            self._send([self._index, finished])
+
+
+class Channel:
+    """Where the tasks' `Reporter`s send and the runner reads: `drain` returns the
+    (task index, sessions finished) sent since the last call, oldest first."""
+
+    def __init__(
+        self, send: Callable[[list[int]], None], drain: Callable[[], list[list[int]]]
+    ) -> None:
+        self._send = send
+        self._drain = drain
+
+    def reporter(self, index: int) -> Reporter:
+        return Reporter(self._send, index)
+
+    def drain(self) -> list[tuple[int, int]]:
+        return [(index, finished) for index, finished in self._drain()]
+
+
 @contextmanager
 def executor_for(
     backend: str, *, jobs: int, address: str | None = None
-) -> Iterator[concurrent.futures.Executor]:
-    """A `concurrent.futures.Executor` on `backend` (`dask` or `ray`), shut down on leaving,
-    its cluster with it when it made one."""
+) -> Iterator[tuple[concurrent.futures.Executor, Channel]]:
+    """A `concurrent.futures.Executor` on `backend` (`dask` or `ray`) and its progress channel,
+    shut down on leaving, its cluster with it when it made one."""
     if backend == "dask":
-        with _dask(jobs, address) as executor:
-            yield executor
+        with _dask(jobs, address) as made:
+            yield made
     elif backend == "ray":
-        with _ray(jobs, address) as executor:
-            yield executor
+        with _ray(jobs, address) as made:
+            yield made
     else:
         raise UserError(f"--backend: {backend!r} has no executor; choose one of {BACKENDS}")
 
@@ -56,32 +104,84 @@ def _missing(backend: str, module: str) -> BackendMissing:
 
 
 @contextmanager
-def _dask(jobs: int, address: str | None) -> Iterator[concurrent.futures.Executor]:
-    try:
-        import distributed
-    except ImportError:
-        raise _missing("dask", "distributed") from None
-    cluster = None
+def _dask(
+    jobs: int, address: str | None
+) -> Iterator[tuple[concurrent.futures.Executor, Channel]]:
+    if importlib.util.find_spec("distributed") is None:
+        raise _missing("dask", "distributed")
     if address is None:
+        # Before this process imports distributed (a second or two), so that the server's
+        # imports of it and of the engine go on meanwhile, on the other core.
+        worker_context(DASK_PRELOAD)
+    import distributed
+
+    with contextlib.ExitStack() as stack:
+        cluster = None if address is not None else stack.enter_context(
+            _local_cluster(distributed, jobs)
+        )
+        # distributed's constructors are not annotated.
+        client = stack.enter_context(
+            distributed.Client(cluster if cluster is not None else address)  # type: ignore[no-untyped-call]
+        )
+        # The run's own topic: another run on a shared scheduler has its own.
+        topic = f"sim-progress-{uuid.uuid4().hex}"
+        inbox: queue.SimpleQueue[list[int]] = queue.SimpleQueue()
+        # Called in the client's event-loop thread: the runner drains the inbox in its own.
+        client.subscribe_topic(topic, lambda event: inbox.put(event[1]))
+        stack.callback(client.unsubscribe_topic, topic)
+        executor = client.get_executor(pure=False)
+        try:
+            yield executor, Channel(functools.partial(_dask_send, topic), _drainer(inbox))
+        finally:
+            executor.shutdown(wait=False)
+
+
+def _dask_send(topic: str, message: list[int]) -> None:
+    """In a Dask worker's task: an event to the scheduler, which passes it to the client."""
+    import distributed
+
+    distributed.get_worker().log_event(topic, message)
+
+
+def _drainer(inbox: queue.SimpleQueue[list[int]]) -> Callable[[], list[list[int]]]:
+    def drain() -> list[list[int]]:
+        messages = []
+        with contextlib.suppress(queue.Empty):
+            while True:
+                messages.append(inbox.get_nowait())
+        return messages
+
+    return drain
+
+
+# What the worker processes of a Dask cluster made for a run import before their first task: the
+# forkserver's preload (`sim.engine.forking`), with the module of the tasks' function.
+DASK_PRELOAD = ["distributed", "sim.engine.runner"]
+
+
+@contextmanager
+def _local_cluster(distributed: Any, jobs: int) -> Iterator[Any]:
+    """A LocalCluster of `jobs` worker processes forked from this process's forkserver (started
+    by the caller), closed on leaving: started in milliseconds with `DASK_PRELOAD` imported
+    (Dask's default, spawn, imports it all again in each), and with SIGINT blocked, so that a
+    Ctrl-C reaches only the run's own process, which closes the cluster (a worker that took the
+    Ctrl-C itself printed its CancelledError traceback while the cluster closed)."""
+    import dask
+    import distributed.utils
+
+    # distributed, on its first forkserver start, imports pandas, lz4 and more into this process
+    # (1.3 s measured) only to name them as the server's preload, which our server, running
+    # already, ignores: that flag (private; without it, only that time is lost) says it is done.
+    distributed.utils._forkserver_preload_set = True
+    # Read by a nanny whenever it starts a worker (a restart too): kept while the cluster lives.
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
         # A free port for the dashboard (when bokeh is there): None still tries 8787, and two
         # runs at once would collide.
-        # distributed's constructors are not annotated.
-        cluster = distributed.LocalCluster(  # type: ignore[no-untyped-call]
+        with distributed.LocalCluster(
             n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=":0",
             silence_logs=50,
-        )
-    try:
-        with distributed.Client(  # type: ignore[no-untyped-call]
-            cluster if cluster is not None else address
-        ) as client:
-            executor = client.get_executor(pure=False)
-            try:
-                yield executor
-            finally:
-                executor.shutdown(wait=False)
-    finally:
-        if cluster is not None:
-            cluster.close()
+        ) as cluster:
+            yield cluster
 
 
 class _RayExecutor(concurrent.futures.Executor):
@@ -102,9 +202,10 @@ class _RayExecutor(concurrent.futures.Executor):
 
 
 @contextmanager
-def _ray(jobs: int, address: str | None) -> Iterator[concurrent.futures.Executor]:
+def _ray(jobs: int, address: str | None) -> Iterator[tuple[concurrent.futures.Executor, Channel]]:
     try:
         import ray
+        from ray.util.queue import Queue
     except ImportError:
         raise _missing("ray", "ray") from None
     if address is None:
@@ -112,6 +213,18 @@ def _ray(jobs: int, address: str | None) -> Iterator[concurrent.futures.Executor
     else:
         ray.init(address=address, log_to_driver=False)
     try:
-        yield _RayExecutor(ray)
+        # An actor of its own: needs no CPU of the ones the tasks use.
+        inbox = Queue(actor_options={"num_cpus": 0})
+
+        def drain() -> list[list[int]]:
+            waiting = inbox.qsize()
+            return list(inbox.get_nowait_batch(waiting)) if waiting else []
+
+        yield _RayExecutor(ray), Channel(functools.partial(_ray_send, inbox), drain)
     finally:
         ray.shutdown()
+
+
+def _ray_send(inbox: Any, message: list[int]) -> None:
+    """In a Ray task: onto the run's queue actor (it never fills: no bound)."""
+    inbox.put_nowait(message)

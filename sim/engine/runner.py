@@ -11,10 +11,14 @@ block, and the run's tables are its tasks' parts in the tables' order (`parts_in
 Parquet tables are the same bytes serially or in parallel. Only the wall-clock speed differs.
 With `trace=True` every task also writes its event trace (the `events` table).
 
-With `jobs > 1` the tasks run in worker processes (spawned, so it works the same on every
-platform), each taking one task at a time over its own pipe; a worker sends back only the
-task's counters (its rows are in its parts). A parts folder that holds a task's finished parts
-already (an interrupted run's, given again) is kept: the task is not run again.
+With `jobs > 1` the tasks run in worker processes, each taking one task at a time over its own
+pipe; a worker sends back only the task's counters (its rows are in its parts). A parts folder
+that holds a task's finished parts already (an interrupted run's, given again) is kept: the task
+is not run again.
+
+The workers are forks of multiprocessing's forkserver with the engine preloaded (`PRELOAD`;
+`sim.engine.forking` says why that start method): ready in milliseconds where a spawned worker
+spent about 1.3 s importing the engine again, and never seeing a Ctrl-C.
 
 A task that fails does not stop the run: every other task still runs (its parts kept, for
 `--resume`), then `TasksFailed` names each failed task (its unit, point and block) with its
@@ -23,13 +27,16 @@ mode's stop (its purpose: the first broken transcript, with what reproduces it),
 (the scenario's fault, such as a runaway session: reported as bad input) and an `OSError` (the
 disk or the parts folder, which every other task would meet too).
 
-A Ctrl-C reaches the whole process group, but only the parent acts on it: workers start with
-SIGINT blocked and never see it. When the parent is interrupted (or a task stops the run) it
-terminates its workers before the exception goes on, so the run ends promptly, without workers'
-tracebacks or workers left behind. The parent alone reads the pipes, in its main thread (no pool
-thread a half-sent result could leave waiting forever, as with `concurrent.futures`). A worker
-whose parent is gone (killed by SIGKILL, which no handler sees) exits at once and quietly: it
-watches its parent's sentinel, and a message it can no longer send ends it rather than raising.
+A Ctrl-C reaches the whole process group, but only the parent acts on it: workers (and the
+forkserver) start with SIGINT blocked and never see it. When the parent is interrupted (or a
+task stops the run) it terminates its workers before the exception goes on, so the run ends
+promptly, without workers' tracebacks or workers left behind. The parent alone reads the
+pipes, in its main thread (no pool thread a half-sent result could leave waiting forever, as
+with `concurrent.futures`). A worker whose parent is gone (killed by SIGKILL, which no handler
+sees) exits at once and quietly: it watches its parent's sentinel, and a message it can no
+longer send ends it rather than raising. A worker that dies (killed, out of memory, failing in
+its own start-up) ends the run with `WorkerLost`, which says so (its broken pipe is an OSError,
+but not the disk's).
 
     result = run_scenario(load_scenario("scenarios/default.toml"), jobs=2)
     tables = result.tables("run-1")
@@ -47,10 +54,8 @@ import tempfile
 import threading
 import traceback
 import weakref
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -59,8 +64,9 @@ from typing import Any
 import pyarrow as pa
 
 from sim.engine.arrivals import load_levels
-from sim.engine.backends import executor_for
+from sim.engine.backends import REPORT_EVERY_S, Channel, Reporter, executor_for
 from sim.engine.blocks import session_blocks
+from sim.engine.forking import sigint_blocked, worker_context
 from sim.engine.simulation import simulate
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError
@@ -337,8 +343,10 @@ def _run_tasks(
     tracker = _UnitProgress(progress, tasks, stats, scenarios)
     failures: dict[int, TaskFailure] = {}
     if backend != "local":
-        with executor_for(backend, jobs=jobs, address=address) as executor:
-            _run_on_executor(executor, scenarios, todo, tracker, trace, folder, stats, failures)
+        with executor_for(backend, jobs=jobs, address=address) as (executor, channel):
+            _run_on_executor(
+                executor, channel, scenarios, todo, tracker, trace, folder, stats, failures
+            )
     elif jobs <= 1 or len(todo) <= 1:
         for index, task in todo:
             point_scenario = scenarios[task.unit.point]
@@ -471,6 +479,7 @@ class _UnitProgress:
 
 def _run_on_executor(
     executor: concurrent.futures.Executor,
+    channel: Channel,
     scenarios: dict[int, Scenario],
     todo: list[tuple[int, Task]],
     progress: _UnitProgress,
@@ -480,29 +489,52 @@ def _run_on_executor(
     failures: dict[int, TaskFailure],
 ) -> None:
     """Every task of `todo` submitted to `executor` (a Dask or Ray one), its counters taken as it
-    finishes, a failure into `failures`. A failure that stops the run (`STOPS`) or an interrupt
-    cancels what has not started."""
+    finishes, a failure into `failures`, its sessions as they finish read from `channel` in
+    between. A failure that stops the run (`STOPS`) or an interrupt cancels what has not
+    started."""
     data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
     futures = {
-        executor.submit(_remote_task, data[task.unit.point], task, str(parts), trace): index
+        executor.submit(
+            _remote_task, data[task.unit.point], task, str(parts), trace,
+            channel.reporter(index) if progress.reporting else None,
+        ): index
         for index, task in todo
     }
     tasks = dict(todo)
+    pending = set(futures)
     try:
-        for future in concurrent.futures.as_completed(futures):
-            index = futures[future]
-            error = future.exception()
-            if isinstance(error, STOPS):
-                raise error
-            if error is not None:
-                failures[index] = failure_of(tasks[index], error)
-                continue
-            stats[index] = future.result()
-            progress.update(index, stats[index].sessions_finished)
+        while pending:
+            done, pending = concurrent.futures.wait(
+                pending, timeout=REPORT_EVERY_S, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for index, finished in channel.drain():
+                if index not in stats:  # a report can come after its task's result
+                    progress.update(index, finished)
+            for future in done:
+                _take(future, futures[future], tasks, progress, stats, failures)
     except BaseException:
         for future in futures:
             future.cancel()
         raise
+
+
+def _take(
+    future: concurrent.futures.Future[TaskStats],
+    index: int,
+    tasks: dict[int, Task],
+    progress: _UnitProgress,
+    stats: dict[int, TaskStats],
+    failures: dict[int, TaskFailure],
+) -> None:
+    """A finished task's counters, or its failure; a failure that stops the run raised."""
+    error = future.exception()
+    if isinstance(error, STOPS):
+        raise error
+    if error is not None:
+        failures[index] = failure_of(tasks[index], error)
+        return
+    stats[index] = future.result()
+    progress.update(index, stats[index].sessions_finished)
 
 
 def _scenario_data(scenario: Scenario) -> dict[str, Any]:
@@ -511,9 +543,16 @@ def _scenario_data(scenario: Scenario) -> dict[str, Any]:
     return scenario.model_dump(mode="python", exclude_unset=True)
 
 
-def _remote_task(data: dict[str, Any], task: Task, parts: str, trace: bool) -> TaskStats:
+def _remote_task(
+    data: dict[str, Any], task: Task, parts: str, trace: bool, reporter: Reporter | None
+) -> TaskStats:
     """One task on a cluster's worker (module level, so it pickles by reference)."""
-    return run_task(Scenario.model_validate(data), task, Path(parts), trace)
+    return run_task(Scenario.model_validate(data), task, Path(parts), trace, reporter)
+
+
+# What a worker runs: imported once by the forkserver, so that its forks have it (module
+# docstring). The runner imports the simulation and the part writers (pyarrow, simpy, pydantic).
+PRELOAD = ["sim.engine.runner"]
 
 
 def _run_parallel(
@@ -526,28 +565,27 @@ def _run_parallel(
     stats: dict[int, TaskStats],
     failures: dict[int, TaskFailure],
 ) -> None:
-    context = multiprocessing.get_context("spawn")
     data = {index: _scenario_data(scenario) for index, scenario in scenarios.items()}
     todo = list(todo)
     expected = len(stats) + len(todo)
     workers: dict[Connection, BaseProcess] = {}
-    # Started now, not by the first worker's start: starting it unblocks SIGINT (bpo-33613's
-    # mask, lifted after the tracker is spawned), and the first worker started in that call
-    # would see a Ctrl-C (a KeyboardInterrupt traceback from its imports).
-    resource_tracker.ensure_running()
     try:
-        for _ in range(min(jobs, len(todo))):
-            ours, theirs = context.Pipe()
-            worker = context.Process(
-                target=_work,
-                args=(theirs, data, progress.reporting, trace, str(parts)),
-                daemon=True,
-            )
-            with _sigint_blocked():
-                worker.start()
-            theirs.close()
-            workers[ours] = worker
-            ours.send(todo.pop(0))
+        try:
+            context = worker_context(PRELOAD)
+            for _ in range(min(jobs, len(todo))):
+                ours, theirs = context.Pipe()
+                worker = context.Process(
+                    target=_work,
+                    args=(theirs, data, progress.reporting, trace, str(parts)),
+                    daemon=True,
+                )
+                with sigint_blocked():
+                    worker.start()
+                theirs.close()
+                workers[ours] = worker
+                _give(ours, worker, todo.pop(0))
+        except OSError as error:  # no process to be had (fork's EAGAIN, too many files)
+            raise WorkerLost(f"could not start a worker process ({error})") from error
         while len(stats) + len(failures) < expected:
             for connection in wait(list(workers)):
                 assert isinstance(connection, Connection)
@@ -568,11 +606,8 @@ def _receive(
     it the next task), or the exception that stops the run (`STOPS`, raised here)."""
     try:
         kind, index, payload = connection.recv()
-    except EOFError:
-        worker.join()
-        raise RuntimeError(
-            f"a worker process ended without its result (exit status {worker.exitcode})"
-        ) from None
+    except (EOFError, OSError):
+        raise _lost(worker, "without its task's result") from None
     if kind == "progress":
         progress.update(index, payload)
     elif kind == "stop":
@@ -584,7 +619,26 @@ def _receive(
         else:
             stats[index] = payload
         if todo:
-            connection.send(todo.pop(0))
+            _give(connection, worker, todo.pop(0))
+
+
+class WorkerLost(Exception):
+    """A worker process ended, or could not be started, without its task's result (killed, out
+    of memory, failing in its own start-up): the run cannot go on. Not an OSError, though its
+    pipe raised one: that is not the disk's (`STOPS`)."""
+
+
+def _give(connection: Connection, worker: BaseProcess, task: tuple[int, Task]) -> None:
+    try:
+        connection.send(task)
+    except OSError:  # its end of the pipe is closed: the worker is gone
+        raise _lost(worker, "before it took its task") from None
+
+
+def _lost(worker: BaseProcess, when: str) -> WorkerLost:
+    worker.join(timeout=10)  # its pipe is closed: it has ended or is ending (bounded all the same)
+    status = "unknown" if worker.exitcode is None else worker.exitcode
+    return WorkerLost(f"a worker process ended {when} (exit status {status})")
 
 
 def _end(workers: dict[Connection, BaseProcess]) -> None:
@@ -594,18 +648,6 @@ def _end(workers: dict[Connection, BaseProcess]) -> None:
         worker.terminate()
     for worker in workers.values():
         worker.join()
-
-
-@contextmanager
-def _sigint_blocked() -> Iterator[None]:
-    """SIGINT blocked in this thread while it starts a process, which inherits the mask (through
-    fork and exec) and keeps it. A SIGINT meanwhile is not lost: it waits until the block ends
-    (or goes to another thread of this process)."""
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 class WorkerTraceback(Exception):
@@ -621,9 +663,11 @@ class _ParentGone(BaseException):
 def _work(
     connection: Connection, data: dict[int, dict[str, Any]], report: bool, trace: bool, parts: str
 ) -> None:
-    """A worker: runs the tasks it is sent until its pipe closes (module level, so spawned
-    processes can import it). A task's failure goes back as text (its exception may not
-    pickle), one that stops the run as itself (the parent raises it; the worker is done)."""
+    """A worker: runs the tasks it is sent until its pipe closes (module level, so a worker
+    finds it by name). A task's failure goes back as text (its exception may not pickle), one
+    that stops the run as itself (the parent raises it; the worker is done)."""
+    # Blocked already, unless a forkserver its host started earlier without the mask forked it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     _exit_when_orphaned()
     scenarios: dict[int, Scenario] = {}
     try:

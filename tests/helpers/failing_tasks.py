@@ -5,10 +5,11 @@ goes on). A spawned worker imports the runner afresh, so a test's monkeypatch of
 not reach it: the test patches `runner._work` with `work` instead, which a worker imports by
 name (the target is pickled by reference) and which patches `run_task` there before it works.
 `stopping_run_task` and `work_stopping` fail unit 1 with an OSError (a failure that stops the
-run)."""
+run); `work_dying` is a worker that dies in its start-up, before it reads a task."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -41,3 +42,7 @@ def work(*args: Any) -> None:
 def work_stopping(*args: Any) -> None:
     runner.run_task = stopping_run_task
     runner._work(*args)
+
+
+def work_dying(*args: Any) -> None:
+    os._exit(3)  # as a worker killed (or failing to import) before its first task
