@@ -1,5 +1,5 @@
 """`CallRecord.turn` / `.attempt`: each call knows the response that made it, as its
-`BLOCK_COMPLETE` entry in the record does, across turns and a retried attempt; the simulator's
+`BlockComplete` entry in the record does, across turns and a retried attempt; the simulator's
 tools rows take their turn from it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from sim.runtime.commands import SendRequest, WaitUntil
 from sim.runtime.executor import ToolExecutor
 from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import Record, RecordKind
+from sim.runtime.record import BlockComplete, Record
 from sim.runtime.tooldef import ToolDefinition
 from tests.helpers.engine_runs import default_scenario, run
 from tests.helpers.loop_tools import TOOLS, tool_response
@@ -30,7 +30,7 @@ def test_each_call_knows_its_turn_and_attempt() -> None:
     assert calls == [("a", 1, 1), ("b", 1, 2), ("c", 2, 1)]
     blocks = [
         (entry.tool_use_id, entry.turn, entry.attempt)
-        for entry in loop.record.of_kind(RecordKind.BLOCK_COMPLETE)
+        for entry in loop.record.of_kind(BlockComplete)
         if entry.tool_use_id is not None
     ]
     assert blocks == calls

@@ -9,7 +9,7 @@ from sim.engine.simulation import SimulationResult, simulate
 from sim.metrics.collector import RunCollector
 from sim.model.input_tokens import InputTokenCounter
 from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import RecordKind
+from sim.runtime.record import AttachmentAppended, Interrupt, ToolStarted
 from sim.scenario.schema import Scenario
 from sim.tools.execution import TOOL_TIMEOUT_NS, timeout_text
 from tests.helpers.engine_runs import ARITHMETIC, default_scenario, first_turn, run, scenario_of
@@ -70,13 +70,13 @@ def test_attachments_arrive_only_while_tools_run_and_follow_the_results(
     for loop in kept_loops:
         entries = loop.record.entries
         for entry in entries:
-            if entry.kind is RecordKind.ATTACHMENT_APPENDED:
+            if type(entry) is AttachmentAppended:
                 appended += 1
-                arrived = entry.value
+                arrived = entry.arrived_ns
                 assert arrived is not None
                 starts = [
                     e.time_ns for e in entries
-                    if e.kind is RecordKind.TOOL_STARTED and e.turn == entry.turn
+                    if type(e) is ToolStarted and e.turn == entry.turn
                 ]
                 assert starts and min(starts) <= arrived <= entry.time_ns
         for message in loop.messages:
@@ -95,13 +95,12 @@ def test_interrupts_land_in_both_phases_and_are_counted(kept_loops: list[ToolTur
     }
     result = simulate(Scenario.model_validate(data), "streaming", 32.0)
     phases = {
-        entry.detail for loop in kept_loops for entry in loop.record.entries
-        if entry.kind is RecordKind.INTERRUPT
+        entry.phase for loop in kept_loops for entry in loop.record.of_kind(Interrupt)
     }
     assert {"streaming", "tools"} <= phases
     interrupts = sum(row["n_interrupts"] for row in result.rows["sessions"])
     assert interrupts == sum(
-        1 for loop in kept_loops for e in loop.record.entries if e.kind is RecordKind.INTERRUPT
+        1 for loop in kept_loops for e in loop.record.entries if type(e) is Interrupt
     )
     assert any(row["outcome"] == "interrupted" for row in result.rows["turns"])
     causes = {row["synthetic_cause"] for row in result.rows["tools"]}

@@ -22,7 +22,7 @@ from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
 from sim.runtime.commands import AskPermission
 from sim.runtime.loop import INTERRUPT_TEXT
-from sim.runtime.record import RecordKind
+from sim.runtime.record import Interrupt
 from sim.scenario.loader import load_scenario
 from sim.user import PermissionAnswer, SimulatedUser, permission_answer
 from sim.wire.server import MockServer
@@ -110,8 +110,8 @@ def test_the_users_prompts_interrupts_attachments_and_refusals_reach_the_transcr
     # Two prompts, each the user's own text, each chain ended by the user's interrupt.
     assert user.prompt_text(0) in transcript and user.prompt_text(1) in transcript
     assert transcript.count(INTERRUPT_TEXT) == 2
-    kinds = [entry.kind for entry in session.loop.record.entries]
-    assert kinds.count(RecordKind.INTERRUPT) == 2
+    kinds = [type(entry) for entry in session.loop.record.entries]
+    assert kinds.count(Interrupt) == 2
     # Attachments arrived while the tools ran, named as the simulator names them.
     assert re.search(r"\[notification 1 during turn \d+\]", transcript)
     # Read asked; the user refused after the drawn delay.

@@ -34,7 +34,16 @@ from typing import Any, Protocol
 from sim.engine.request_log import PENDING
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause
-from sim.runtime.record import RecordKind
+from sim.runtime.record import (
+    FirstEvent,
+    Interrupt,
+    Repaired,
+    RequestSent,
+    Resume,
+    SessionEnd,
+    TurnEnd,
+    WorkLost,
+)
 
 Rows = dict[str, list[dict[str, Any]]]
 TABLE_NAMES = ("turns", "tools", "repairs", "requests", "sessions")
@@ -177,56 +186,56 @@ def _walk_record(
     cause: str | None = None
     session_id = session.session_id
     for entry in session.loop.record.entries:
-        kind = entry.kind
-        if kind is RecordKind.REQUEST_SENT:
-            requests_seen += 1
-            cause = None
-            facts = turns.get(entry.turn)
-            if facts is None:
-                facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
-            facts.attempts += 1
-        elif kind is RecordKind.FIRST_EVENT:
-            facts = turns[entry.turn]
-            if facts.first_event_ns is None:
-                facts.first_event_ns = entry.time_ns
-        elif kind is RecordKind.TURN_END:
-            facts = turns[entry.turn]
-            facts.end_ns = entry.time_ns
-            facts.stop_reason = entry.detail
-            facts.n_tool_calls = entry.value or 0
-        elif kind is RecordKind.SESSION_END:
-            if entry.detail == BROKEN_TRANSCRIPT:
-                walk.broken = True  # Its turn's request was never sent.
-                continue
-            facts = turns[entry.turn]
-            if facts.end_ns is None:
+        match entry:
+            case RequestSent():
+                requests_seen += 1
+                cause = None
+                facts = turns.get(entry.turn)
+                if facts is None:
+                    facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
+                facts.attempts += 1
+            case FirstEvent():
+                facts = turns[entry.turn]
+                if facts.first_event_ns is None:
+                    facts.first_event_ns = entry.time_ns
+            case TurnEnd():
+                facts = turns[entry.turn]
                 facts.end_ns = entry.time_ns
-                facts.stop_reason = entry.detail
-        elif kind is RecordKind.REPAIR:
-            # Repairs are made while building a request, just before its REQUEST_SENT entry,
-            # which is stamped with the same turn.
-            repairs.append(
-                {
-                    **unit.columns,
-                    "session_id": session_id,
-                    "turn_index": entry.turn,
-                    "request_index": requests_seen + 1,
-                    "kind": entry.detail,
-                    "tool_use_id": entry.tool_use_id,
-                    "cause": cause,
-                }
-            )
-            facts = turns.get(entry.turn)
-            if facts is None:  # A repair of the turn's first request (same time as its send).
-                facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
-            facts.n_repairs += 1
-        elif kind is RecordKind.INTERRUPT:
-            walk.interrupts += 1
-        elif kind is RecordKind.RESUME:
-            cause = entry.detail
-            walk.compactions += entry.detail == "compaction"
-        elif kind is RecordKind.WORK_LOST:
-            walk.calls_lost += 1
+                facts.stop_reason = entry.stop_reason
+                facts.n_tool_calls = entry.tool_calls
+            case SessionEnd():
+                if entry.reason == BROKEN_TRANSCRIPT:
+                    walk.broken = True  # Its turn's request was never sent.
+                    continue
+                facts = turns[entry.turn]
+                if facts.end_ns is None:
+                    facts.end_ns = entry.time_ns
+                    facts.stop_reason = entry.reason
+            case Repaired():
+                # Repairs are made while building a request, just before its `RequestSent` entry,
+                # which is stamped with the same turn.
+                repairs.append(
+                    {
+                        **unit.columns,
+                        "session_id": session_id,
+                        "turn_index": entry.turn,
+                        "request_index": requests_seen + 1,
+                        "kind": entry.repair.value,
+                        "tool_use_id": entry.tool_use_id,
+                        "cause": cause,
+                    }
+                )
+                facts = turns.get(entry.turn)
+                if facts is None:  # A repair of the turn's first request (same time as its send).
+                    facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
+                facts.n_repairs += 1
+            case Interrupt():
+                walk.interrupts += 1
+            case Resume():
+                cause = entry.cause
+                walk.compactions += entry.cause == "compaction"
+            case WorkLost():
+                walk.calls_lost += 1
     return walk
 
 
