@@ -3,7 +3,8 @@
 The runtime's record (`loop.record`, `loop.call_records()`) and the engine's request logs are read
 in one pass and dropped with the session, so memory stays flat however many sessions run; unless
 an event trace was asked for (`sim.engine.event_trace`), which keeps a row per stream event fed
-until the run is written.
+until the run is written. Rows go straight into their table's columns (`sim.metrics.row_columns`:
+a list per column, no dict per row); every row appends to every column of its table.
 
 Definitions:
 
