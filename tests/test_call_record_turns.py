@@ -1,5 +1,5 @@
 """`CallRecord.turn` / `.attempt`: each call knows the response that made it, as its
-`BLOCK_COMPLETE` entry in the record does, across turns and a retried attempt; the simulator's
+`BlockComplete` entry in the record does, across turns and a retried attempt; the simulator's
 tools rows take their turn from it."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 from sim.runtime.commands import SendRequest, WaitUntil
 from sim.runtime.executor import ToolExecutor
 from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import Record, RecordKind
+from sim.runtime.record import BlockComplete, Record
 from sim.runtime.tooldef import ToolDefinition
-from tests.helpers.engine_runs import default_scenario, run
+from tests.helpers.engine_runs import default_scenario, dict_rows, run
 from tests.helpers.loop_tools import TOOLS, tool_response
 from tests.helpers.runtime_script import error_event, feed, message_start, of_type, tool_use_block
 
@@ -30,7 +30,7 @@ def test_each_call_knows_its_turn_and_attempt() -> None:
     assert calls == [("a", 1, 1), ("b", 1, 2), ("c", 2, 1)]
     blocks = [
         (entry.tool_use_id, entry.turn, entry.attempt)
-        for entry in loop.record.of_kind(RecordKind.BLOCK_COMPLETE)
+        for entry in loop.record.of_kind(BlockComplete)
         if entry.tool_use_id is not None
     ]
     assert blocks == calls
@@ -48,6 +48,6 @@ def test_an_executor_of_its_own_takes_its_records_turn() -> None:
 
 def test_the_tools_rows_take_the_calls_turns() -> None:
     result = run(default_scenario(6))
-    tools = result.rows["tools"]
-    turns = {(row["session_id"], row["turn_index"]) for row in result.rows["turns"]}
+    tools = dict_rows(result.rows["tools"])
+    turns = {(row["session_id"], row["turn_index"]) for row in dict_rows(result.rows["turns"])}
     assert tools and all((row["session_id"], row["turn_index"]) in turns for row in tools)

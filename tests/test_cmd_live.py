@@ -213,7 +213,8 @@ def test_an_open_load_starts_live_sessions_when_the_simulator_does(small: Path) 
     simulated = run_scenario(scenario).tables("sim")["sessions"].to_pylist()
     assert len(live.results) == len(scenario.runtime.policies)
     for ours in live.results:
-        arrivals = sorted((r["session_id"], r["arrival_ns"]) for r in ours.rows["sessions"])
+        sessions = ours.rows["sessions"]
+        arrivals = sorted(zip(sessions["session_id"], sessions["arrival_ns"], strict=True))
         assert arrivals == sorted((r["session_id"], r["arrival_ns"])
                                   for r in simulated if r["policy"] == ours.policy)
         assert [a for _, a in arrivals] == [0, 400_000_000, 900_000_000]

@@ -26,6 +26,7 @@ from tests.helpers.engine_runs import (
     ARITHMETIC,
     STRICT,
     default_scenario,
+    dict_rows,
     first_turn,
     run,
     scenario_of,
@@ -66,8 +67,8 @@ def test_ttfts_is_the_tool_block_stop_under_streaming_and_message_stop_otherwise
 
 def test_start_lag_is_zero_under_streaming_and_the_rest_of_the_message_otherwise() -> None:
     scenario = scenario_of(ARITHMETIC)
-    streaming = run(scenario, "streaming").rows["tools"]
-    naive = run(scenario, "at_message_stop").rows["tools"]
+    streaming = dict_rows(run(scenario, "streaming").rows["tools"])
+    naive = dict_rows(run(scenario, "at_message_stop").rows["tools"])
     assert [row["start_lag_ns"] for row in streaming] == [0]
     turn = first_turn(run(scenario, "at_message_stop"))
     assert naive[0]["start_lag_ns"] == turn["message_stop_ns"] - naive[0]["block_stop_ns"] > 0
@@ -79,11 +80,11 @@ def test_start_lag_is_zero_under_streaming_and_the_rest_of_the_message_otherwise
 def model_draws_of_turn_one(result: SimulationResult) -> dict[int, tuple[Any, ...]]:
     """Per session, what the model said and when, for turn 1's first attempt."""
     requests = {
-        row["session_id"]: row for row in result.rows["requests"]
+        row["session_id"]: row for row in dict_rows(result.rows["requests"])
         if row["turn_index"] == 1 and row["attempt"] == 1
     }
     tools = {}
-    for row in result.rows["tools"]:
+    for row in dict_rows(result.rows["tools"]):
         if row["turn_index"] == 1:
             sent_ns = requests[row["session_id"]]["sent_ns"]
             tools.setdefault(row["session_id"], []).append(
@@ -112,7 +113,7 @@ def test_the_same_seed_gives_the_same_rows_and_another_seed_does_not() -> None:
     first, again = run(scenario), run(scenario)
     assert first.rows == again.rows
     other = run(with_overrides(scenario, seed=scenario.seed + 1))
-    assert other.rows["turns"] != first.rows["turns"]
+    assert dict_rows(other.rows["turns"]) != dict_rows(first.rows["turns"])
 
 
 # ----- pairing and strict mode -----
@@ -121,10 +122,10 @@ def test_the_same_seed_gives_the_same_rows_and_another_seed_does_not() -> None:
 def test_every_request_of_a_default_run_passes_the_pairing_check() -> None:
     result = run(default_scenario(30))
     assert result.pairing_violations == 0
-    statuses = {row["status"] for row in result.rows["requests"]}
+    statuses = {row["status"] for row in dict_rows(result.rows["requests"])}
     assert "400" not in statuses
-    assert len(result.rows["sessions"]) == 30
-    assert all(row["outcome"] == "completed" for row in result.rows["sessions"])
+    assert len(dict_rows(result.rows["sessions"])) == 30
+    assert all(row["outcome"] == "completed" for row in dict_rows(result.rows["sessions"]))
 
 
 @pytest.mark.usefixtures("damaged_resume")
@@ -142,11 +143,11 @@ def test_strict_mode_stops_with_the_seed_and_session_that_reproduce_it() -> None
 def test_without_strict_mode_the_same_damage_is_repaired_and_recorded() -> None:
     result = run(scenario_of(STRICT, **{"runtime.strict": False}))
     assert result.pairing_violations == 0
-    assert result.rows["repairs"]
-    kinds = {row["kind"] for row in result.rows["repairs"]}
+    assert dict_rows(result.rows["repairs"])
+    kinds = {row["kind"] for row in dict_rows(result.rows["repairs"])}
     assert kinds
-    turns_with_repairs = sum(row["n_repairs"] for row in result.rows["turns"])
-    assert turns_with_repairs == len(result.rows["repairs"])
+    turns_with_repairs = sum(row["n_repairs"] for row in dict_rows(result.rows["turns"]))
+    assert turns_with_repairs == len(dict_rows(result.rows["repairs"]))
 
 
 def test_an_id_given_twice_is_run_once_and_never_reaches_the_transcript() -> None:
@@ -154,8 +155,8 @@ def test_an_id_given_twice_is_run_once_and_never_reaches_the_transcript() -> Non
     # last id): even in strict mode the runtime neither runs an id twice nor needs a repair.
     result = run(scenario_of(STRICT, **{"model.script.tool_calls": 3}))
     assert result.sessions_finished == 3 and result.pairing_violations == 0
-    assert result.rows["repairs"] == []
-    turn_ids = [(row["turn_index"], row["tool_use_id"]) for row in result.rows["tools"]]
+    assert dict_rows(result.rows["repairs"]) == []
+    turn_ids = [(row["turn_index"], row["tool_use_id"]) for row in dict_rows(result.rows["tools"])]
     assert len(turn_ids) == len(set(turn_ids))
 
 
@@ -168,9 +169,10 @@ def test_a_refusing_endpoint_answers_with_its_status_and_the_request_is_retried(
     data["model"]["endpoint"] = {"capacity": 2, "overflow": "refuse", "refuse_status": 429}
     data["load"]["concurrency"] = 8
     result = run(Scenario.model_validate(data))
-    refused = [row for row in result.rows["requests"] if row["fault"] == "endpoint_refused"]
+    requests = dict_rows(result.rows["requests"])
+    refused = [row for row in requests if row["fault"] == "endpoint_refused"]
     assert refused and all(row["status"] == "429" for row in refused)
-    retried = [row for row in result.rows["requests"] if row["retries"] > 0]
+    retried = [row for row in requests if row["retries"] > 0]
     assert retried
 
 
@@ -182,11 +184,11 @@ def test_a_queueing_endpoint_delays_first_events_but_loses_no_request() -> None:
     unlimited = run(Scenario.model_validate(data))
     data["model"]["endpoint"] = {"capacity": 1, "overflow": "queue"}
     queued = run(Scenario.model_validate(data))
-    assert len(queued.rows["requests"]) == len(unlimited.rows["requests"])
-    assert {row["status"] for row in queued.rows["requests"]} == {"200"}
+    assert len(dict_rows(queued.rows["requests"])) == len(dict_rows(unlimited.rows["requests"]))
+    assert {row["status"] for row in dict_rows(queued.rows["requests"])} == {"200"}
 
     def mean_wait(result: SimulationResult) -> float:
-        rows = result.rows["requests"]
+        rows = dict_rows(result.rows["requests"])
         return sum(row["first_event_ns"] - row["sent_ns"] for row in rows) / len(rows)
 
     assert mean_wait(queued) > 2 * mean_wait(unlimited)
@@ -198,14 +200,14 @@ def test_open_loop_sessions_arrive_when_due_and_a_horizon_cuts_the_run() -> None
     scenario = Scenario.model_validate(data)
     result = run(scenario)
     arrivals = poisson_arrivals(scenario.seed, 20, 0.5)
-    sessions = result.rows["sessions"]
+    sessions = dict_rows(result.rows["sessions"])
     horizon = 30_000_000_000
     due = [t for t in arrivals if t < horizon]
     assert [row["arrival_ns"] for row in sorted(sessions, key=lambda r: r["session_id"])] == due
     assert all(row["start_ns"] == row["arrival_ns"] for row in sessions)
     assert any(row["outcome"] == "horizon" for row in sessions)
-    assert all(row["turn_end_ns"] <= horizon for row in result.rows["turns"])
-    assert any(row["outcome"] == "horizon" for row in result.rows["turns"])
+    assert all(row["turn_end_ns"] <= horizon for row in dict_rows(result.rows["turns"]))
+    assert any(row["outcome"] == "horizon" for row in dict_rows(result.rows["turns"]))
 
 
 def test_arrival_schedules() -> None:

@@ -9,10 +9,17 @@ from sim.engine.simulation import SimulationResult, simulate
 from sim.metrics.collector import RunCollector
 from sim.model.input_tokens import InputTokenCounter
 from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import RecordKind
+from sim.runtime.record import AttachmentAppended, Interrupt, ToolStarted
 from sim.scenario.schema import Scenario
 from sim.tools.execution import TOOL_TIMEOUT_NS, timeout_text
-from tests.helpers.engine_runs import ARITHMETIC, default_scenario, first_turn, run, scenario_of
+from tests.helpers.engine_runs import (
+    ARITHMETIC,
+    default_scenario,
+    dict_rows,
+    first_turn,
+    run,
+    scenario_of,
+)
 
 NS_PER_MS = 1_000_000
 
@@ -23,7 +30,7 @@ def test_an_asked_permission_delays_the_start_by_the_users_decision() -> None:
         'duration = { kind = "fixed", ms = 400 }\n'
         'permission = { mode = "ask", decision_delay = { kind = "fixed", ms = 2500 } }',
     )
-    tools = run(scenario_of(text), "streaming").rows["tools"]
+    tools = dict_rows(run(scenario_of(text), "streaming").rows["tools"])
     assert [row["start_ns"] - row["queued_ns"] for row in tools] == [2500 * NS_PER_MS]
     assert tools[0]["start_lag_ns"] == 2500 * NS_PER_MS
     assert tools[0]["outcome"] == "success"
@@ -35,7 +42,7 @@ def test_a_denied_permission_ends_the_call_without_starting_it() -> None:
         'duration = { kind = "fixed", ms = 400 }\npermission = { mode = "deny" }',
     )
     result = run(scenario_of(text), "streaming")
-    [tool] = result.rows["tools"]
+    [tool] = dict_rows(result.rows["tools"])
     assert tool["outcome"] == "permission_denied" and tool["start_ns"] is None
     assert first_turn(result)["ttfts_ns"] is None
 
@@ -45,7 +52,7 @@ def test_a_hung_tool_times_out_after_the_generous_limit(kept_loops: list[ToolTur
         'duration = { kind = "fixed", ms = 400 }',
         'duration = { kind = "fixed", ms = 400 }\nfailures = { hang = 1.0 }\ncancellable = false',
     )
-    [tool] = run(scenario_of(text), "streaming").rows["tools"]
+    [tool] = dict_rows(run(scenario_of(text), "streaming").rows["tools"])
     assert tool["outcome"] == "error"
     assert tool["end_ns"] - tool["start_ns"] == TOOL_TIMEOUT_NS
     [loop] = kept_loops
@@ -70,13 +77,13 @@ def test_attachments_arrive_only_while_tools_run_and_follow_the_results(
     for loop in kept_loops:
         entries = loop.record.entries
         for entry in entries:
-            if entry.kind is RecordKind.ATTACHMENT_APPENDED:
+            if type(entry) is AttachmentAppended:
                 appended += 1
-                arrived = entry.value
+                arrived = entry.arrived_ns
                 assert arrived is not None
                 starts = [
                     e.time_ns for e in entries
-                    if e.kind is RecordKind.TOOL_STARTED and e.turn == entry.turn
+                    if type(e) is ToolStarted and e.turn == entry.turn
                 ]
                 assert starts and min(starts) <= arrived <= entry.time_ns
         for message in loop.messages:
@@ -95,32 +102,23 @@ def test_interrupts_land_in_both_phases_and_are_counted(kept_loops: list[ToolTur
     }
     result = simulate(Scenario.model_validate(data), "streaming", 32.0)
     phases = {
-        entry.detail for loop in kept_loops for entry in loop.record.entries
-        if entry.kind is RecordKind.INTERRUPT
+        entry.phase for loop in kept_loops for entry in loop.record.of_kind(Interrupt)
     }
     assert {"streaming", "tools"} <= phases
-    interrupts = sum(row["n_interrupts"] for row in result.rows["sessions"])
+    interrupts = sum(row["n_interrupts"] for row in dict_rows(result.rows["sessions"]))
     assert interrupts == sum(
-        1 for loop in kept_loops for e in loop.record.entries if e.kind is RecordKind.INTERRUPT
+        1 for loop in kept_loops for e in loop.record.entries if type(e) is Interrupt
     )
-    assert any(row["outcome"] == "interrupted" for row in result.rows["turns"])
-    causes = {row["synthetic_cause"] for row in result.rows["tools"]}
+    assert any(row["outcome"] == "interrupted" for row in dict_rows(result.rows["turns"]))
+    causes = {row["synthetic_cause"] for row in dict_rows(result.rows["tools"])}
     assert "user_interrupt" in causes
 
 
 def test_every_column_of_every_table_is_filled_as_the_schema_wants() -> None:
     result: SimulationResult = run(default_scenario(20))
     collector = RunCollector(run_id="r", scenario="default", seed=1)
-    for row in result.rows["turns"]:
-        collector.add("turns", row)
-    for row in result.rows["tools"]:
-        collector.add("tools", row)
-    for row in result.rows["repairs"]:
-        collector.add("repairs", row)
-    for row in result.rows["requests"]:
-        collector.add("requests", row)
-    for row in result.rows["sessions"]:
-        collector.add("sessions", row)
+    for name in ("turns", "tools", "repairs", "requests", "sessions"):
+        collector.add_columns(name, result.rows[name])
     tables = collector.tables()  # raises on a missing required value or a wrong type
     turns = tables["turns"].to_pylist()
     assert all(row["ttfts_ns"] is None or row["ttfts_ns"] >= 0 for row in turns)
@@ -148,7 +146,7 @@ def test_ttfts_counts_only_tools_whose_results_the_turn_keeps() -> None:
         },
     )
     result = run(scenario, "streaming")
-    abandoned, kept = result.rows["tools"]
+    abandoned, kept = dict_rows(result.rows["tools"])
     assert abandoned["synthetic_cause"] == "fallback" and abandoned["start_ns"] is not None
     assert kept["synthetic_cause"] is None and kept["start_ns"] > abandoned["start_ns"]
     turn = first_turn(result)

@@ -21,7 +21,7 @@ from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.recovery import PROFILES
 from sim.runtime.repair import check_pairing
 from sim.scenario.schema import ALL_POLICIES, Scenario
-from tests.helpers.engine_runs import default_scenario, run
+from tests.helpers.engine_runs import default_scenario, dict_rows, run
 
 SESSIONS = 8
 UNFINISHED = (CallState.QUEUED, CallState.EXECUTING)
@@ -47,7 +47,7 @@ def checked_runs(scenario: Scenario, kept: list[ToolTurnLoop]) -> Iterator[Simul
         where = (scenario.model.faults, policy, profile)
         assert result.sessions_finished == SESSIONS, where
         assert result.pairing_violations == 0, where
-        assert result.rows["repairs"] == [], where
+        assert dict_rows(result.rows["repairs"]) == [], where
         assert len(kept) == SESSIONS, where
         for loop in kept:
             assert check_pairing(loop.messages) == [], where
@@ -83,7 +83,7 @@ def test_duplicate_ids_with_cuts_leave_legal_transcripts(
 def test_every_fault_at_once(kept_loops: list[ToolTurnLoop]) -> None:
     scenario = storm({fault: 0.1 for fault in ALL_FAULTS})
     for result in checked_runs(scenario, kept_loops):
-        faults = {row["fault"] for row in result.rows["requests"]} - {None}
+        faults = {row["fault"] for row in dict_rows(result.rows["requests"])} - {None}
         assert len(faults) >= 5, faults  # the storm did hit
 
 
@@ -104,7 +104,7 @@ def test_the_user_and_the_tools_misbehave_at_once(
     }
     scenario = Scenario.model_validate(data)
     for result in checked_runs(scenario, kept_loops):
-        outcomes = {row["outcome"] for row in result.rows["tools"]}
+        outcomes = {row["outcome"] for row in dict_rows(result.rows["tools"])}
         assert {"success", "error", "permission_denied"} <= outcomes, outcomes
 
 
@@ -116,7 +116,7 @@ def bash_overlaps(safe_when: dict[str, str] | None, profile: str = "default") ->
     data["runtime"].pop("fallback_after_overloads")
     if safe_when is not None:
         data.setdefault("tools", {})["override"] = {"Bash": {"concurrency_safe_when": safe_when}}
-    tools = run(Scenario.model_validate(data), profile=profile).rows["tools"]
+    tools = dict_rows(run(Scenario.model_validate(data), profile=profile).rows["tools"])
     calls = [(t["session_id"], t["turn_index"], t["start_ns"], t["end_ns"]) for t in tools
              if t["start_ns"] is not None]
     return sum(
@@ -183,7 +183,7 @@ def checked_fault_runs(
         assert result.sessions_finished == SESSIONS, where
         assert result.pairing_violations == 0, where
         assert BodyCheckedLoop.illegal == [], where
-        repairs = result.rows["repairs"]
+        repairs = dict_rows(result.rows["repairs"])
         assert {row["cause"] for row in repairs} <= CAUSES, where
         assert len(repairs) == sum(len(loop.repairs) for loop in kept), where
         for loop in kept:
@@ -210,8 +210,8 @@ def test_each_session_fault_under_every_policy_and_profile(
     cause = "compaction" if "compaction" in session else next(iter(session["faults"]))
     buffered = "transcript" in session
     for result, policy, profile in checked_fault_runs(session_storm(session), checked_loops):
-        causes = {row["cause"] for row in result.rows["repairs"]}
-        lost = sum(row["n_calls_lost"] for row in result.rows["sessions"])
+        causes = {row["cause"] for row in dict_rows(result.rows["repairs"])}
+        lost = sum(row["n_calls_lost"] for row in dict_rows(result.rows["sessions"]))
         if buffered:
             # A buffer flushed at each turn's end holds whole turns: a crash loses the turn it
             # hits (its calls' work) rather than breaking the transcript.
@@ -227,12 +227,12 @@ def test_session_faults_with_every_model_fault(checked_loops: list[ToolTurnLoop]
         "interrupts": {"probability": 0.2},
     }
     for result, _, _ in checked_fault_runs(session_storm(session, 0.05), checked_loops):
-        outcomes = {row["outcome"] for row in result.rows["turns"]}
+        outcomes = {row["outcome"] for row in dict_rows(result.rows["turns"])}
         assert {"crash", "rewind"} <= outcomes
 
 
 def test_a_turn_boundary_compaction_needs_no_repair(checked_loops: list[ToolTurnLoop]) -> None:
     session = {"compaction": {"trigger_tokens": 300, "cut": "turn_boundary"}}
     for result, _, _ in checked_fault_runs(session_storm(session), checked_loops):
-        assert sum(row["n_compactions"] for row in result.rows["sessions"]) > 0
-        assert result.rows["repairs"] == []
+        assert sum(row["n_compactions"] for row in dict_rows(result.rows["sessions"])) > 0
+        assert dict_rows(result.rows["repairs"]) == []

@@ -19,6 +19,7 @@ from sim.limits import MAX_ATTACHMENTS_PER_TURN
 from sim.runtime.commands import WaitUntil
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.scenario.loader import load_scenario, with_overrides
+from tests.helpers.engine_runs import dict_rows
 
 ROOT = Path(__file__).parent.parent
 STORM = ROOT / "scenarios" / "interrupt_storm.toml"
@@ -162,7 +163,7 @@ def test_the_shipped_scenarios_stay_well_inside_their_bounds(name: str) -> None:
     level = (scenario.load.levels or (None,))[-1]
     bounds = session_bounds(scenario, level)
     result = simulate(scenario, scenario.runtime.policies[0], level)
-    sessions = result.rows["sessions"]
+    sessions = dict_rows(result.rows["sessions"])
     assert len(sessions) == 8
     for row in sessions:
         assert row["end_ns"] - row["arrival_ns"] < bounds.span_ns / 100

@@ -12,7 +12,7 @@ import pyarrow as pa
 from sim.engine.simulation import SimulationResult
 from sim.metrics.session_faults import crash_waits_ns
 from sim.scenario.schema import Scenario
-from tests.helpers.engine_runs import default_scenario, run
+from tests.helpers.engine_runs import default_scenario, dict_rows, run
 
 SESSIONS = 12
 
@@ -32,11 +32,11 @@ def partial_batches(result: SimulationResult) -> int:
     """Crashes after which some calls of the crashed turn's batch had their results on disk and
     some not: the resumed request's missing results are some, not all, of that turn's calls."""
     missing: dict[tuple[int, int], set[str]] = defaultdict(set)
-    for row in result.rows["repairs"]:
+    for row in dict_rows(result.rows["repairs"]):
         if row["cause"] == "crash" and row["kind"] == "missing_result_inserted":
             missing[row["session_id"], row["turn_index"] - 1].add(row["tool_use_id"])
     calls: dict[tuple[int, int], set[str]] = defaultdict(set)
-    for row in result.rows["tools"]:
+    for row in dict_rows(result.rows["tools"]):
         if row["synthetic_cause"] not in ("discarded", "fallback"):
             calls[row["session_id"], row["turn_index"]].add(row["tool_use_id"])
     return sum(1 for key, ids in missing.items() if ids < calls[key])
@@ -45,15 +45,15 @@ def partial_batches(result: SimulationResult) -> int:
 def test_a_crash_inside_a_parallel_batch_is_one_of_the_drawn_cases() -> None:
     result = run(scenario({"faults": {"crash": 0.5}}))
     assert partial_batches(result) > 0
-    crashed = [row for row in result.rows["turns"] if row["outcome"] == "crash"]
+    crashed = [row for row in dict_rows(result.rows["turns"]) if row["outcome"] == "crash"]
     assert crashed
     # Running tools die with the process: they end at the crash, with a synthetic result.
     ends = {(row["session_id"], row["turn_index"]): row["turn_end_ns"] for row in crashed}
-    died = [row for row in result.rows["tools"] if row["synthetic_cause"] == "crash"]
+    died = [row for row in dict_rows(result.rows["tools"]) if row["synthetic_cause"] == "crash"]
     assert died and all(
         row["end_ns"] == ends[row["session_id"], row["turn_index"]] for row in died
     )
-    assert sum(row["n_calls_lost"] for row in result.rows["sessions"]) >= len(
+    assert sum(row["n_calls_lost"] for row in dict_rows(result.rows["sessions"])) >= len(
         [row for row in died if row["start_ns"] is not None]
     )
 
@@ -61,7 +61,7 @@ def test_a_crash_inside_a_parallel_batch_is_one_of_the_drawn_cases() -> None:
 def test_the_resumed_request_comes_a_restart_delay_after_the_crash() -> None:
     fixed = {"kind": "fixed", "ms": 3000}
     result = run(scenario({"faults": {"crash": 0.5, "restart_delay": fixed}}))
-    waits = crash_waits_ns(pa.Table.from_pylist(result.rows["turns"]))
+    waits = crash_waits_ns(pa.Table.from_pylist(dict_rows(result.rows["turns"])))
     assert waits.size > 0
     assert set(waits.tolist()) == {3_000_000_000}
 
@@ -69,9 +69,9 @@ def test_the_resumed_request_comes_a_restart_delay_after_the_crash() -> None:
 def test_strict_mode_stops_a_session_whose_resumed_transcript_broke_not_the_run() -> None:
     result = run(scenario({"faults": {"crash": 0.5}}, strict=True))
     assert result.sessions_finished == SESSIONS
-    outcomes = [row["outcome"] for row in result.rows["sessions"]]
+    outcomes = [row["outcome"] for row in dict_rows(result.rows["sessions"])]
     assert "broken_transcript" in outcomes
-    assert result.rows["repairs"] == []  # strict mode repairs nothing
+    assert dict_rows(result.rows["repairs"]) == []  # strict mode repairs nothing
     assert result.pairing_violations == 0
 
 
@@ -92,4 +92,4 @@ def test_same_seed_same_faults() -> None:
                        "compaction": {"trigger_tokens": 300, "cut": "naive"}})
     first, second = run(faulty), run(faulty)
     assert first.rows == second.rows
-    assert first.rows["repairs"]
+    assert dict_rows(first.rows["repairs"])

@@ -18,7 +18,7 @@ from sim.runtime.executor import CallState, ExecutorClosedError, ToolExecutor
 from sim.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.policy import ExecutorPolicy
-from sim.runtime.record import RecordKind
+from sim.runtime.record import ResultHandedOver, ToolEnded, WastedExecution
 from sim.runtime.tooldef import ToolDefinition
 
 READ = ToolDefinition(
@@ -285,7 +285,7 @@ def test_discard_reports_every_call_and_counts_wasted_executions() -> None:
     ]
     assert executor.wasted_executions == 2
     assert [r.wasted for r in executor.records()] == [True, True, False]
-    assert len(executor.record.of_kind(RecordKind.WASTED_EXECUTION)) == 2
+    assert len(executor.record.of_kind(WastedExecution)) == 2
     assert executor.done
     assert executor.tool_finished("a", "success", "late", 6) == []
 
@@ -298,9 +298,9 @@ def test_every_call_ends_with_exactly_one_result_in_the_record() -> None:
     executor.message_ended(4)
     executor.tool_finished("a", "success", "A", 5)
     executor.tool_finished("b", "success", "B", 6)
-    handed = [entry.tool_use_id for entry in executor.record.of_kind(RecordKind.RESULT)]
+    handed = [entry.tool_use_id for entry in executor.record.of_kind(ResultHandedOver)]
     assert handed == ["a", "x", "b"]
-    ended = [entry.tool_use_id for entry in executor.record.of_kind(RecordKind.TOOL_ENDED)]
+    ended = [entry.tool_use_id for entry in executor.record.of_kind(ToolEnded)]
     assert sorted(ended) == ["a", "b", "x"]
 
 

@@ -28,7 +28,7 @@ from sim.runtime.commands import CancelTool, Command, StartTool, ToolProgress
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause
 from sim.runtime.permission import PermissionDecision
-from sim.runtime.record import RecordKind
+from sim.runtime.record import Retry
 from sim.runtime.repair import check_pairing
 from sim.runtime.results import ToolContent
 from sim.runtime.retry import RetrySettings
@@ -283,7 +283,7 @@ def test_rate_limits_are_retried_after_the_servers_retry_after() -> None:
     result, loop = run(session)
     assert result.reason == "request_failed" and result.requests == 4
     assert result.failures == ("http 429",) * 4
-    assert [entry.value for entry in loop.record.of_kind(RecordKind.RETRY)] == [10_000_000] * 3
+    assert [entry.delay_ns for entry in loop.record.of_kind(Retry)] == [10_000_000] * 3
 
 
 def test_overloaded_error_events_lead_to_the_fallback_model() -> None:

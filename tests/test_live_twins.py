@@ -27,6 +27,7 @@ from sim.scenario.loader import load_scenario, with_overrides
 from sim.scenario.schema import Scenario
 from sim.wire.background import serve_in_thread
 from sim.wire.identity import SESSION_HEADER, TURN_HEADER, TurnIdentities
+from tests.helpers.engine_runs import dict_rows
 
 # The storm scenarios' models are deprecated names, which the SDK warns about.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -123,7 +124,7 @@ def test_a_live_simulated_tool_plays_the_plan_of_its_simulated_twin() -> None:
 
     async def play_all() -> None:
         nonlocal compared
-        for row in result.rows["tools"]:
+        for row in dict_rows(result.rows["tools"]):
             if row["outcome"] not in ("success", "error", "exception"):
                 continue
             if row["synthetic_cause"] is not None:

@@ -14,18 +14,20 @@ import anthropic
 
 from sim.engine.draws import SessionDraws
 from sim.engine.loop_factory import LoopFactory
-from sim.engine.recorder import Rows, empty_rows, record_session
+from sim.engine.recorder import record_session
 from sim.engine.simulation import simulate
 from sim.live.simulated_tools import simulated_tools
 from sim.live.user_session import LiveSession, run_user_session
+from sim.metrics.row_columns import Rows, empty_rows
 from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
 from sim.runtime.commands import AskPermission
 from sim.runtime.loop import INTERRUPT_TEXT
-from sim.runtime.record import RecordKind
+from sim.runtime.record import Interrupt
 from sim.scenario.loader import load_scenario
 from sim.user import PermissionAnswer, SimulatedUser, permission_answer
 from sim.wire.server import MockServer
+from tests.helpers.engine_runs import dict_rows
 
 # Slow enough that a loaded machine's scheduling jitter (a few ms) is unlikely to move an
 # interrupt or a refusal past a tool's end: at 50x, a 50 ms refusal was 1 ms of real time, and
@@ -110,8 +112,8 @@ def test_the_users_prompts_interrupts_attachments_and_refusals_reach_the_transcr
     # Two prompts, each the user's own text, each chain ended by the user's interrupt.
     assert user.prompt_text(0) in transcript and user.prompt_text(1) in transcript
     assert transcript.count(INTERRUPT_TEXT) == 2
-    kinds = [entry.kind for entry in session.loop.record.entries]
-    assert kinds.count(RecordKind.INTERRUPT) == 2
+    kinds = [type(entry) for entry in session.loop.record.entries]
+    assert kinds.count(Interrupt) == 2
     # Attachments arrived while the tools ran, named as the simulator names them.
     assert re.search(r"\[notification 1 during turn \d+\]", transcript)
     # Read asked; the user refused after the drawn delay.
@@ -129,11 +131,11 @@ def test_the_live_session_is_its_simulated_twin_turn_by_turn(tmp_path: Path) -> 
 
     def story(rows: Rows) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         turns = [(r["turn_index"], r["n_attempts"], r["n_tool_calls"], r["outcome"])
-                 for r in rows["turns"]]
+                 for r in dict_rows(rows["turns"])]
         calls = [(r["turn_index"], r["tool_use_id"], r["outcome"], r["synthetic_cause"])
-                 for r in rows["tools"]]
+                 for r in dict_rows(rows["tools"])]
         return turns, calls
 
     assert story(live_rows) == story(simulated)
     assert any(turn[3] == "interrupted" for turn in story(simulated)[0])
-    assert live_rows["sessions"][0]["n_interrupts"] == simulated["sessions"][0]["n_interrupts"]
+    assert live_rows["sessions"]["n_interrupts"][0] == simulated["sessions"]["n_interrupts"][0]

@@ -20,7 +20,19 @@ from sim.runtime.commands import (
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import CallOutcome
 from sim.runtime.permission import PermissionDecision
-from sim.runtime.record import RecordKind
+from sim.runtime.record import (
+    AttachmentAppended,
+    BlockComplete,
+    DuplicateToolUse,
+    FirstEvent,
+    RequestFailed,
+    RequestSent,
+    ResultHandedOver,
+    ToolEnded,
+    ToolQueued,
+    ToolStarted,
+    TurnEnd,
+)
 from sim.runtime.repair import check_pairing
 from sim.runtime.validation import InputValidation
 from tests.helpers.loop_tools import READ, TOOLS, legal, tool_response
@@ -107,8 +119,8 @@ def test_an_id_given_twice_in_one_response_runs_once_and_is_left_out() -> None:
         twice = tool_response("msg_1", *calls)
         out = feed(loop, twice, 100)
         assert [c.tool_use_id for c in of_type(StartTool, out)] == ["t1"], policy
-        [duplicate] = loop.record.of_kind(RecordKind.DUPLICATE_TOOL_USE)
-        assert (duplicate.tool_use_id, duplicate.value) == ("t1", 2)
+        [duplicate] = loop.record.of_kind(DuplicateToolUse)
+        assert (duplicate.tool_use_id, duplicate.block_index) == ("t1", 2)
         assert [call.tool_use_id for call in loop.call_records()] == ["t1"]
         [send] = of_type(SendRequest, loop.tool_finished("t1", "success", "a", 1_000))
         messages = send.request_body["messages"]
@@ -150,8 +162,8 @@ def test_an_attachment_during_tools_lands_after_all_results() -> None:
         note,
         {"type": "text", "text": "also check /c"},
     ]
-    appended = loop.record.of_kind(RecordKind.ATTACHMENT_APPENDED)
-    assert [(e.time_ns, e.detail, e.value) for e in appended] == [
+    appended = loop.record.of_kind(AttachmentAppended)
+    assert [(e.time_ns, e.kind, e.arrived_ns) for e in appended] == [
         (400, "file_change", 310),
         (400, "queued_user_input", 320),
     ]
@@ -215,16 +227,15 @@ def test_the_record_holds_the_timeline_without_per_delta_entries() -> None:
     events = tool_response("msg_1", ("t1", "Read", {"path": "/a"}))
     feed(loop, events, 100)
     loop.tool_finished("t1", "success", "A", 1_000)
-    kinds = [entry.kind for entry in loop.record.entries]
+    kinds = [type(entry) for entry in loop.record.entries]
     assert kinds == [
-        RecordKind.REQUEST_SENT, RecordKind.FIRST_EVENT, RecordKind.BLOCK_COMPLETE,
-        RecordKind.BLOCK_COMPLETE, RecordKind.TOOL_QUEUED, RecordKind.TOOL_STARTED,
-        RecordKind.TOOL_ENDED, RecordKind.RESULT, RecordKind.TURN_END, RecordKind.REQUEST_SENT,
+        RequestSent, FirstEvent, BlockComplete, BlockComplete, ToolQueued, ToolStarted,
+        ToolEnded, ResultHandedOver, TurnEnd, RequestSent,
     ]
-    first_event = loop.record.of_kind(RecordKind.FIRST_EVENT)[0]
+    first_event = loop.record.of_kind(FirstEvent)[0]
     assert (first_event.time_ns, first_event.turn, first_event.attempt) == (100, 1, 1)
-    started = loop.record.of_kind(RecordKind.TOOL_STARTED)[0]
-    block = loop.record.of_kind(RecordKind.BLOCK_COMPLETE)[1]
+    started = loop.record.of_kind(ToolStarted)[0]
+    block = loop.record.of_kind(BlockComplete)[1]
     assert started.time_ns == block.time_ns  # start lag zero under `streaming`
     assert loop.record.entries[-1].turn == 2
 
@@ -283,7 +294,7 @@ def test_input_about_an_older_request_is_ignored() -> None:
     assert loop.stream_ended(900, request_id=first.request_id) == []
     assert loop.on_event({"type": "ping"}, 910, request_id=first.request_id) == []
     assert loop.request_failed(529, 920, request_id=first.request_id) == []
-    assert loop.record.of_kind(RecordKind.REQUEST_FAILED) == []
+    assert loop.record.of_kind(RequestFailed) == []
 
 
 def test_call_records_cover_the_session_and_blocks_name_their_call() -> None:
@@ -295,7 +306,7 @@ def test_call_records_cover_the_session_and_blocks_name_their_call() -> None:
     loop.tool_finished("b", "success", "B", 3_000)
     records = loop.call_records()
     assert [r.tool_use_id for r in records] == ["a", "b"]
-    [block] = [e for e in loop.record.of_kind(RecordKind.BLOCK_COMPLETE) if e.tool_use_id == "a"]
+    [block] = [e for e in loop.record.of_kind(BlockComplete) if e.tool_use_id == "a"]
     # Start lag under the baseline: from the block's stop to the message's stop.
     assert records[0].block_complete_ns == block.time_ns and records[0].start_ns == 100 + 10 * 11
     assert records[0].start_ns - records[0].block_complete_ns == 20

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sim.runtime.commands import SendRequest, SessionEnded, StartTool
 from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import RecordKind
+from sim.runtime.record import DuplicateToolUse
 from sim.runtime.repair import check_pairing
 from tests.helpers.loop_tools import TOOLS, tool_response
 from tests.helpers.runtime_script import feed, of_type
@@ -33,7 +33,7 @@ def test_an_id_the_transcript_already_holds_is_not_run_and_not_kept() -> None:
     again = ("t1", "Read", {"path": "/b"}), ("t2", "Read", {"path": "/c"})
     out = feed(loop, tool_response("msg_2", *again), 2_000)
     assert [c.tool_use_id for c in of_type(StartTool, out)] == ["t2"]
-    [duplicate] = loop.record.of_kind(RecordKind.DUPLICATE_TOOL_USE)
+    [duplicate] = loop.record.of_kind(DuplicateToolUse)
     assert (duplicate.tool_use_id, duplicate.turn) == ("t1", 2)
     out = loop.tool_finished("t2", "success", "c", 3_000)
     assert of_type(SessionEnded, out) == [SessionEnded("max_turns")]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
 from sim.runtime.loop import ToolTurnLoop
+from sim.runtime.record import RequestSent
 from tests.helpers.loop_tools import TOOLS
 from tests.helpers.runtime_script import (
     error_event,
@@ -104,7 +105,7 @@ def test_a_batch_for_an_older_request_is_ignored_whole() -> None:
     loop.start("go", 0)
     times = list(range(len(TOOL_TURN)))
     assert loop.on_events(TOOL_TURN, times, request_id=7) == ([], len(TOOL_TURN))
-    assert loop.record.entries[-1].kind.value == "request_sent"
+    assert type(loop.record.entries[-1]) is RequestSent
 
 
 def test_append_deltas_takes_plain_deltas_and_stops_at_anything_else() -> None:

@@ -13,7 +13,7 @@ import sim.runtime.loop as loop_module
 from sim.runtime.commands import SendRequest
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.repair import PairingError, Repair, check_pairing
-from tests.helpers.engine_runs import STRICT, run, scenario_of
+from tests.helpers.engine_runs import STRICT, dict_rows, run, scenario_of
 from tests.helpers.loop_tools import TOOLS
 
 ORPHANED = [
@@ -74,6 +74,7 @@ def test_the_simulator_counts_a_broken_verdict_and_the_model_answers_400(
     monkeypatch.setattr(loop_module, "ensure_tool_result_pairing", _unrepaired)
     result = run(scenario_of(STRICT, **{"runtime.strict": False}))
     assert result.pairing_violations > 0
-    broken = [row for row in result.rows["requests"] if row["fault"] == "pairing_violation"]
+    requests = dict_rows(result.rows["requests"])
+    broken = [row for row in requests if row["fault"] == "pairing_violation"]
     assert broken and all(row["status"] == "400" for row in broken)
     assert len(broken) <= result.pairing_violations

@@ -18,7 +18,7 @@ from sim.runtime.commands import (
 )
 from sim.runtime.loop import INTERRUPT_TEXT, ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause
-from sim.runtime.record import RecordKind
+from sim.runtime.record import Fallback, Repaired, Retry, Tombstone
 from sim.runtime.repair import PairingError, RepairKind, check_pairing
 from sim.runtime.retry import RetrySettings
 from tests.helpers.loop_tools import TOOLS, legal
@@ -159,7 +159,7 @@ def test_retries_with_backoff_for_429_and_529_then_give_up() -> None:
     [send] = loop.wake(3_500_000_000)
     assert send.attempt == 3
     assert loop.request_failed(429, 4_000_000_000) == [SessionEnded("request_failed")]
-    assert [e.value for e in loop.record.of_kind(RecordKind.RETRY)] == [437_500_000, 3_000_000_000]
+    assert [e.delay_ns for e in loop.record.of_kind(Retry)] == [437_500_000, 3_000_000_000]
     assert loop.messages == [PROMPT]
     legal(loop)
 
@@ -185,7 +185,7 @@ def test_fallback_after_overloaded_errors_before_any_event() -> None:
     loop.wake(2_000_000_000)
     [send] = loop.request_failed(529, 2_100_000_000)
     assert (send.model, send.request_body["model"], send.attempt) == ("model-b", "model-b", 4)
-    assert [e.name for e in loop.record.of_kind(RecordKind.FALLBACK)] == ["model-b"]
+    assert [e.model for e in loop.record.of_kind(Fallback)] == ["model-b"]
     feed(loop, text_response("msg_1", "Fine."), 2_200_000_000)
     assert loop.messages[-1]["content"] == [{"type": "text", "text": "Fine."}]
     legal(loop)
@@ -204,7 +204,7 @@ def test_fallback_mid_stream_tombstones_the_attempt_and_ends_its_calls() -> None
     # The discarded attempt never reached the transcript.
     assert send.request_body["messages"] == [PROMPT]
     assert loop.wasted_executions == 1
-    assert [(e.name, e.value) for e in loop.record.of_kind(RecordKind.TOMBSTONE)] == [
+    assert [(e.block_type, e.block_index) for e in loop.record.of_kind(Tombstone)] == [
         ("text", 0), ("tool_use", 1)]
     assert loop.tool_finished("a", "cancelled", "", 950) == []
     # The fallback model reuses nothing of the attempt and the turn completes normally.
@@ -296,7 +296,7 @@ def test_repairs_at_the_boundary_are_recorded_and_kept() -> None:
     loop = ToolTurnLoop(TOOLS, model="m", messages=ORPHANED)
     [send] = loop.start("continue", 0)
     assert [r.kind for r in loop.repairs] == [RepairKind.LEADING_ORPHAN_REMOVED]
-    assert [e.detail for e in loop.record.of_kind(RecordKind.REPAIR)] == ["leading_orphan_removed"]
+    assert [e.repair for e in loop.record.of_kind(Repaired)] == ["leading_orphan_removed"]
     assert check_pairing(send.request_body["messages"]) == []
     feed(loop, text_response("msg_1", "Hi."), 100)
     loop.start("more", 1_000)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sim.runtime.commands import CancelRequest, CancelTool, SendRequest, WaitUntil
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause
-from sim.runtime.record import RecordKind
+from sim.runtime.record import Resume, TurnEnd
 from tests.helpers.loop_tools import READ, TOOLS
 from tests.helpers.runtime_script import message_start, of_type, text_block, tool_use_block
 
@@ -17,8 +17,8 @@ def loop_of(**kwargs: object) -> ToolTurnLoop:
     return ToolTurnLoop(TOOLS, model="model-a", **kwargs)  # type: ignore[arg-type]
 
 
-def turn_end(loop: ToolTurnLoop) -> list[tuple[str | None, int | None]]:
-    return [(e.detail, e.value) for e in loop.record.of_kind(RecordKind.TURN_END)]
+def turn_end(loop: ToolTurnLoop) -> list[tuple[str, int]]:
+    return [(e.stop_reason, e.tool_calls) for e in loop.record.of_kind(TurnEnd)]
 
 
 def test_resume_while_waiting_cancels_the_request() -> None:
@@ -73,6 +73,7 @@ def test_resume_when_idle_only_replaces_the_transcript() -> None:
     loop = loop_of()
     assert loop.resume(RESUMED, 0, cause="compaction") == []
     assert turn_end(loop) == []
-    assert [(e.kind, e.detail, e.value) for e in loop.record.entries] == [
-        (RecordKind.RESUME, "compaction", 1)
+    assert [(type(e), e.cause, e.messages) for e in loop.record.of_kind(Resume)] == [
+        (Resume, "compaction", 1)
     ]
+    assert len(loop.record.entries) == 1

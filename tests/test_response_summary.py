@@ -7,7 +7,7 @@ from sim.metrics.request_log import UNREAD
 from sim.runtime.accumulator import ResponseSummary, StreamAccumulator
 from sim.runtime.commands import SendRequest, WaitUntil
 from sim.runtime.loop import ToolTurnLoop
-from tests.helpers.engine_runs import default_scenario, run
+from tests.helpers.engine_runs import default_scenario, dict_rows, run
 from tests.helpers.loop_tools import TOOLS
 from tests.helpers.runtime_script import (
     error_event,
@@ -61,9 +61,9 @@ def test_the_loop_keeps_a_summary_per_request() -> None:
 
 def test_the_request_and_turn_rows_carry_the_loops_summaries() -> None:
     result = run(default_scenario(4))
-    answered = [row for row in result.rows["requests"] if row["status"] == "200"]
+    answered = [row for row in dict_rows(result.rows["requests"]) if row["status"] == "200"]
     assert answered and all(row["input_tokens"] > 0 for row in answered)
-    stopped = [row for row in result.rows["turns"] if row["message_stop_ns"] is not None]
+    stopped = [row for row in dict_rows(result.rows["turns"]) if row["message_stop_ns"] is not None]
     assert stopped and all(row["output_tokens"] > 0 for row in stopped)
     assert all(
         row["request_sent_ns"] < row["message_stop_ns"] <= row["turn_end_ns"] for row in stopped

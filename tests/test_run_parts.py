@@ -39,8 +39,7 @@ def in_memory(scenario: Scenario, run_id: str) -> dict[str, object]:
             scenario, unit.policy, unit.load, load_level=unit.load_level, profile=unit.profile
         )
         for name in TABLE_NAMES:
-            for row in result.rows[name]:
-                collector.add(name, row)
+            collector.add_columns(name, result.rows[name])
     return dict(collector.tables())
 
 

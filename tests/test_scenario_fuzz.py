@@ -38,6 +38,7 @@ from sim.limits import MAX_PINGS_PER_STREAM, REQUEST_MAX_TOKENS
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.runtime.pairing import check_pairing
 from sim.scenario.schema import ALL_POLICIES, Scenario
+from tests.helpers.engine_runs import dict_rows
 
 # A hang guard, not a speed limit: an example takes well under a second.
 HANG_GUARD_S = 120
@@ -323,7 +324,7 @@ def test_what_validates_runs_to_its_end_with_legal_transcripts(data: dict[str, A
     bounds = session_bounds(scenario, level)
     with hang_guard(HANG_GUARD_S), observed() as seen:
         result = simulate(scenario, policy, level)
-    sessions = result.rows["sessions"]
+    sessions = dict_rows(result.rows["sessions"])
     assert result.sessions_finished == scenario.load.sessions == len(sessions)
     for row in sessions:
         assert row["end_ns"] is not None

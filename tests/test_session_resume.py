@@ -15,7 +15,7 @@ from sim.runtime.compaction import SUMMARY_TEXT, compact
 from sim.runtime.loop import Phase, ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause, ToolOutcome
 from sim.runtime.pairing import RepairKind
-from sim.runtime.record import RecordKind
+from sim.runtime.record import Resume, TurnEnd
 from sim.runtime.repair import MISSING_RESULT_TEXT, Repair, check_pairing
 from sim.runtime.transcript_lines import Line, LineKind, read_transcript
 from sim.scenario.schema import TranscriptConfig
@@ -114,9 +114,9 @@ def test_a_crash_while_a_tool_runs_leaves_a_trailing_tool_use_answered_by_the_re
         {"role": "user", "content": [missing("toolu_1"), text(CONTINUE_TEXT)]},
     ]
     assert agent.loop.repairs == [Repair(RepairKind.MISSING_RESULT_INSERTED, 2, "toolu_1")]
-    kinds = [(e.kind, e.detail) for e in agent.loop.record.entries
-             if e.kind in (RecordKind.RESUME, RecordKind.TURN_END)]
-    assert kinds == [(RecordKind.TURN_END, "crash"), (RecordKind.RESUME, "crash")]
+    kinds = [(type(e), e.stop_reason if type(e) is TurnEnd else e.cause)
+             for e in agent.loop.record.entries if type(e) is Resume or type(e) is TurnEnd]
+    assert kinds == [(TurnEnd, "crash"), (Resume, "crash")]
     # The tool's late report is ignored: its call died with the process.
     assert agent.loop.tool_finished("toolu_1", ToolOutcome.SUCCESS, "late", 7_000) == []
 

@@ -43,18 +43,20 @@ def test_calibrated_run_is_close_to_the_logs(tmp_path: Path) -> None:
     path.write_text(calibrated_scenario(logs, "cal", 5))
     scenario = with_overrides(load_scenario(path), sessions=400)
     rows = simulate(scenario, "streaming", 1.0).rows
-    per_step = np.array([row["n_tool_calls"] for row in rows["turns"]], dtype=float)
+    per_step = np.array(rows["turns"]["n_tool_calls"], dtype=float)
     # Mean tool calls per model step: within 15% of the logged 6/7 (400 sessions make about 1,000
     # steps; the sampling error of the mean is about 3%).
     assert per_step.mean() == pytest.approx(logged["tool_calls_per_step"]["mean"], rel=0.15)
     # Tool mix: each tool's share of the calls within 0.05 of its logged share.
-    names = [row["tool_name"] for row in rows["tools"]]
+    names = rows["tools"]["tool_name"]
     for tool, count in logged["tool_calls_by_tool"].items():
         share = names.count(tool) / len(names)
         assert share == pytest.approx(count / logged["tool_calls"], abs=0.05)
     # Durations are the logged values drawn back: every simulated Bash run is one of them, and
     # the median is within 10% of the logged median.
-    bash = [(r["end_ns"] - r["start_ns"]) / 1e6 for r in rows["tools"] if r["tool_name"] == "Bash"]
+    tools = rows["tools"]
+    bash = [(end - start) / 1e6 for name, start, end
+            in zip(names, tools["start_ns"], tools["end_ns"], strict=True) if name == "Bash"]
     assert set(bash) <= {520.0, 610.0}
     assert float(np.median(bash)) == pytest.approx(
         logged["tool_duration_ms_by_tool"]["Bash"]["p50"], rel=0.10

@@ -3,7 +3,8 @@
 The runtime's record (`loop.record`, `loop.call_records()`) and the engine's request logs are read
 in one pass and dropped with the session, so memory stays flat however many sessions run; unless
 an event trace was asked for (`sim.engine.event_trace`), which keeps a row per stream event fed
-until the run is written.
+until the run is written. Rows go straight into their table's columns (`sim.metrics.row_columns`:
+a list per column, no dict per row); every row appends to every column of its table.
 
 Definitions:
 
@@ -31,15 +32,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, Protocol
 
 from sim.metrics.request_log import PENDING, RequestLog
+from sim.metrics.row_columns import Columns, Rows
+from sim.metrics.schema import TABLES
 from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.outcomes import SyntheticCause
-from sim.runtime.record import RecordKind
+from sim.runtime.record import (
+    FirstEvent,
+    Interrupt,
+    Repaired,
+    RequestSent,
+    Resume,
+    SessionEnd,
+    TurnEnd,
+    WorkLost,
+)
 
-Rows = dict[str, list[dict[str, Any]]]
-TABLE_NAMES = ("turns", "tools", "repairs", "requests", "sessions")
+# The tables a session's rows go to (`Rows`: a list per column, `sim.metrics.row_columns`).
+TABLE_NAMES = tuple(spec.name for spec in TABLES)
 COMPLETED = "completed"
 HORIZON = "horizon"
 # Ends a turn can have that are the loop's, not the API's (a crash or a rewind: loop rule 16).
@@ -66,10 +79,6 @@ class FinishedSession(Protocol):
     def loop(self) -> ToolTurnLoop: ...
     @property
     def requests(self) -> Sequence[RequestLog]: ...
-
-
-def empty_rows() -> Rows:
-    return {name: [] for name in TABLE_NAMES}
 
 
 @dataclass(slots=True)
@@ -100,27 +109,24 @@ def record_session(
     unit = _Unit({"policy": policy, "profile": profile, "load_level": load_level, "load": load})
     walk = _walk_record(session, rows["repairs"], unit)
     turns = walk.turns
-    _tool_rows(session, rows, unit, turns)
-    turn_requests = _request_rows(session, rows, unit, horizon_ns)
-    _turn_rows(session, rows, unit, horizon_ns, turns, turn_requests)
+    _tool_rows(session, rows["tools"], unit, turns)
+    turn_requests = _request_rows(session, rows["requests"], unit, horizon_ns)
+    _turn_rows(session, rows["turns"], unit, horizon_ns, turns, turn_requests)
     if walk.broken:
         outcome = BROKEN_TRANSCRIPT
     else:
         outcome = COMPLETED if session.end_ns is not None else HORIZON
-    rows["sessions"].append(
-        {
-            **unit.columns,
-            "session_id": session.session_id,
-            "arrival_ns": session.arrival_ns,
-            "start_ns": session.start_ns,
-            "end_ns": session.end_ns,
-            "n_turns": session.loop.turn,
-            "outcome": outcome,
-            "n_interrupts": walk.interrupts,
-            "n_compactions": walk.compactions,
-            "n_calls_lost": walk.calls_lost,
-        }
-    )
+    sessions = rows["sessions"]
+    sessions["session_id"].append(session.session_id)
+    sessions["arrival_ns"].append(session.arrival_ns)
+    sessions["start_ns"].append(session.start_ns)
+    sessions["end_ns"].append(session.end_ns)
+    sessions["n_turns"].append(session.loop.turn)
+    sessions["outcome"].append(outcome)
+    sessions["n_interrupts"].append(walk.interrupts)
+    sessions["n_compactions"].append(walk.compactions)
+    sessions["n_calls_lost"].append(walk.calls_lost)
+    unit.fill(sessions, 1)
 
 
 @dataclass(slots=True)
@@ -135,9 +141,7 @@ class _Walk:
     broken: bool = False
 
 
-def _walk_record(
-    session: FinishedSession, repairs: list[dict[str, Any]], unit: _Unit
-) -> _Walk:
+def _walk_record(session: FinishedSession, repairs: Columns, unit: _Unit) -> _Walk:
     """One pass over the record: the turns' facts, the counts, and a row per repair."""
     walk = _Walk()
     turns = walk.turns
@@ -147,56 +151,52 @@ def _walk_record(
     cause: str | None = None
     session_id = session.session_id
     for entry in session.loop.record.entries:
-        kind = entry.kind
-        if kind is RecordKind.REQUEST_SENT:
-            requests_seen += 1
-            cause = None
-            facts = turns.get(entry.turn)
-            if facts is None:
-                facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
-            facts.attempts += 1
-        elif kind is RecordKind.FIRST_EVENT:
-            facts = turns[entry.turn]
-            if facts.first_event_ns is None:
-                facts.first_event_ns = entry.time_ns
-        elif kind is RecordKind.TURN_END:
-            facts = turns[entry.turn]
-            facts.end_ns = entry.time_ns
-            facts.stop_reason = entry.detail
-            facts.n_tool_calls = entry.value or 0
-        elif kind is RecordKind.SESSION_END:
-            if entry.detail == BROKEN_TRANSCRIPT:
-                walk.broken = True  # Its turn's request was never sent.
-                continue
-            facts = turns[entry.turn]
-            if facts.end_ns is None:
+        match entry:
+            case RequestSent():
+                requests_seen += 1
+                cause = None
+                facts = turns.get(entry.turn)
+                if facts is None:
+                    facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
+                facts.attempts += 1
+            case FirstEvent():
+                facts = turns[entry.turn]
+                if facts.first_event_ns is None:
+                    facts.first_event_ns = entry.time_ns
+            case TurnEnd():
+                facts = turns[entry.turn]
                 facts.end_ns = entry.time_ns
-                facts.stop_reason = entry.detail
-        elif kind is RecordKind.REPAIR:
-            # Repairs are made while building a request, just before its REQUEST_SENT entry,
-            # which is stamped with the same turn.
-            repairs.append(
-                {
-                    **unit.columns,
-                    "session_id": session_id,
-                    "turn_index": entry.turn,
-                    "request_index": requests_seen + 1,
-                    "kind": entry.detail,
-                    "tool_use_id": entry.tool_use_id,
-                    "cause": cause,
-                }
-            )
-            facts = turns.get(entry.turn)
-            if facts is None:  # A repair of the turn's first request (same time as its send).
-                facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
-            facts.n_repairs += 1
-        elif kind is RecordKind.INTERRUPT:
-            walk.interrupts += 1
-        elif kind is RecordKind.RESUME:
-            cause = entry.detail
-            walk.compactions += entry.detail == "compaction"
-        elif kind is RecordKind.WORK_LOST:
-            walk.calls_lost += 1
+                facts.stop_reason = entry.stop_reason
+                facts.n_tool_calls = entry.tool_calls
+            case SessionEnd():
+                if entry.reason == BROKEN_TRANSCRIPT:
+                    walk.broken = True  # Its turn's request was never sent.
+                    continue
+                facts = turns[entry.turn]
+                if facts.end_ns is None:
+                    facts.end_ns = entry.time_ns
+                    facts.stop_reason = entry.reason
+            case Repaired():
+                # Repairs are made while building a request, just before its `RequestSent` entry,
+                # which is stamped with the same turn.
+                repairs["session_id"].append(session_id)
+                repairs["turn_index"].append(entry.turn)
+                repairs["request_index"].append(requests_seen + 1)
+                repairs["kind"].append(entry.repair.value)
+                repairs["tool_use_id"].append(entry.tool_use_id)
+                repairs["cause"].append(cause)
+                unit.fill(repairs, 1)
+                facts = turns.get(entry.turn)
+                if facts is None:  # A repair of the turn's first request (same time as its send).
+                    facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
+                facts.n_repairs += 1
+            case Interrupt():
+                walk.interrupts += 1
+            case Resume():
+                cause = entry.cause
+                walk.compactions += entry.cause == "compaction"
+            case WorkLost():
+                walk.calls_lost += 1
     return walk
 
 
@@ -207,15 +207,17 @@ class _Unit:
 
     columns: dict[str, Any]
 
+    def fill(self, table: Columns, count: int) -> None:
+        """The unit's columns of the last `count` rows appended to `table`."""
+        for name, value in self.columns.items():
+            table[name].extend(repeat(value, count))
+
 
 def _tool_rows(
-    session: FinishedSession,
-    rows: Rows,
-    unit: _Unit,
-    turns: dict[int, _TurnFacts],
+    session: FinishedSession, tools: Columns, unit: _Unit, turns: dict[int, _TurnFacts]
 ) -> None:
-    tools = rows["tools"]
-    for call in session.loop.call_records():
+    calls = session.loop.call_records()
+    for call in calls:
         turn = call.turn
         cause = call.synthetic_cause
         facts = turns[turn]
@@ -226,52 +228,42 @@ def _tool_rows(
             facts.first_tool_start_ns is None or start < facts.first_tool_start_ns
         ):
             facts.first_tool_start_ns = start
-        tools.append(
-            {
-                **unit.columns,
-                "session_id": session.session_id,
-                "turn_index": turn,
-                "tool_use_id": call.tool_use_id,
-                "tool_name": call.name,
-                "block_stop_ns": call.block_complete_ns,
-                "queued_ns": call.queued_ns,
-                "start_ns": start,
-                "end_ns": call.end_ns,
-                "start_lag_ns": None if start is None else start - call.block_complete_ns,
-                "outcome": PENDING if call.outcome is None else call.outcome.value,
-                "synthetic_cause": None if cause is None else cause.value,
-            }
-        )
+        tools["session_id"].append(session.session_id)
+        tools["turn_index"].append(turn)
+        tools["tool_use_id"].append(call.tool_use_id)
+        tools["tool_name"].append(call.name)
+        tools["block_stop_ns"].append(call.block_complete_ns)
+        tools["queued_ns"].append(call.queued_ns)
+        tools["start_ns"].append(start)
+        tools["end_ns"].append(call.end_ns)
+        tools["start_lag_ns"].append(None if start is None else start - call.block_complete_ns)
+        tools["outcome"].append(PENDING if call.outcome is None else call.outcome.value)
+        tools["synthetic_cause"].append(None if cause is None else cause.value)
+    unit.fill(tools, len(calls))
 
 
 def _request_rows(
-    session: FinishedSession, rows: Rows, unit: _Unit, horizon_ns: int | None
+    session: FinishedSession, requests: Columns, unit: _Unit, horizon_ns: int | None
 ) -> dict[int, list[Any]]:
     """Append the request rows; return per turn [model, input, output, message_stop_ns] of its
     requests (the last attempt's model and message_stop)."""
     per_turn: dict[int, list[Any]] = {}
-    requests = rows["requests"]
     for log in session.requests:
         end_ns = log.end_ns if log.end_ns is not None else horizon_ns
-        requests.append(
-            {
-                **unit.columns,
-                "session_id": session.session_id,
-                "turn_index": log.turn,
-                "request_index": log.request_index,
-                "attempt": log.attempt,
-                "model": log.model,
-                "status": log.status,
-                "retries": log.attempt - 1,
-                "fault": log.fault,
-                "sent_ns": log.sent_ns,
-                "first_event_ns": log.first_event_ns,
-                "end_ns": end_ns if end_ns is not None else log.sent_ns,
-                "input_tokens": log.input_tokens,
-                "output_tokens": log.output_tokens,
-                "n_events": log.n_events,
-            }
-        )
+        requests["session_id"].append(session.session_id)
+        requests["turn_index"].append(log.turn)
+        requests["request_index"].append(log.request_index)
+        requests["attempt"].append(log.attempt)
+        requests["model"].append(log.model)
+        requests["status"].append(log.status)
+        requests["retries"].append(log.attempt - 1)
+        requests["fault"].append(log.fault)
+        requests["sent_ns"].append(log.sent_ns)
+        requests["first_event_ns"].append(log.first_event_ns)
+        requests["end_ns"].append(end_ns if end_ns is not None else log.sent_ns)
+        requests["input_tokens"].append(log.input_tokens)
+        requests["output_tokens"].append(log.output_tokens)
+        requests["n_events"].append(log.n_events)
         totals = per_turn.get(log.turn)
         if totals is None:
             per_turn[log.turn] = [
@@ -282,18 +274,18 @@ def _request_rows(
             totals[1] += log.input_tokens
             totals[2] += log.output_tokens
             totals[3] = log.message_stop_ns
+    unit.fill(requests, len(session.requests))
     return per_turn
 
 
 def _turn_rows(
     session: FinishedSession,
-    rows: Rows,
+    out: Columns,
     unit: _Unit,
     horizon_ns: int | None,
     turns: dict[int, _TurnFacts],
     turn_requests: dict[int, list[Any]],
 ) -> None:
-    out = rows["turns"]
     for turn, facts in turns.items():
         end_ns = facts.end_ns
         if end_ns is None:
@@ -307,26 +299,22 @@ def _turn_rows(
             turn, [None, None, None, None]
         )
         first_tool = facts.first_tool_start_ns
-        out.append(
-            {
-                **unit.columns,
-                "session_id": session.session_id,
-                "turn_index": turn,
-                "model": model,
-                "request_sent_ns": facts.sent_ns,
-                "first_event_ns": facts.first_event_ns,
-                "message_stop_ns": message_stop_ns,
-                "first_tool_start_ns": first_tool,
-                "ttfts_ns": None if first_tool is None else first_tool - facts.sent_ns,
-                "turn_end_ns": end_ns,
-                "latency_ns": end_ns - facts.sent_ns,
-                "n_attempts": facts.attempts,
-                "n_tool_calls": facts.n_tool_calls,
-                "n_synthetic_results": facts.n_synthetic,
-                "n_repairs": facts.n_repairs,
-                "input_tokens": input_tokens,
-                "output_tokens": output_tokens,
-                "stop_reason": facts.stop_reason,
-                "outcome": outcome,
-            }
-        )
+        out["session_id"].append(session.session_id)
+        out["turn_index"].append(turn)
+        out["model"].append(model)
+        out["request_sent_ns"].append(facts.sent_ns)
+        out["first_event_ns"].append(facts.first_event_ns)
+        out["message_stop_ns"].append(message_stop_ns)
+        out["first_tool_start_ns"].append(first_tool)
+        out["ttfts_ns"].append(None if first_tool is None else first_tool - facts.sent_ns)
+        out["turn_end_ns"].append(end_ns)
+        out["latency_ns"].append(end_ns - facts.sent_ns)
+        out["n_attempts"].append(facts.attempts)
+        out["n_tool_calls"].append(facts.n_tool_calls)
+        out["n_synthetic_results"].append(facts.n_synthetic)
+        out["n_repairs"].append(facts.n_repairs)
+        out["input_tokens"].append(input_tokens)
+        out["output_tokens"].append(output_tokens)
+        out["stop_reason"].append(facts.stop_reason)
+        out["outcome"].append(outcome)
+    unit.fill(out, len(turns))

@@ -17,7 +17,7 @@ Rules (`[session.faults]`, `[session.compaction]`):
    and after `restart_delay` (keyed `session_restart`) the resumed session sends
    `CONTINUE_TEXT` as the user, as `--continue` with a prompt does; its first request goes
    through the boundary repair. Every call of the turn that had started and whose result line did
-   not reach the disk is work lost (`RecordKind.WORK_LOST`).
+   not reach the disk is work lost (`sim.runtime.record.WorkLost`).
 3. Rewind. The user goes back to an earlier message: the transcript is cut after a message drawn
    uniformly from the first to the last, the in-flight work is abandoned as in a crash (cause
    `rewind`), the branch is written as one line (the resumed history keeps the last branch
@@ -42,7 +42,7 @@ from sim.randomness import stream
 from sim.runtime.commands import Command, TurnEnded
 from sim.runtime.compaction import compact
 from sim.runtime.loop import Phase, ToolTurnLoop
-from sim.runtime.record import RecordKind
+from sim.runtime.record import RequestSent, Resume, SessionEnd, WorkLost
 from sim.scenario.schema import MAX_RESUMES_PER_PROMPT, Scenario
 from sim.tools.execution import TOOL_TIMEOUT_NS, CallPlan
 
@@ -148,15 +148,15 @@ class SessionFaults:
         compaction (then the session stops, marked), else the run stops."""
         loop = self._session.loop
         for entry in reversed(loop.record.entries):
-            if entry.kind is RecordKind.REQUEST_SENT:
+            kind = type(entry)
+            if kind is RequestSent:
                 return False
-            if entry.kind is RecordKind.RESUME:
+            if kind is Resume:
                 break
         else:
             return False
         self.broken = True
-        loop.record.add(int(self._session.env.now), RecordKind.SESSION_END,
-                        detail=BROKEN_TRANSCRIPT)
+        loop.record.add(SessionEnd, int(self._session.env.now), BROKEN_TRANSCRIPT)
         return True
 
     # ----- crash and rewind -----
@@ -182,8 +182,7 @@ class SessionFaults:
             commands = loop.resume(messages, now, cause=CRASH)
             for call in started:
                 if call.tool_use_id not in kept:
-                    loop.record.add(now, RecordKind.WORK_LOST, tool_use_id=call.tool_use_id,
-                                    name=call.name)
+                    loop.record.add(WorkLost, now, call.tool_use_id, call.name)
             self.log.resync(loop)
             session.turn_abandoned(commands)
             rng = stream(self._seed, "session_restart", session.session_id, turn)

@@ -14,7 +14,7 @@ sessions are independent (`sim.engine.blocks.splittable`).
 
     result = simulate(load_scenario("scenarios/default.toml"), "streaming", 32.0)
     simulate(scenario, "streaming", 32.0, profile="claude-code")   # the same draws, other rules
-    result.rows["turns"][0]["ttfts_ns"]
+    result.rows["turns"]["ttfts_ns"][0]        # rows by table, column by column
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from sim.engine.context import EndedSession, SimulationContext
 from sim.engine.endpoint import SimEndpoint
 from sim.engine.event_trace import EventTrace
 from sim.engine.loop_factory import LoopFactory
-from sim.engine.recorder import Rows, empty_rows, record_session
+from sim.engine.recorder import record_session
 from sim.engine.session import Session
+from sim.metrics.row_columns import Rows, empty_rows
 from sim.model.model import MockModel
 from sim.model.tool_inputs import tool_inputs
 from sim.scenario.schema import Scenario

@@ -33,7 +33,7 @@ import anthropic
 from sim.engine.arrivals import ClosedLoop, arrivals_for
 from sim.engine.draws import SessionDraws
 from sim.engine.loop_factory import LoopFactory
-from sim.engine.recorder import TABLE_NAMES, Rows, empty_rows, record_session
+from sim.engine.recorder import TABLE_NAMES, record_session
 from sim.engine.runner import Unit, units_of
 from sim.fidelity.overhead import LagSampler
 from sim.fidelity.settings import LiveSettings
@@ -41,6 +41,7 @@ from sim.live.simulated_tools import simulated_tools
 from sim.live.user_session import LiveSession, run_user_session
 from sim.live.warm_up import warm_up_sdk
 from sim.metrics.collector import RunCollector
+from sim.metrics.row_columns import Rows, empty_rows
 from sim.model.model import MockModel
 from sim.model.response import HttpError, Response, Turn
 from sim.model.tool_inputs import tool_inputs
@@ -82,8 +83,7 @@ class LiveRunResult:
                                  seed=self.scenario.seed)
         for result in self.results:
             for name in TABLE_NAMES:
-                for row in result.rows[name]:
-                    collector.add(name, row)
+                collector.add_columns(name, result.rows[name])
         return collector
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sim.metrics.row_columns import RUN_WIDE_COLUMNS
 from sim.metrics.schema import EVENTS, TABLES, TableSpec
 from sim.metrics.tables import TableBuilder
 
@@ -33,10 +34,8 @@ from sim.metrics.tables import TableBuilder
 FLUSH_SESSIONS = 256
 DONE_FILE = "done"
 PART_COMPRESSION = "zstd"
-# Filled by the run folder, not by units (rule 2).
-RUN_WIDE_COLUMNS = ("run_id", "scenario", "seed")
-
-Rows = Mapping[str, Sequence[Mapping[str, Any]]]
+# A session's rows: by table, a list per column (`sim.metrics.row_columns`).
+Rows = Mapping[str, Mapping[str, Sequence[Any]]]
 
 
 def part_spec(spec: TableSpec) -> TableSpec:
@@ -68,7 +67,7 @@ class UnitParts:
         return {name: TableBuilder(spec, {}) for name, spec in self._specs.items()}
 
     def add_session(self, session_id: int, rows: Rows) -> None:
-        """The rows of one recorded session (rule 1)."""
+        """The rows of one recorded session, column by column (rule 1)."""
         self._held[session_id] = rows
         while self._next in self._held:
             self._release(self._held.pop(self._next))
@@ -79,10 +78,8 @@ class UnitParts:
         self._builders[EVENTS.name].extend(columns)
 
     def _release(self, rows: Rows) -> None:
-        for name, table_rows in rows.items():
-            builder = self._builders[name]
-            for row in table_rows:
-                builder.append(row)
+        for name, columns in rows.items():
+            self._builders[name].extend(columns)
         self._released += 1
         if self._released % FLUSH_SESSIONS == 0:
             self._flush()

@@ -31,7 +31,7 @@ from sim.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from sim.runtime.pairing import PairingMonitor, TranscriptShapeError
 from sim.runtime.permission import PermissionDecision
 from sim.runtime.policy import ExecutorPolicy
-from sim.runtime.record import Record, RecordEntry, RecordKind
+from sim.runtime.record import Record, RecordEntry
 from sim.runtime.recovery import CLAUDE_CODE, DEFAULT, PROFILES, InputPattern, RecoveryPolicy
 from sim.runtime.repair import (
     PairingError,
@@ -68,7 +68,6 @@ __all__ = [
     "PermissionDecision",
     "Record",
     "RecordEntry",
-    "RecordKind",
     "RecoveryPolicy",
     "Repair",
     "RepairKind",

@@ -72,7 +72,16 @@ from sim.runtime.commands import (
 from sim.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from sim.runtime.permission import PermissionDecision, PermissionPolicy, allow_all
 from sim.runtime.policy import ExecutorPolicy, admission_for
-from sim.runtime.record import Record, RecordKind
+from sim.runtime.record import (
+    PermissionAsked,
+    Record,
+    ResultHandedOver,
+    SyntheticResult,
+    ToolEnded,
+    ToolQueued,
+    ToolStarted,
+    WastedExecution,
+)
 from sim.runtime.recovery import DEFAULT, RecoveryPolicy, ResultOrder, SiblingErrors
 from sim.runtime.results import (
     ToolContent,
@@ -248,7 +257,7 @@ class ToolExecutor:
             self._end_synthetic(call, SyntheticCause.SIBLING_ERROR, now_ns, self._failed_sibling)
         else:
             call.queued_ns = now_ns
-            self._note(now_ns, RecordKind.TOOL_QUEUED, call)
+            self.record.add(ToolQueued, now_ns, call.tool_use_id, call.name)
             self._queue.append(call)
             self._admit(now_ns, commands)
         self._hand_over(now_ns, commands)
@@ -349,7 +358,7 @@ class ToolExecutor:
             if call.start_ns is not None:
                 call.wasted = True
                 self.wasted_executions += 1
-                self._note(now_ns, RecordKind.WASTED_EXECUTION, call)
+                self.record.add(WastedExecution, now_ns, call.tool_use_id, call.name)
         for call in self._unfinished():
             self._cancel(call, cause, now_ns, commands)
         for call in self._order:
@@ -424,7 +433,7 @@ class ToolExecutor:
             if decision is PermissionDecision.ALLOW:
                 self._start(head, now_ns, commands)
             elif decision is PermissionDecision.ASK:
-                self._note(now_ns, RecordKind.PERMISSION_ASKED, head)
+                self.record.add(PermissionAsked, now_ns, head.tool_use_id, head.name)
                 commands.append(AskPermission(head.tool_use_id, head.name, head.input))
             else:
                 text = permission_denied_text(head.name, None)
@@ -432,7 +441,7 @@ class ToolExecutor:
 
     def _start(self, call: _Call, now_ns: int, commands: list[ExecutorCommand]) -> None:
         call.start_ns = now_ns
-        self._note(now_ns, RecordKind.TOOL_STARTED, call)
+        self.record.add(ToolStarted, now_ns, call.tool_use_id, call.name)
         commands.append(StartTool(call.tool_use_id, call.name, call.input))
 
     def _complete(
@@ -450,15 +459,13 @@ class ToolExecutor:
         call.outcome = outcome
         call.synthetic_cause = cause
         call.result = result
-        self._note(now_ns, RecordKind.TOOL_ENDED, call, outcome.value)
+        record = self.record
+        record.add(ToolEnded, now_ns, call.tool_use_id, call.name, outcome)
         if cause is not None:
-            self._note(now_ns, RecordKind.SYNTHETIC_RESULT, call, cause.value)
+            record.add(SyntheticResult, now_ns, call.tool_use_id, call.name, cause)
 
     def _fail(self, call: _Call, outcome: CallOutcome, text: str, now_ns: int) -> None:
         self._complete(call, outcome, tool_result(call.tool_use_id, text, is_error=True), now_ns)
-
-    def _note(self, now_ns: int, kind: RecordKind, call: _Call, detail: str | None = None) -> None:
-        self.record.add(now_ns, kind, tool_use_id=call.tool_use_id, name=call.name, detail=detail)
 
     def _end_synthetic(
         self, call: _Call, cause: SyntheticCause, now_ns: int, failed_call: str | None = None
@@ -500,7 +507,7 @@ class ToolExecutor:
         call.state = CallState.HANDED_OVER
         call.handed_over_ns = now_ns
         self._handed_over += 1
-        self.record.add(now_ns, RecordKind.RESULT, tool_use_id=call.tool_use_id, name=call.name)
+        self.record.add(ResultHandedOver, now_ns, call.tool_use_id, call.name)
         commands.append(ResultReady(call.tool_use_id, call.result, call.synthetic_cause))
 
 

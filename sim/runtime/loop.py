@@ -29,7 +29,7 @@ Rules
    text blocks; so a discarded attempt never reaches the transcript.
 2a. Duplicate ids. A tool_use block whose id an earlier block of the same response has, or a
    tool_use of the transcript already has (a resumed one included), is recorded
-   (`DUPLICATE_TOOL_USE`) and never reaches the transcript: the transcript keeps the first
+   (`DuplicateToolUse`) and never reaches the transcript: the transcript keeps the first
    tool_use of an id and its result, so it is legal as it stands whenever the session ends, and
    the boundary layer has nothing to remove. `run_first`: the copy is not run. `run_each`: it
    runs too, after the earlier call of its id (executor rule 3a), and its result is dropped; a
@@ -114,7 +114,7 @@ Rules
     calls are cancelled: they died with the process) and its turn ends with the cause as its
     reason; waiting attachments are dropped, the model is the primary again with a fresh retry
     budget. The transcript becomes `messages` and is checked (or repaired) at the next request
-    like a constructor's `messages`; the record holds a `RESUME` entry naming the cause, so that
+    like a constructor's `messages`; the record holds a `Resume` entry naming the cause, so that
     the repairs of that request are the cause's. The loop is idle: `start` goes on. The record
     and the counters (turns, requests) go on too: one session, one sequence of turns.
 """
@@ -150,7 +150,24 @@ from sim.runtime.outcomes import SyntheticCause, ToolOutcome
 from sim.runtime.pairing import PairingMonitor
 from sim.runtime.permission import PermissionPolicy, allow_all
 from sim.runtime.policy import ExecutorPolicy
-from sim.runtime.record import Record, RecordKind
+from sim.runtime.record import (
+    AttachmentAppended,
+    BlockComplete,
+    DuplicateToolUse,
+    Fallback,
+    FirstEvent,
+    Interrupt,
+    Record,
+    Repaired,
+    RequestFailed,
+    RequestSent,
+    Resume,
+    Retry,
+    SessionEnd,
+    StreamError,
+    Tombstone,
+    TurnEnd,
+)
 from sim.runtime.recovery import (
     AfterTextCut,
     AfterToolUseCut,
@@ -333,7 +350,7 @@ class ToolTurnLoop:
         HTTP response at all (connection error)."""
         if self.phase is not Phase.AWAITING_RESPONSE or self._stale(request_id):
             return []
-        self.record.add(now_ns, RecordKind.REQUEST_FAILED, name=self.model, value=status)
+        self.record.add(RequestFailed, now_ns, self.model, status)
         return self._after_failure(
             now_ns, overloaded=status == OVERLOADED_STATUS, retryable=is_retryable(status),
             retry_after_ns=retry_after_ns,
@@ -350,7 +367,7 @@ class ToolTurnLoop:
             if phase is not Phase.AWAITING_RESPONSE:
                 return []  # Rule 12: the stream was abandoned.
             self._enter(Phase.STREAMING)
-            self.record.add(now_ns, RecordKind.FIRST_EVENT, name=event.get("type"))
+            self.record.add(FirstEvent, now_ns, event.get("type"))
         accumulator = self._accumulator
         try:
             done = accumulator.feed(event)
@@ -402,7 +419,7 @@ class ToolTurnLoop:
         if self._stale(request_id):
             return []
         if self.phase is Phase.AWAITING_RESPONSE:
-            self.record.add(now_ns, RecordKind.REQUEST_FAILED, name=self.model)
+            self.record.add(RequestFailed, now_ns, self.model, None)
             return self._after_failure(now_ns, overloaded=False, retryable=True)
         if self.phase is Phase.STREAMING:
             return self._cut(now_ns, "stream_cut")
@@ -454,7 +471,7 @@ class ToolTurnLoop:
         phase = self.phase
         if phase is Phase.IDLE:
             return []
-        self.record.add(now_ns, RecordKind.INTERRUPT, detail=phase.value)
+        self.record.add(Interrupt, now_ns, phase.value)
         commands: list[Command] = []
         if phase in (Phase.AWAITING_RESPONSE, Phase.BACKOFF):
             if phase is Phase.AWAITING_RESPONSE:
@@ -485,8 +502,7 @@ class ToolTurnLoop:
             commands += executor.discard(_RESUME_CAUSES.get(cause, SyntheticCause.CRASH), now_ns)
             self.wasted_executions += executor.wasted_executions
         if phase is not Phase.IDLE:
-            self.record.add(now_ns, RecordKind.TURN_END, detail=cause,
-                            value=self._executor.call_count)
+            self.record.add(TurnEnd, now_ns, cause, self._executor.call_count)
         self.phase = Phase.IDLE  # Rule 15's one exception.
         self.messages = [dict(message) for message in messages]
         self._transcript_ids = _tool_use_ids(self.messages)
@@ -496,7 +512,7 @@ class ToolTurnLoop:
         self._duplicates = set()
         self._shadowed = set()
         self.model = self._primary_model
-        self.record.add(now_ns, RecordKind.RESUME, detail=cause, value=len(self.messages))
+        self.record.add(Resume, now_ns, cause, len(self.messages))
         return commands
 
     # ----- state -----
@@ -564,8 +580,9 @@ class ToolTurnLoop:
             # request grows, so the next check is of its new messages only.
             violations = self._pairing.check(messages)
         for repair in repairs:
-            self.record.add(now_ns, RecordKind.REPAIR, tool_use_id=repair.tool_use_id,
-                            detail=repair.kind.value, value=repair.message_index)
+            self.record.add(
+                Repaired, now_ns, repair.tool_use_id, repair.kind, repair.message_index
+            )
         self.repairs += repairs
         self.messages = messages
         body: dict[str, Any] = {
@@ -588,7 +605,7 @@ class ToolTurnLoop:
         self._shadowed = set()
         self._enter(Phase.AWAITING_RESPONSE)
         self.requests_sent += 1
-        self.record.add(now_ns, RecordKind.REQUEST_SENT, name=self.model, value=self._attempt)
+        self.record.add(RequestSent, now_ns, self.model)
         return SendRequest(
             body, self.model, self._attempt, self.requests_sent, tuple(violations)
         )
@@ -596,22 +613,20 @@ class ToolTurnLoop:
     def _block_complete(self, done: BlockMessage, now_ns: int) -> list[Command]:
         block = done.block
         if block["type"] != "tool_use":
-            self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, name=block["type"], value=done.index)
+            self.record.add(BlockComplete, now_ns, block["type"], done.index, None)
             return []
         tool_use_id = block["id"]
         repeat = self._owner.get(tool_use_id) is self._executor
         if repeat or tool_use_id in self._transcript_ids:
             # Rule 2a: a model fault the API should not show. The first call answers the id: a
             # second would answer one id twice.
-            self.record.add(now_ns, RecordKind.DUPLICATE_TOOL_USE, tool_use_id=tool_use_id,
-                            name=block["name"], value=done.index)
+            self.record.add(DuplicateToolUse, now_ns, tool_use_id, block["name"], done.index)
             self._duplicates.add(done.index)
             if self.profile.duplicate_ids is DuplicateIds.RUN_FIRST:
                 return []
             if not repeat:
                 self._shadowed.add(tool_use_id)
-        self.record.add(now_ns, RecordKind.BLOCK_COMPLETE, tool_use_id=tool_use_id,
-                        name="tool_use", value=done.index)
+        self.record.add(BlockComplete, now_ns, "tool_use", done.index, tool_use_id)
         self._owner[tool_use_id] = self._executor
         commands = self._executor.add_tool_use(
             block, now_ns, input_error=done.input_error, input_json=done.input_json,
@@ -674,7 +689,7 @@ class ToolTurnLoop:
         self, now_ns: int, detail: str, continuation: str | None
     ) -> list[Command]:
         """Rules 9b, 9c: keep what completed, let every kept call finish, then the next turn."""
-        self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=detail)
+        self.record.add(StreamError, now_ns, detail)
         self._turn_reason = EndReason.STREAM_ERROR
         self._continuation = continuation
         self._keep_completed_blocks()
@@ -683,7 +698,7 @@ class ToolTurnLoop:
 
     def _stream_error(self, now_ns: int, detail: str) -> list[Command]:
         """Rule 9 (and 9f): keep what completed, answer every call, end the session."""
-        self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=detail)
+        self.record.add(StreamError, now_ns, detail)
         self._end_reason = EndReason.STREAM_ERROR
         self._keep_completed_blocks()
         self._enter(Phase.TOOLS)
@@ -714,13 +729,12 @@ class ToolTurnLoop:
         if self.phase is Phase.STREAMING:
             if not (fall_back or retry):
                 return self._stream_error(now_ns, detail)
-            self.record.add(now_ns, RecordKind.STREAM_ERROR, detail=detail)
+            self.record.add(StreamError, now_ns, detail)
             cause = SyntheticCause.FALLBACK if fall_back else SyntheticCause.DISCARDED
             commands += self._discard_attempt(cause, now_ns)
         if fall_back:
             assert self.fallback_model is not None
-            self.record.add(now_ns, RecordKind.FALLBACK, name=self.fallback_model,
-                            value=self._overloaded)
+            self.record.add(Fallback, now_ns, self.fallback_model, self._overloaded)
             self.model = self.fallback_model
             self._retries = 0
             self._overloaded = 0
@@ -730,7 +744,7 @@ class ToolTurnLoop:
             delay_ns = self.retry.delay_ns(self._retries, retry_after_ns)
             self._wake_ns = now_ns + delay_ns
             self._enter(Phase.BACKOFF)
-            self.record.add(now_ns, RecordKind.RETRY, name=self.model, value=delay_ns)
+            self.record.add(Retry, now_ns, self.model, delay_ns)
             commands.append(WaitUntil(self._wake_ns))
         else:
             commands.append(self._end_session(EndReason.REQUEST_FAILED, now_ns))
@@ -738,7 +752,7 @@ class ToolTurnLoop:
 
     def _discard_attempt(self, cause: SyntheticCause, now_ns: int) -> list[Command]:
         for done in self._accumulator.completed:
-            self.record.add(now_ns, RecordKind.TOMBSTONE, name=done.block["type"], value=done.index)
+            self.record.add(Tombstone, now_ns, done.block["type"], done.index)
         executor = self._executor
         commands: list[Command] = list(executor.discard(cause, now_ns))
         self.wasted_executions += executor.wasted_executions
@@ -781,7 +795,7 @@ class ToolTurnLoop:
         if content:
             self._append_user(content)
         self._results = []
-        self.record.add(now_ns, RecordKind.TURN_END, detail=stop_reason, value=calls)
+        self.record.add(TurnEnd, now_ns, stop_reason, calls)
         commands: list[Command] = [TurnEnded(self._turn, stop_reason, calls)]
         if end is not None:
             commands.append(self._end_session(end, now_ns))
@@ -810,8 +824,7 @@ class ToolTurnLoop:
     def _take_attachments(self, now_ns: int) -> list[dict[str, Any]]:
         blocks = []
         for attachment in self._pending:
-            self.record.add(now_ns, RecordKind.ATTACHMENT_APPENDED, detail=attachment.kind.value,
-                            value=attachment.arrived_ns)
+            self.record.add(AttachmentAppended, now_ns, attachment.kind, attachment.arrived_ns)
             blocks.append(attachment.block)
         self._pending = []
         return blocks
@@ -833,7 +846,7 @@ class ToolTurnLoop:
         record carry plain strings."""
         self._enter(Phase.IDLE)
         text = reason.value if isinstance(reason, EndReason) else reason
-        self.record.add(now_ns, RecordKind.SESSION_END, detail=text)
+        self.record.add(SessionEnd, now_ns, text)
         return SessionEnded(text)
 
 

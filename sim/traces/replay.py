@@ -147,33 +147,37 @@ def _ms(values: list[int]) -> float | None:
 def run_policy(scenario: Scenario, policy: str, profile: str = "default") -> PolicyOutcome:
     copies = scenario.load.concurrency or 1
     result = simulate(scenario, policy, float(copies), profile=profile)
-    turns = result.rows["turns"]
-    tools = sorted(
-        (row for row in result.rows["tools"] if row["session_id"] == 0),
-        key=lambda row: (row["start_ns"] is None, row["start_ns"] or 0, row["block_stop_ns"]),
+    turns, tools, sessions = (result.rows[name] for name in ("turns", "tools", "sessions"))
+    starts, ends = tools["start_ns"], tools["end_ns"]
+    # The calls of copy 0, in start order (never started last), by index into the tools columns.
+    first_copy = sorted(
+        (index for index, session_id in enumerate(tools["session_id"]) if session_id == 0),
+        key=lambda i: (starts[i] is None, starts[i] or 0, tools["block_stop_ns"][i]),
     )
-    sessions = [row for row in result.rows["sessions"] if row["end_ns"] is not None]
-    spans = [row["end_ns"] - row["start_ns"] for row in sessions]
+    spans = [
+        end - start
+        for start, end in zip(sessions["start_ns"], sessions["end_ns"], strict=True)
+        if end is not None
+    ]
     outcomes: dict[str, int] = {}
-    for row in turns:
-        outcomes[str(row["outcome"])] = outcomes.get(str(row["outcome"]), 0) + 1
-    latencies = [row["latency_ns"] for row in turns]
+    for outcome in turns["outcome"]:
+        outcomes[str(outcome)] = outcomes.get(str(outcome), 0) + 1
+    latencies = turns["latency_ns"]
     return PolicyOutcome(
         policy=policy,
-        turns=len(turns),
-        ttfts_ms_p50=_ms([row["ttfts_ns"] for row in turns if row["ttfts_ns"] is not None]),
+        turns=len(latencies),
+        ttfts_ms_p50=_ms([ttfts for ttfts in turns["ttfts_ns"] if ttfts is not None]),
         turn_latency_ms_p50=_ms(latencies),
         turn_latency_ms_mean=float(np.mean(latencies)) / 1e6 if latencies else None,
         session_span_ms=float(np.mean(spans)) / 1e6 if spans else 0.0,
         tool_sequence=[
-            (str(row["tool_name"]),
-             None if row["end_ns"] is None or row["start_ns"] is None
-             else (row["end_ns"] - row["start_ns"]) / 1e6)
-            for row in tools
+            (str(tools["tool_name"][i]),
+             None if ends[i] is None or starts[i] is None else (ends[i] - starts[i]) / 1e6)
+            for i in first_copy
         ],
         outcomes=dict(sorted(outcomes.items())),
-        synthetic_results=sum(row["n_synthetic_results"] for row in turns),
-        repairs=len(result.rows["repairs"]),
+        synthetic_results=sum(turns["n_synthetic_results"]),
+        repairs=len(result.rows["repairs"]["session_id"]),
     )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.engine.simulation import SimulationResult, simulate
+from sim.metrics.row_columns import Columns
 from sim.scenario.loader import with_overrides
 from sim.scenario.schema import Scenario
 
@@ -94,5 +95,12 @@ def run(
     return simulate(scenario, policy, level, profile=profile)
 
 
+def dict_rows(columns: Columns) -> list[dict[str, Any]]:
+    """The rows of one table's columns (a simulation's `rows[table]`), one dict per row, to
+    read in a test."""
+    names = list(columns)
+    return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
 def first_turn(result: SimulationResult) -> dict[str, Any]:
-    return next(row for row in result.rows["turns"] if row["turn_index"] == 1)
+    return next(row for row in dict_rows(result.rows["turns"]) if row["turn_index"] == 1)
