@@ -65,10 +65,15 @@ ALL_FAULTS: Final = (
 _UNIT_INTERVAL = 2.0**-53
 
 
+# The hash with its parameters set, copied per draw: a copy costs less than parsing them again.
+_KEYED = hashlib.blake2b(digest_size=8, person=b"sim.fault")
+
+
 def keyed_uniform(key: str) -> float:
     """A uniform draw in [0, 1) determined by `key` alone."""
-    digest = hashlib.blake2b(key.encode(), digest_size=8, person=b"sim.fault").digest()
-    return (int.from_bytes(digest, "little") >> 11) * _UNIT_INTERVAL
+    keyed = _KEYED.copy()
+    keyed.update(key.encode())
+    return (int.from_bytes(keyed.digest(), "little") >> 11) * _UNIT_INTERVAL
 
 
 def fault_probabilities(config: FaultsConfig) -> dict[str, float]:
