@@ -214,15 +214,16 @@ def _fragments(text: str, sizes: Iterator[int]) -> list[str]:
     """`text` cut into pieces of the next sizes from `sizes`, one size taken per piece (an
     iterator shared by the pairs of a burst: no copy of the rest of the list per pair); once the
     sizes run out, the rest of the text is one piece."""
-    out = []
+    out: list[str] = []
     start, end = 0, len(text)
-    while start < end:
-        size = next(sizes, None)
-        if size is None:
-            out.append(text[start:])
-            break
+    if not end:
+        return out
+    for size in sizes:  # a for loop over the shared iterator: no call per size
         out.append(text[start : start + size])
         start += size
+        if start >= end:
+            return out
+    out.append(text[start:])
     return out
 
 

@@ -22,7 +22,7 @@ from sim.model.shared_events import PING
 from sim.model.stream import Timeline
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen init sets each field through object.__setattr__
 class Disrupted:
     times: list[int]
     events: list[dict[str, Any]]

@@ -43,29 +43,24 @@ from sim.model.shared_events import (
 
 @dataclass(slots=True)
 class StreamBlock:
-    """One content block ready to stream; a thinking block's signature follows its last piece."""
+    """One content block ready to stream; a thinking block's signature follows its last piece.
+    Once laid out in a timeline, `start` and `stop` are the indices of its content_block_start
+    and content_block_stop events (set there: no object per block for where it sits)."""
 
     type: str  # "text" | "thinking" | "tool_use"
     chunks: Chunks
     tool_id: str = ""
     name: str = ""
     signature: str = ""
-
-
-@dataclass(slots=True)
-class BlockSpan:
-    """Where a block's events sit in the timeline: its start and stop event indices."""
-
-    type: str
-    start: int
-    stop: int
+    start: int = 0
+    stop: int = 0
 
 
 @dataclass(slots=True)
 class Timeline:
     times: list[int]
     events: list[dict[str, Any]]
-    spans: list[BlockSpan]
+    spans: list[StreamBlock]  # the blocks laid out, each with its `start` and `stop`
     message_delta: int  # index of the message_delta event
 
 
@@ -156,10 +151,10 @@ def _piece_times(clock: _Clock, chunks: Chunks, tool_use: bool) -> list[int]:
 
 def _lay_out_block(
     index: int, block: StreamBlock, clock: _Clock, times: list[int], events: list[dict[str, Any]]
-) -> BlockSpan:
-    """Append block `index`'s events and their times; where they sit."""
+) -> StreamBlock:
+    """Append block `index`'s events and their times; the block, with where they sit."""
     now = clock.now = clock.now + clock.waits[index]
-    span_start = len(events)
+    block.start = len(events)
     times.append(now)
     events.append(block_start(index, block.type, block.tool_id, block.name))
     if index == 0:
@@ -182,10 +177,10 @@ def _lay_out_block(
                 "delta": {"type": "signature_delta", "signature": block.signature},
             }
         )
-    span = BlockSpan(block.type, span_start, len(events))
+    block.stop = len(events)
     times.append(clock.now)
     events.append(block_stop(index))
-    return span
+    return block
 
 
 def build_timeline(
