@@ -8,6 +8,7 @@ unit of its kind per response (two for the per-call faults), so every unit is re
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 
@@ -15,7 +16,7 @@ import pytest
 
 from sim.distributions import ms_to_ns
 from sim.model.config import FaultsConfig
-from sim.model.faults import ALL_FAULTS, keyed_uniform
+from sim.model.faults import ALL_FAULTS, FaultDice, keyed_uniform
 from sim.model.model import UNKNOWN_TOOL_NAME
 from sim.model.response import HttpError, StreamResponse, Turn
 from sim.runtime.pairing import check_pairing
@@ -347,3 +348,23 @@ def test_keyed_uniforms_are_uniform_and_depend_on_the_key_only() -> None:
         counts[int(draw * 10)] += 1
     assert all(abs(count - 2_000) < 200 for count in counts)  # about 4.5 SDs
     assert keyed_uniform("7:stall:3") == draws[3]
+
+
+def test_keyed_uniforms_are_blake2b_of_the_key_with_the_fault_person() -> None:
+    # The draw copies a hash made once with its parameters; it must equal the plain construction
+    # (the draws, and so every run's faults, depend on it bit for bit).
+    for key in ("7:stall:3", "20261130:cut_mid_tool_json:4:2:0:1", ""):
+        digest = hashlib.blake2b(key.encode(), digest_size=8, person=b"sim.fault").digest()
+        assert keyed_uniform(key) == (int.from_bytes(digest, "little") >> 11) * 2.0**-53
+
+
+def test_firing_lists_the_units_whose_keyed_draw_is_below_the_probability() -> None:
+    probabilities = {kind: 0.0 for kind in ALL_FAULTS} | {"cut_mid_tool_json": 0.5}
+    dice = FaultDice(11, probabilities, Turn(3, 2, 1))
+    hits = [
+        unit for unit in range(40) if keyed_uniform(f"11:cut_mid_tool_json:3:2:1:{unit}") < 0.5
+    ]
+    assert 5 < len(hits) < 35  # both outcomes occur, so the comparison means something
+    assert dice.firing("cut_mid_tool_json", 40) == hits
+    assert dice.firing("cut_mid_text", 40) == []  # a kind that is off draws nothing
+    assert dice.firing("cut_mid_tool_json", 0) == []

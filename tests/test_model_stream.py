@@ -4,13 +4,18 @@ the chunking of tool input JSON, and a round trip through our SSE codec and the 
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 import json
 
+import numpy as np
 import pytest
 
+from sim.distributions import Uniform
 from sim.model.chunking import tool_json
+from sim.model.ids import api_id
 from sim.model.response import Turn
+from sim.model.stream import _chunk_gaps
 from sim.runtime.accumulator import merge_block_messages
 from sim.wire.sse import SSEDecoder, encode_stream
 from tests.helpers.model_support import (
@@ -262,3 +267,28 @@ def test_a_generated_session_ends_at_the_configured_rate_and_by_max_turns() -> N
     ends = [stop_reason(events_of(respond(model, s, turn=1))) == "end_turn" for s in range(800)]
     assert abs(sum(ends) / len(ends) - 0.25) < 0.05
     assert stop_reason(events_of(respond(model, 1, turn=4))) == "end_turn"
+
+
+@pytest.mark.parametrize("count", [0, 1, 3, 17, 400])
+def test_burst_gaps_drawn_in_python_are_numpys_uniform_draws(count: int) -> None:
+    # A uniform gap is drawn as one `random` call and Python arithmetic; the integers must be
+    # those of the distribution's numpy sampler from the same generator state.
+    gap = Uniform(kind="uniform", low_ms=0.5, high_ms=3.0)
+    for seed in range(5):
+        assert _chunk_gaps(gap, np.random.default_rng(seed), count, 1.0) == (
+            gap.sample_many_ns(np.random.default_rng(seed), count).tolist()
+        )
+    # Scaled by the endpoint's factor, or another kind: numpy's own path.
+    scaled = _chunk_gaps(gap, np.random.default_rng(1), count, 1.5)
+    expected = np.rint(gap.sample_many_ns(np.random.default_rng(1), count) * 1.5)
+    assert scaled == expected.astype(np.int64).tolist()
+
+
+def test_api_ids_are_blake2b_of_their_parts_in_base62() -> None:
+    # The id copies a hash made once with its digest size: the same as the plain construction.
+    digest = hashlib.blake2b(b"toolu:9:4:2:0:1", digest_size=22).digest()
+    expected = "".join(
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"[byte % 62]
+        for byte in digest
+    )
+    assert api_id("toolu", 9, 4, 2, 0, 1) == f"toolu_01{expected}"

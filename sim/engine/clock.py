@@ -28,23 +28,30 @@ class Clock(simpy.Environment):
         order they were scheduled, as simpy orders its own events."""
         # Scheduled as `Environment.schedule` does it, without a `Timeout` and a closure: the
         # engine schedules thousands of these per simulated second.
-        heappush(
-            self._queue,
-            (max(time_ns, self._now), NORMAL, next(self._eid), _Call(self, action, args)),
-        )
+        # simpy types its queue as holding `Event`s; a `_Call` is read as one (see below).
+        queue: list[tuple[int | float, int, int, Any]] = self._queue  # type: ignore[assignment]
+        heappush(queue, (max(time_ns, self._now), NORMAL, next(self._eid), _Call(action, args)))
 
 
-class _Call(simpy.Event):
-    """An event already triggered, whose one callback is `action(*args)`."""
+def _fire(call: _Call) -> None:
+    call.action(*call.args)
 
-    def __init__(self, env: Clock, action: Callable[..., None], args: tuple[Any, ...]) -> None:
-        # As simpy's own `Timeout` does, the fields `Event.__init__` and `succeed` set, inline.
-        self.env = env
-        self.callbacks = [self._run]
-        self._value = None
-        self._ok = True
-        self._action = action
-        self._args = args
 
-    def _run(self, _: simpy.Event) -> None:
-        self._action(*self._args)
+# Every call's callbacks: a tuple shared by all (simpy's `step` only iterates it, then sets the
+# event's own attribute to None).
+_FIRE = (_fire,)
+
+
+class _Call:
+    """An event already triggered, whose one callback is `action(*args)`: what simpy's
+    `Environment.step` reads of an event (`callbacks`, `_ok`) and no more. Not a `simpy.Event`:
+    an event has a `__dict__` and a bound method per instance; nothing but `step` ever sees this
+    one."""
+
+    __slots__ = ("action", "args", "callbacks")
+    _ok = True  # triggered, and never failed
+
+    def __init__(self, action: Callable[..., None], args: tuple[Any, ...]) -> None:
+        self.callbacks: tuple[Callable[[_Call], None], ...] | None = _FIRE
+        self.action = action
+        self.args = args

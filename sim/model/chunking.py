@@ -55,6 +55,7 @@ PHRASE_RUN = 1 << 16
 _TOKEN = re.compile(r"\s*\S+|\s+")
 # json.dumps with any option builds a new encoder per call; one shared encoder is much cheaper.
 _ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_ENCODE_STRING = json.encoder.encode_basestring
 
 
 @dataclass(slots=True)
@@ -177,8 +178,10 @@ def _pairs(tool_input: dict[str, Any]) -> list[str]:
     """The JSON text split at top-level pairs; the parts join to `tool_json(tool_input)`."""
     if not tool_input:
         return ["{}"]
+    # Strings (every key, most values) by the encoder's own C function, as it encodes them.
     parts = [
-        f"{_ENCODE(key)}: {_ENCODE(value)}"
+        f"{_ENCODE_STRING(key) if type(key) is str else _ENCODE(key)}: "
+        f"{_ENCODE_STRING(value) if type(value) is str else _ENCODE(value)}"
         for key, value in tool_input.items()
     ]
     parts[0] = "{" + parts[0]
@@ -211,30 +214,34 @@ def _fragments(text: str, sizes: Iterator[int]) -> list[str]:
     """`text` cut into pieces of the next sizes from `sizes`, one size taken per piece (an
     iterator shared by the pairs of a burst: no copy of the rest of the list per pair); once the
     sizes run out, the rest of the text is one piece."""
-    out = []
+    out: list[str] = []
     start, end = 0, len(text)
-    while start < end:
-        size = next(sizes, None)
-        if size is None:
-            out.append(text[start:])
-            break
+    if not end:
+        return out
+    for size in sizes:  # a for loop over the shared iterator: no call per size
         out.append(text[start : start + size])
         start += size
+        if start >= end:
+            return out
+    out.append(text[start:])
     return out
 
 
 def chunk_tool_json_pairs(tool_input: dict[str, Any], rng: np.random.Generator) -> Chunks:
-    chunks = Chunks()
-    chunks.add("", 0)
     pairs = _pairs(tool_input)
     enough = sum(map(len, pairs)) // BURST_PIECE_CHARS[0] + len(pairs)
     sizes = iter(_fragment_sizes(rng, BURST_PIECE_CHARS, enough))
+    # The lists extended a burst at a time (no call per fragment).
+    pieces, tokens, burst = [""], [0], [False]
     for pair in pairs:
         fragments = _fragments(pair, sizes)
-        chunks.add(fragments[0], json_tokens(pair))
-        for fragment in fragments[1:]:
-            chunks.add(fragment, 0, burst=True)
-    return chunks
+        tail = len(fragments) - 1
+        pieces += fragments
+        tokens.append(json_tokens(pair))
+        tokens += [0] * tail
+        burst.append(False)
+        burst += [True] * tail
+    return Chunks(pieces, tokens, burst)
 
 
 def chunk_tool_json_fine(text: str, rng: np.random.Generator) -> Chunks:

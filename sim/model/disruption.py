@@ -22,7 +22,7 @@ from sim.model.shared_events import PING
 from sim.model.stream import Timeline
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen init sets each field through object.__setattr__
 class Disrupted:
     times: list[int]
     events: list[dict[str, Any]]
@@ -46,22 +46,21 @@ def _cut_candidates(timeline: Timeline, dice: FaultDice) -> list[tuple[int, str]
         candidates.append((first_block, "cut_before_first_block"))
     texts = [i for i, span in enumerate(spans) if span.type == "text"]
     tools = [i for i, span in enumerate(spans) if span.type == "tool_use"]
-    for block, fired in zip(texts, dice.fires("cut_mid_text", len(texts)), strict=True):
-        if fired:
-            first = _first_delta(timeline, block)
-            # Keep some of its deltas, never all: the block does not complete.
-            kept = int(dice.rng("cut_mid_text").integers(0, max(spans[block].stop - first, 1)))
-            candidates.append((first + kept, "cut_mid_text"))
-    for block, fired in zip(tools, dice.fires("cut_mid_tool_json", len(tools)), strict=True):
-        if fired:
-            first = _first_delta(timeline, block)
-            # At least the opening empty delta, never the closing fragment.
-            deltas = spans[block].stop - first
-            kept = int(dice.rng("cut_mid_tool_json").integers(1, max(deltas, 2)))
-            candidates.append((first + kept, "cut_mid_tool_json"))
-    for block, fired in zip(tools, dice.fires("cut_after_tool_use_stop", len(tools)), strict=True):
-        if fired:
-            candidates.append((spans[block].stop + 1, "cut_after_tool_use_stop"))
+    for position in dice.firing("cut_mid_text", len(texts)):
+        block = texts[position]
+        first = _first_delta(timeline, block)
+        # Keep some of its deltas, never all: the block does not complete.
+        kept = int(dice.rng("cut_mid_text").integers(0, max(spans[block].stop - first, 1)))
+        candidates.append((first + kept, "cut_mid_text"))
+    for position in dice.firing("cut_mid_tool_json", len(tools)):
+        block = tools[position]
+        first = _first_delta(timeline, block)
+        # At least the opening empty delta, never the closing fragment.
+        deltas = spans[block].stop - first
+        kept = int(dice.rng("cut_mid_tool_json").integers(1, max(deltas, 2)))
+        candidates.append((first + kept, "cut_mid_tool_json"))
+    for position in dice.firing("cut_after_tool_use_stop", len(tools)):
+        candidates.append((spans[tools[position]].stop + 1, "cut_after_tool_use_stop"))
     if dice.fires_once("cut_before_message_stop"):
         candidates.append((timeline.message_delta + 1, "cut_before_message_stop"))
     return candidates

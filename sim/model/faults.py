@@ -65,10 +65,15 @@ ALL_FAULTS: Final = (
 _UNIT_INTERVAL = 2.0**-53
 
 
+# The hash with its parameters set, copied per draw: a copy costs less than parsing them again.
+_KEYED = hashlib.blake2b(digest_size=8, person=b"sim.fault")
+
+
 def keyed_uniform(key: str) -> float:
     """A uniform draw in [0, 1) determined by `key` alone."""
-    digest = hashlib.blake2b(key.encode(), digest_size=8, person=b"sim.fault").digest()
-    return (int.from_bytes(digest, "little") >> 11) * _UNIT_INTERVAL
+    keyed = _KEYED.copy()
+    keyed.update(key.encode())
+    return (int.from_bytes(keyed.digest(), "little") >> 11) * _UNIT_INTERVAL
 
 
 def fault_probabilities(config: FaultsConfig) -> dict[str, float]:
@@ -102,13 +107,14 @@ class FaultDice:
             self._streams[kind] = rng
         return rng
 
-    def fires(self, kind: str, units: int = 1) -> list[bool]:
-        """Whether the fault fires for each of `units` units, in order."""
+    def firing(self, kind: str, units: int) -> list[int]:
+        """The units, of `units`, for which the fault fires, in order (a list of indices, so
+        that a caller has nothing to test per unit where the kind is off: most kinds, mostly)."""
         p = self._probabilities[kind]
         if p <= 0 or units == 0:
-            return [False] * units
+            return []
         prefix = f"{self._root_seed}:{kind}:{self._suffix}"
-        return [keyed_uniform(prefix + str(unit)) < p for unit in range(units)]
+        return [unit for unit in range(units) if keyed_uniform(prefix + str(unit)) < p]
 
     def fires_once(self, kind: str) -> bool:
         # Most kinds are off in most scenarios: answered without building a list.

@@ -16,8 +16,12 @@ _DIGITS = 22
 _TO_BASE62 = bytes(_ALPHABET[byte % 62] for byte in range(256))
 
 
+# The hash with its digest size set, copied per id: cheaper than parsing the size again.
+_HASH = hashlib.blake2b(digest_size=_DIGITS)
+
+
 def api_id(prefix: str, root_seed: int, *parts: str | int) -> str:
     """`{prefix}_01...`: a stable id for whatever `parts` name under `root_seed`."""
-    key = ":".join(map(str, (prefix, root_seed, *parts))).encode()
-    digest = hashlib.blake2b(key, digest_size=_DIGITS).digest()
-    return f"{prefix}_01{digest.translate(_TO_BASE62).decode()}"
+    keyed = _HASH.copy()
+    keyed.update(":".join(map(str, (prefix, root_seed, *parts))).encode())
+    return f"{prefix}_01{keyed.digest().translate(_TO_BASE62).decode()}"

@@ -362,7 +362,7 @@ class MockModel:
         # first event cut. The pings then move the stops along with their events.
         kept = len(events) - 1 if ending == "error_event" else len(events)
         tool_stops = tuple(
-            span.stop for span in timeline.spans if span.type == "tool_use" and span.stop < kept
+            [span.stop for span in timeline.spans if span.type == "tool_use" and span.stop < kept]
         )
         sent_times, sent, tool_stops = with_keepalive_pings(
             times, events, end_ns, latency.ping_interval_ns, stall_at, tool_stops
@@ -387,24 +387,27 @@ class MockModel:
     ) -> tuple[set[int], set[int]]:
         """Rewrites the calls hit by unknown-tool or invalid-input faults; returns the block
         indices whose JSON is to be malformed and those whose id is to be a duplicate."""
-        draws = {kind: dice.fires(kind, len(calls)) for kind in TOOL_CALL_FAULTS}
-        malformed = set()
-        duplicated = set()
+        # The calls each kind hits (none, mostly: then nothing is rewritten).
+        draws = {kind: set(dice.firing(kind, len(calls))) for kind in TOOL_CALL_FAULTS}
+        malformed: set[int] = set()
+        duplicated: set[int] = set()
+        if not any(draws.values()):
+            return malformed, duplicated
         for position, index in enumerate(calls):
             call = planned[index]
-            if draws["unknown_tool"][position]:
+            if position in draws["unknown_tool"]:
                 call.name = self._unknown_tool
                 faults.append("unknown_tool")
-            elif draws["invalid_tool_input"][position] and call.name in self.tools:
+            elif position in draws["invalid_tool_input"] and call.name in self.tools:
                 rng = dice.rng("invalid_tool_input")
                 invalid = self.tools[call.name].sample_invalid_input(rng)
                 if invalid is not None:
                     call.input = invalid
                     faults.append("invalid_tool_input")
-            if draws["malformed_tool_json"][position]:
+            if position in draws["malformed_tool_json"]:
                 malformed.add(index)
                 faults.append("malformed_tool_json")
-            if draws["duplicate_tool_id"][position]:
+            if position in draws["duplicate_tool_id"]:
                 duplicated.add(index)
         return malformed, duplicated
 

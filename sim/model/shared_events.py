@@ -79,8 +79,16 @@ def text_deltas(block_type: str, index: int, pieces: list[str]) -> list[dict[str
         known = _TEXT_DELTAS[key] = {}
     elif len(known) >= SHARED_DELTAS_KEPT:
         known.clear()
-    get, keep = known.get, known.setdefault
-    return [get(piece) or keep(piece, _delta(index, kind, field, piece)) for piece in pieces]
+    # Looked up in C (a map of the table's `get`): most pieces are known; the few that are not
+    # are made and kept in a second pass.
+    made: list[dict[str, Any] | None] = list(map(known.get, pieces))
+    if None in made:
+        keep = known.setdefault
+        for position, event in enumerate(made):
+            if event is None:
+                piece = pieces[position]
+                made[position] = keep(piece, _delta(index, kind, field, piece))
+    return made  # type: ignore[return-value]  # no None is left
 
 
 def _delta(index: int, kind: str, field: str, text: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from sim.distributions import sample_short_runs
+from sim.distributions import NS_PER_MS, Distribution, Uniform, sample_short_runs
 from sim.model.chunking import Chunks
 from sim.model.latency import Latency
 from sim.model.shared_events import (
@@ -43,29 +43,24 @@ from sim.model.shared_events import (
 
 @dataclass(slots=True)
 class StreamBlock:
-    """One content block ready to stream; a thinking block's signature follows its last piece."""
+    """One content block ready to stream; a thinking block's signature follows its last piece.
+    Once laid out in a timeline, `start` and `stop` are the indices of its content_block_start
+    and content_block_stop events (set there: no object per block for where it sits)."""
 
     type: str  # "text" | "thinking" | "tool_use"
     chunks: Chunks
     tool_id: str = ""
     name: str = ""
     signature: str = ""
-
-
-@dataclass(slots=True)
-class BlockSpan:
-    """Where a block's events sit in the timeline: its start and stop event indices."""
-
-    type: str
-    start: int
-    stop: int
+    start: int = 0
+    stop: int = 0
 
 
 @dataclass(slots=True)
 class Timeline:
     times: list[int]
     events: list[dict[str, Any]]
-    spans: list[BlockSpan]
+    spans: list[StreamBlock]  # the blocks laid out, each with its `start` and `stop`
     message_delta: int  # index of the message_delta event
 
 
@@ -91,9 +86,12 @@ def _draw_clock(
     origin_ns: int,
 ) -> _Clock:
     """Every latency draw of the response, in the order of the module's docstring."""
-    total_tokens = sum(sum(block.chunks.tokens) for block in blocks)
-    total_bursts = sum(sum(block.chunks.burst) for block in blocks)
-    tools = sum(block.type == "tool_use" for block in blocks)
+    total_tokens = total_bursts = tools = 0
+    for block in blocks:  # one pass, no generator per count
+        total_tokens += sum(block.chunks.tokens)
+        if block.type == "tool_use":
+            tools += 1
+            total_bursts += sum(block.chunks.burst)
     (ttft,), block_gaps, pauses = sample_short_runs(
         rng,
         ((latency.ttft, 1), (latency.block_gap, len(blocks)), (latency.tool_use_pause, tools)),
@@ -112,12 +110,24 @@ def _draw_clock(
     # One pass instead of a sum per piece.
     token_clock = np.cumsum(token_gaps).tolist()
     token_clock.insert(0, 0)
-    chunk_gaps = iter(
-        _scaled(latency.json_chunk_gap.sample_many_ns(rng, total_bursts), factor).tolist()
-        if total_bursts
-        else ()
-    )
+    chunk_gaps = iter(_chunk_gaps(latency.json_chunk_gap, rng, total_bursts, factor))
     return _Clock(waits, token_clock, chunk_gaps, origin_ns + ttft)
+
+
+def _chunk_gaps(
+    distribution: Distribution, rng: np.random.Generator, count: int, factor: float
+) -> list[int]:
+    """`count` gaps of the bursts' tails, scaled. A response has a few: for a uniform gap (the
+    presets'), its uniform draws in one call and the arithmetic in Python, the same operations
+    as numpy's `uniform` (low + range x draw) and `_rounded_ns` (halves to even), so the same
+    integers; numpy's per-call cost outweighs the work for so few."""
+    if not count:
+        return []
+    if type(distribution) is not Uniform or factor != 1.0:
+        gaps: list[int] = _scaled(distribution.sample_many_ns(rng, count), factor).tolist()
+        return gaps
+    low, span = distribution.low_ms, distribution.high_ms - distribution.low_ms
+    return [round((low + span * draw) * NS_PER_MS) for draw in rng.random(count).tolist()]
 
 
 def _piece_times(clock: _Clock, chunks: Chunks, tool_use: bool) -> list[int]:
@@ -126,10 +136,11 @@ def _piece_times(clock: _Clock, chunks: Chunks, tool_use: bool) -> list[int]:
     token_clock = clock.token_clock
     # Comprehensions rather than one loop with appends: this is the hot path.
     base = clock.now - token_clock[clock.made]
-    made_by = list(accumulate(chunks.tokens, initial=clock.made))[1:]
+    made_by = list(accumulate(chunks.tokens, initial=clock.made))
+    del made_by[0]
     if tool_use and any(chunks.burst):
         chunk_gaps = clock.chunk_gaps
-        gaps = accumulate(next(chunk_gaps) if burst else 0 for burst in chunks.burst)
+        gaps = accumulate([next(chunk_gaps) if burst else 0 for burst in chunks.burst])
         times = [base + token_clock[k] + g for k, g in zip(made_by, gaps, strict=True)]
     else:
         times = [base + token_clock[k] for k in made_by]
@@ -140,10 +151,10 @@ def _piece_times(clock: _Clock, chunks: Chunks, tool_use: bool) -> list[int]:
 
 def _lay_out_block(
     index: int, block: StreamBlock, clock: _Clock, times: list[int], events: list[dict[str, Any]]
-) -> BlockSpan:
-    """Append block `index`'s events and their times; where they sit."""
+) -> StreamBlock:
+    """Append block `index`'s events and their times; the block, with where they sit."""
     now = clock.now = clock.now + clock.waits[index]
-    span_start = len(events)
+    block.start = len(events)
     times.append(now)
     events.append(block_start(index, block.type, block.tool_id, block.name))
     if index == 0:
@@ -166,10 +177,10 @@ def _lay_out_block(
                 "delta": {"type": "signature_delta", "signature": block.signature},
             }
         )
-    span = BlockSpan(block.type, span_start, len(events))
+    block.stop = len(events)
     times.append(clock.now)
     events.append(block_stop(index))
-    return span
+    return block
 
 
 def build_timeline(
