@@ -183,18 +183,6 @@ def _faults_ran(folder: Path) -> bool:
     )
 
 
-def _arm_rows(
-    folder: Path, name: str, wanted: Mapping[str, object], read: tuple[str, ...]
-) -> pa.Table:
-    """The columns `read` of table `name`'s rows with the `wanted` values (one arm at one
-    level, of one point), as one table."""
-    chosen = list(_arm_groups(folder, name, wanted, read))
-    if not chosen:
-        schema = pq.read_schema(folder / f"{name}.parquet")
-        return pa.schema([schema.field(column) for column in read]).empty_table()
-    return pa.concat_tables(chosen)
-
-
 def _arm_groups(
     folder: Path, name: str, wanted: Mapping[str, object], read: tuple[str, ...] | None = None
 ) -> Iterator[pa.Table]:
