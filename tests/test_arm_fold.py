@@ -112,3 +112,11 @@ def test_turns_out_of_key_order_are_refused() -> None:
     backwards = [turns.slice(10), turns.slice(0, 10)]
     with pytest.raises(ValueError, match="not in the table's order"):
         merged_differences(backwards, [turns])
+
+
+def test_a_column_the_fold_does_not_keep_is_refused_not_empty() -> None:
+    fold = ArmFold()
+    with pytest.raises(KeyError, match="not folded"):
+        fold.values("turns", "first_event_ns")
+    with pytest.raises(KeyError, match="not counted"):
+        fold.count("turns", "stop_reason", "end_turn")

@@ -55,8 +55,8 @@ def _kept_mb(
     mode: str, environment: dict[str, str] | None = None, *arguments: str
 ) -> tuple[bool, float]:
     done = subprocess.run(
-        [sys.executable, "-c", _PROGRAM, mode, *arguments], cwd=ROOT, capture_output=True, text=True,
-        timeout=120, check=True, env=environment,
+        [sys.executable, "-c", _PROGRAM, mode, *arguments], cwd=ROOT, capture_output=True,
+        text=True, timeout=120, check=True, env=environment,
     )
     # The last line: `sim run` prints before it.
     pinned, kept = json.loads(done.stdout.splitlines()[-1])

@@ -94,11 +94,15 @@ class ArmFold:
 
     def values(self, table: str, column: str) -> np.ndarray:
         """The non-null values of a distribution column (`DISTRIBUTION_COLUMNS`)."""
+        if (table, column) not in DISTRIBUTION_COLUMNS:
+            raise KeyError(f"{table}.{column} is not folded (arm_fold.DISTRIBUTION_COLUMNS)")
         chunks = self._values.get((table, column), [])
         return np.concatenate(chunks) if chunks else np.array([], dtype=np.int64)
 
     def count(self, table: str, column: str, value: str) -> int:
         """Rows of `table` whose `column` (of `COUNTED`) is `value`."""
+        if (table, column) not in COUNTED:
+            raise KeyError(f"{table}.{column} is not counted (arm_fold.COUNTED)")
         return self.counts.get((table, column), Counter())[value]
 
 
