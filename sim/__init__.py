@@ -7,8 +7,8 @@ lines above it name, and what comes before it on its own line, never what comes 
     runtime                         the sans-I/O core: imports nothing else of sim
     limits errors randomness        shared vocabulary: bounds, user errors, keyed draws,
       distributions counts          durations and counts, errors located at a field,
-      field_problems input_files    input files, Ctrl-C handling
-      termination
+      field_problems input_files    input files, Ctrl-C handling, the C allocator's
+      termination malloc            mmap threshold
     metrics report                  the tables, their run folders, summaries; the page
     tools                           simulated tools, described by data
     model                           the scripted mock model (its tool calls from the tools' specs)

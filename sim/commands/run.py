@@ -52,6 +52,7 @@ from sim.engine.backends import BACKENDS
 from sim.engine.runner import RunResult, TasksFailed, WorkerLost, run_scenario, units_of
 from sim.engine.strict import StrictModeStop
 from sim.errors import UserError, printable
+from sim.malloc import fix_mmap_threshold
 from sim.metrics.atomic import check_destination, scratch_sibling
 from sim.metrics.reader import read_run
 from sim.metrics.summary_table import print_summary, print_summary_json
@@ -157,6 +158,9 @@ def default_out_dir(scenario: Scenario, now: datetime) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Before the run's first large Arrow buffer (sim/malloc.py): assembling and summarising a
+    # run folder then holds no more than its buffers.
+    fix_mmap_threshold()
     with terminate_as_interrupt():
         return _run(args)
 

@@ -22,6 +22,7 @@ summaries of runs without session faults are as they were. Definitions (rates pe
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
 import numpy as np
@@ -59,57 +60,100 @@ def ran_in_sessions(sessions: pa.Table) -> bool:
     )
 
 
-def fault_metrics(tables: Mapping[str, pa.Table]) -> list[Metric]:
-    """The rows of one arm at one level (see the module docstring)."""
-    requests = tables["requests"].num_rows
-    repairs, sessions = tables["repairs"], tables["sessions"]
-    rows: list[Metric] = []
-    if requests:
-        causes = _strings(repairs["cause"])
-        for cause in CAUSES:
-            count = pc.sum(pc.equal(causes, cause)).as_py() or 0
-            rows.append((f"repairs_by_cause_per_1k_requests.{cause}", count * 1000 / requests,
-                         PER_1K))
-        refused = len({
-            (session, request) for session, request in zip(
-                repairs["session_id"].to_pylist(), repairs["request_index"].to_pylist(),
-                strict=True,
-            )
-        })
-        rows.append(("refused_without_repair_per_1k_requests", refused * 1000 / requests, PER_1K))
-        lost = pc.sum(sessions["n_calls_lost"]).as_py() or 0
-        rows.append(("calls_lost_per_1k_requests", lost * 1000 / requests, PER_1K))
-    compactions = pc.sum(sessions["n_compactions"]).as_py() or 0
-    rows.append(("compactions.count", float(compactions), "compactions"))
-    broken = pc.sum(pc.equal(_strings(sessions["outcome"]), BROKEN_TRANSCRIPT)).as_py() or 0
-    rows.append(("sessions.broken_transcript", float(broken), "sessions"))
-    waits = crash_waits_ns(tables["turns"])
-    if waits.size:
-        rows.append(("crash_to_request_ns.mean", float(waits.mean()), "ns"))
-        rows.append(("crash_to_request_ns.p50", float(percentiles(waits, [50.0])[0]), "ns"))
-    rows.append(("crash_to_request_ns.count", float(waits.size), "crashes"))
-    return rows
+class FaultFold:
+    """The numbers of the module docstring from one arm's rows at one level, folded group of
+    rows by group (`sim.metrics.arm_fold`, rule 2): the crash waits take a second pass over
+    the turns, `add_next_turns`, after every group went through `add`."""
+
+    def __init__(self) -> None:
+        self.causes: Counter[str] = Counter()
+        self.refused: set[tuple[int, int]] = set()
+        self.calls_lost = 0
+        self.compactions = 0
+        self.broken = 0
+        # (session, next turn, end of the crashed turn) of every crashed turn.
+        self._crashes: list[tuple[int, int, int]] = []
+        # The request_sent_ns of the turns that follow a crash.
+        self._sent: dict[tuple[int, int], int] = {}
+
+    def add(self, name: str, group: pa.Table) -> None:
+        """Rows of table `name`."""
+        if name == "repairs":
+            causes = _strings(group["cause"])
+            for cause in CAUSES:
+                self.causes[cause] += pc.sum(pc.equal(causes, cause)).as_py() or 0
+            self.refused.update(zip(
+                group["session_id"].to_pylist(), group["request_index"].to_pylist(), strict=True
+            ))
+        elif name == "sessions":
+            self.calls_lost += pc.sum(group["n_calls_lost"]).as_py() or 0
+            self.compactions += pc.sum(group["n_compactions"]).as_py() or 0
+            outcomes = _strings(group["outcome"])
+            self.broken += pc.sum(pc.equal(outcomes, BROKEN_TRANSCRIPT)).as_py() or 0
+        elif name == "turns":
+            crashed = group.filter(pc.equal(_strings(group["outcome"]), "crash"))
+            self._crashes += [
+                (session, turn + 1, end) for session, turn, end in zip(
+                    crashed["session_id"].to_pylist(), crashed["turn_index"].to_pylist(),
+                    crashed["turn_end_ns"].to_pylist(), strict=True,
+                )
+            ]
+
+    @property
+    def needs_next_turns(self) -> bool:
+        """Whether a turn crashed, so the crash waits need `add_next_turns`."""
+        return bool(self._crashes)
+
+    def add_next_turns(self, group: pa.Table) -> None:
+        """Turns again (session_id, turn_index, request_sent_ns), for the crash waits."""
+        sessions = pa.array(
+            sorted({session for session, _, _ in self._crashes}), group["session_id"].type
+        )
+        mine = group.filter(pc.is_in(group["session_id"], value_set=sessions))
+        wanted = {(session, turn) for session, turn, _ in self._crashes}
+        for session, turn, at in zip(
+            mine["session_id"].to_pylist(), mine["turn_index"].to_pylist(),
+            mine["request_sent_ns"].to_pylist(), strict=True,
+        ):
+            if (session, turn) in wanted:
+                self._sent[session, turn] = at
+
+    def crash_waits_ns(self) -> np.ndarray:
+        """For each crashed turn followed by a turn of its session: the next turn's
+        request_sent_ns minus the crashed turn's end, sorted."""
+        waits = [
+            self._sent[session, turn] - end
+            for session, turn, end in self._crashes
+            if (session, turn) in self._sent
+        ]
+        return np.array(sorted(waits), dtype=np.int64)
+
+    def metrics(self, requests: int) -> list[Metric]:
+        """The rows of the arm, given its rows of `requests` (see the module docstring)."""
+        rows: list[Metric] = []
+        if requests:
+            for cause in CAUSES:
+                rows.append((f"repairs_by_cause_per_1k_requests.{cause}",
+                             self.causes[cause] * 1000 / requests, PER_1K))
+            rows.append(("refused_without_repair_per_1k_requests",
+                         len(self.refused) * 1000 / requests, PER_1K))
+            rows.append(("calls_lost_per_1k_requests", self.calls_lost * 1000 / requests, PER_1K))
+        rows.append(("compactions.count", float(self.compactions), "compactions"))
+        rows.append(("sessions.broken_transcript", float(self.broken), "sessions"))
+        waits = self.crash_waits_ns()
+        if waits.size:
+            rows.append(("crash_to_request_ns.mean", float(waits.mean()), "ns"))
+            rows.append(("crash_to_request_ns.p50", float(percentiles(waits, [50.0])[0]), "ns"))
+        rows.append(("crash_to_request_ns.count", float(waits.size), "crashes"))
+        return rows
 
 
 def crash_waits_ns(turns: pa.Table) -> np.ndarray:
-    """For each crashed turn followed by a turn of its session: the next turn's request_sent_ns
-    minus the crashed turn's end."""
-    sent = {
-        (session, turn): at for session, turn, at in zip(
-            turns["session_id"].to_pylist(), turns["turn_index"].to_pylist(),
-            turns["request_sent_ns"].to_pylist(), strict=True,
-        )
-    }
-    waits = [
-        sent[session, turn + 1] - end
-        for session, turn, end, outcome in zip(
-            turns["session_id"].to_pylist(), turns["turn_index"].to_pylist(),
-            turns["turn_end_ns"].to_pylist(), _strings(turns["outcome"]).to_pylist(),
-            strict=True,
-        )
-        if outcome == "crash" and (session, turn + 1) in sent
-    ]
-    return np.array(sorted(waits), dtype=np.int64)
+    """`FaultFold.crash_waits_ns` of whole turns."""
+    fold = FaultFold()
+    fold.add("turns", turns)
+    fold.add_next_turns(turns)
+    return fold.crash_waits_ns()
 
 
 def _strings(column: pa.ChunkedArray) -> pa.ChunkedArray:

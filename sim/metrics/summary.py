@@ -50,6 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sim.metrics import session_faults
+from sim.metrics.arm_fold import ArmFold, fold_tables
 from sim.metrics.paired import PAIRED_COLUMNS, comparisons, paired_differences, paired_stats
 from sim.metrics.percentiles import percentiles
 from sim.metrics.replications import replication_rows
@@ -183,17 +184,20 @@ def _summarize_point(
             load,
             {arm for table in at_level.values() for arm in arms_of(table)},
             partial(_paired_rows, at_level["turns"]),
-            partial(_arm_tables, at_level),
+            partial(_arm_fold, at_level),
             found,
             speeds,
         )
     return rows
 
 
-def _arm_tables(
-    at_level: Mapping[str, pa.Table], profile: str, policy: str
-) -> dict[str, pa.Table]:
-    return {name: rows_of(table, policy, profile) for name, table in at_level.items()}
+def _arm_fold(
+    at_level: Mapping[str, pa.Table], profile: str, policy: str, faults: bool
+) -> ArmFold:
+    return fold_tables(
+        {name: rows_of(table, policy, profile) for name, table in at_level.items()},
+        faults=faults,
+    )
 
 
 def level_rows(
@@ -201,13 +205,14 @@ def level_rows(
     load: float | None,
     found_arms: set[Arm],
     paired: Callable[[list[Arm]], list[SummaryRow]],
-    arm_tables: Callable[[str, str], Mapping[str, pa.Table]],
+    arm_fold: Callable[[str, str, bool], ArmFold],
     found: Categories,
     speeds: Mapping[tuple[str, str, int], float],
 ) -> list[SummaryRow]:
     """One load level's rows, wherever its tables come from (whole tables here, a run folder
     read arm by arm in sim.metrics.summary_files): the paired rows of its arms (`paired`), then
-    each arm's metrics from its tables (`arm_tables(profile, policy)`) and its harness speed.
+    each arm's metrics from its rows folded (`arm_fold(profile, policy, faults_ran)`) and its
+    harness speed.
     The arms are those with rows and those with a measured speed, in sorted order."""
     arms = sorted(
         found_arms
@@ -215,7 +220,7 @@ def level_rows(
     )
     rows = paired(arms)
     for profile, policy in arms:
-        arm_rows = metric_rows(policy, arm_tables(profile, policy), found)
+        arm_rows = metric_rows(policy, arm_fold(profile, policy, found.faults_ran), found)
         if (profile, policy, level) in speeds:
             speed = float(speeds[profile, policy, level])
             arm_rows.append(
@@ -225,17 +230,18 @@ def level_rows(
     return [replace(row, load_level=level, load=load) for row in rows]
 
 
-def metric_rows(policy: str, mine: Mapping[str, pa.Table], found: Categories) -> list[SummaryRow]:
-    """One arm's metrics at one level, in their fixed order, from its rows of every table (the
-    same for whole tables here and for a run folder read arm by arm: sim.metrics.summary_files)."""
-    rows = _distribution_rows(policy, mine)
-    rows += _count_rows(policy, mine, found.outcomes)
-    rows += _rate_rows(policy, mine, found.kinds, found.causes, found.statuses)
-    rows += _throughput_rows(policy, mine["turns"], mine["requests"])
-    if found.faults_ran:
+def metric_rows(policy: str, fold: ArmFold, found: Categories) -> list[SummaryRow]:
+    """One arm's metrics at one level, in their fixed order, from its rows folded
+    (`sim.metrics.arm_fold`: whole tables here, a run folder's row groups in
+    sim.metrics.summary_files)."""
+    rows = _distribution_rows(policy, fold)
+    rows += _count_rows(policy, fold, found.outcomes)
+    rows += _rate_rows(policy, fold, found.kinds, found.causes, found.statuses)
+    rows += _throughput_rows(policy, fold)
+    if fold.faults is not None:
         rows += [
             SummaryRow(policy, metric, value, unit)
-            for metric, value, unit in session_faults.fault_metrics(mine)
+            for metric, value, unit in fold.faults.metrics(fold.rows["requests"])
         ]
     return rows
 
@@ -265,31 +271,37 @@ def _paired_rows(turns: pa.Table, arms: list[Arm]) -> list[SummaryRow]:
         ]
         mine = turns.filter(pc.equal(_decoded(turns["profile"]), profile))
         for _, baseline in comparisons(baselines, treatment):
-            rows += _paired_stat_rows(
-                mine, "policy", treatment, baseline, PAIRED_PREFIX, (profile, treatment)
-            )
+            pairs = partial(_differences, mine, "policy", treatment, baseline)
+            rows += paired_stat_rows(pairs, baseline, PAIRED_PREFIX, (profile, treatment))
     base = BASE_PROFILE if BASE_PROFILE in profiles else (profiles[0] if profiles else None)
     for policy in dict.fromkeys(policy for _, policy in arms):
         mine = turns.filter(pc.equal(_decoded(turns["policy"]), policy))
         for profile in profiles:
             if profile != base and base is not None and (profile, policy) in arms:
-                rows += _paired_stat_rows(
-                    mine, "profile", profile, base, PAIRED_PROFILE_PREFIX, (profile, policy)
-                )
+                pairs = partial(_differences, mine, "profile", profile, base)
+                rows += paired_stat_rows(pairs, base, PAIRED_PROFILE_PREFIX, (profile, policy))
     return rows
 
 
-def _paired_stat_rows(
-    turns: pa.Table, dimension: str, treatment: str, baseline: str, prefix: str, arm: Arm
+def _differences(
+    turns: pa.Table, dimension: str, treatment: str, baseline: str, column: str
+) -> np.ndarray:
+    pairs = paired_differences(
+        turns, column, dimension=dimension, treatment=treatment, baseline=baseline
+    )
+    differences: np.ndarray = pairs["difference"].to_numpy()
+    return differences
+
+
+def paired_stat_rows(
+    differences: Callable[[str], np.ndarray], baseline: str, prefix: str, arm: Arm
 ) -> list[SummaryRow]:
-    """The paired statistics of `treatment` minus `baseline` along `dimension`, as rows of
-    `arm` (profile, policy) versus `baseline`."""
+    """The paired statistics of an arm minus `baseline`, as rows of `arm` (profile, policy)
+    versus `baseline`: `differences(column)` gives each paired column's differences in key
+    order (`sim.metrics.paired.paired_differences`)."""
     rows: list[SummaryRow] = []
     for column in PAIRED_COLUMNS:
-        pairs = paired_differences(
-            turns, column, dimension=dimension, treatment=treatment, baseline=baseline
-        )
-        stats = paired_stats(pairs["difference"].to_numpy())
+        stats = paired_stats(differences(column))
         for name, value in stats.as_dict().items():
             unit = "share" if name == "gained" else "pairs" if name == "pairs" else "ns"
             rows.append(
@@ -445,10 +457,10 @@ def _decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return column
 
 
-def _distribution_rows(policy: str, tables: Mapping[str, pa.Table]) -> list[SummaryRow]:
+def _distribution_rows(policy: str, fold: ArmFold) -> list[SummaryRow]:
     rows = []
     for table_name, column, count_unit in DISTRIBUTIONS:
-        data = values(tables[table_name], column)
+        data = fold.values(table_name, column)
         if data.size:
             quantiles = percentiles(data, [q for _, q in PERCENTILES])
             for (label, _), quantile in zip(PERCENTILES, quantiles, strict=True):
@@ -457,60 +469,52 @@ def _distribution_rows(policy: str, tables: Mapping[str, pa.Table]) -> list[Summ
     return rows
 
 
-def _count_rows(
-    policy: str, tables: Mapping[str, pa.Table], outcomes: list[str]
-) -> list[SummaryRow]:
-    rows = [SummaryRow(policy, "requests.count", float(tables["requests"].num_rows), "requests")]
-    turn_outcomes = _decoded(tables["turns"]["outcome"])
+def _count_rows(policy: str, fold: ArmFold, outcomes: list[str]) -> list[SummaryRow]:
+    rows = [SummaryRow(policy, "requests.count", float(fold.rows["requests"]), "requests")]
     for outcome in outcomes:
-        count = pc.sum(pc.equal(turn_outcomes, outcome)).as_py() or 0
+        count = fold.count("turns", "outcome", outcome)
         rows.append(SummaryRow(policy, f"turns.outcome.{outcome}", float(count), "turns"))
     return rows
 
 
 def _rate_rows(
-    policy: str,
-    tables: Mapping[str, pa.Table],
-    kinds: list[str],
-    causes: list[str],
-    statuses: list[str],
+    policy: str, fold: ArmFold, kinds: list[str], causes: list[str], statuses: list[str]
 ) -> list[SummaryRow]:
-    requests = tables["requests"].num_rows
+    requests = fold.rows["requests"]
     if requests == 0:
         return []
     rows = []
-    for metric, column, categories in (
-        ("repairs_per_1k_requests", _decoded(tables["repairs"]["kind"]), kinds),
-        ("synthetic_per_1k_requests", _decoded(tables["tools"]["synthetic_cause"]), causes),
+    for metric, table, column, categories in (
+        ("repairs_per_1k_requests", "repairs", "kind", kinds),
+        ("synthetic_per_1k_requests", "tools", "synthetic_cause", causes),
     ):
-        counts = {c: pc.sum(pc.equal(column, c)).as_py() or 0 for c in categories}
+        counts = {c: fold.count(table, column, c) for c in categories}
         total = sum(counts.values())
         rows.append(SummaryRow(policy, f"{metric}.all", total * 1000 / requests, PER_1K))
         for category in categories:
             rate = counts[category] * 1000 / requests
             rows.append(SummaryRow(policy, f"{metric}.{category}", rate, PER_1K))
-    status = _decoded(tables["requests"]["status"])
     for value in statuses:
-        count = pc.sum(pc.equal(status, value)).as_py() or 0
+        count = fold.count("requests", "status", value)
         rows.append(
             SummaryRow(policy, f"status_per_1k_requests.{value}", count * 1000 / requests, PER_1K)
         )
     return rows
 
 
-def _throughput_rows(policy: str, turns: pa.Table, requests: pa.Table) -> list[SummaryRow]:
-    if turns.num_rows == 0:
+def _throughput_rows(policy: str, fold: ArmFold) -> list[SummaryRow]:
+    if fold.rows["turns"] == 0:
         return []
-    span = _span_ns(turns)
+    assert fold.first_sent_ns is not None and fold.last_end_ns is not None
+    span = fold.last_end_ns - fold.first_sent_ns
     rows = [SummaryRow(policy, "simulated_span_ns", float(span), "ns")]
     if span > 0:
+        completed = fold.count("turns", "outcome", COMPLETED)
         rows.append(
-            SummaryRow(
-                policy, "throughput.turns_per_s", _per_second(_completed(turns), span), "turns/s"
-            )
+            SummaryRow(policy, "throughput.turns_per_s", _per_second(completed, span), "turns/s")
         )
         for column in ("output_tokens", "input_tokens"):
-            tokens = pc.sum(requests[column]).as_py() or 0
+            tokens = fold.sums["requests", column]
             rows.append(
                 SummaryRow(
                     policy, f"throughput.{column}_per_s", _per_second(tokens, span), "tokens/s"

@@ -3,24 +3,29 @@
 `summarize` takes whole tables; a large run's tables do not fit in memory, so this reads, for
 each arm at each load level, only that arm's rows and only the columns the summary reads, one
 row group at a time (row groups hold rows sorted by arm, so the others are skipped by their
-statistics). The paired rows read the two arms they compare. The rows, their order and their
-values are `summarize`'s exactly (tests/test_run_parts.py holds it to that): the same helpers
-make them, percentiles stay exact.
+statistics), and folds each group into the arm's numbers (`sim.metrics.arm_fold`): what stays
+is the values the exact percentiles sort, not the rows. The paired rows read the two arms they
+compare, each only its turns' key and paired columns. The rows, their order and their values
+are `summarize`'s exactly (tests/test_run_parts.py holds it to that): the same helpers make
+them, percentiles stay exact.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from sim.metrics import session_faults
-from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, comparisons
-from sim.metrics.schema import ARM_COLUMNS
+from sim.metrics.arm_fold import ArmFold
+from sim.metrics.paired import PAIRED_COLUMNS, comparisons
+from sim.metrics.paired_files import KEY_COLUMNS, merged_differences
+from sim.metrics.session_faults import FaultFold
 from sim.metrics.summary import (
     BASE_PROFILE,
     PAIRED_PREFIX,
@@ -30,8 +35,8 @@ from sim.metrics.summary import (
     Categories,
     SummaryRow,
     UnitKey,
-    _paired_stat_rows,
     level_rows,
+    paired_stat_rows,
     treatment_of,
 )
 
@@ -47,9 +52,11 @@ SUMMARY_COLUMNS: dict[str, tuple[str, ...]] = {
     "requests": ("status", "input_tokens", "output_tokens"),
     "sessions": ("n_calls_lost", "n_compactions", "outcome"),
 }
-# The columns of turns a paired comparison reads (`paired.paired_differences`: the arm columns,
-# the turn's key, the paired values), not the summary's others: two arms' turns are held at once.
-_PAIRED_READ = (*ARM_COLUMNS, *TURN_KEY, *PAIRED_COLUMNS)
+# The columns of turns a paired comparison reads (`paired_files`: the turn's key within one arm
+# at one level, the paired values).
+_PAIRED_READ = (*KEY_COLUMNS, *PAIRED_COLUMNS)
+# The columns of turns the crash waits' second pass reads (`session_faults.FaultFold`).
+_NEXT_TURNS_READ = ("session_id", "turn_index", "request_sent_ns")
 # The category columns whose every value gets a row for every arm.
 _CATEGORIES = (("turns", "outcome"), ("repairs", "kind"), ("tools", "synthetic_cause"),
                ("requests", "status"))
@@ -78,19 +85,27 @@ def summarize_folder(
             load,
             {(profile, policy) for profile, policy, key_level, _ in units if key_level == level},
             partial(_paired_rows, folder, level, where=where),
-            partial(_arm_tables, folder, level, where),
+            partial(_arm_fold, folder, level, where),
             found,
             speeds,
         )
     return rows
 
 
-def _arm_tables(
-    folder: Path, level: int, where: Mapping[str, object], profile: str, policy: str
-) -> dict[str, pa.Table]:
-    """The summary's columns of one arm's rows at one level, of every table."""
+def _arm_fold(
+    folder: Path, level: int, where: Mapping[str, object], profile: str, policy: str,
+    faults: bool,
+) -> ArmFold:
+    """One arm's rows at one level, of every table, folded row group by row group."""
     wanted = {**where, **_arm(profile, policy, level)}
-    return {name: _arm_rows(folder, name, wanted) for name in SUMMARY_COLUMNS}
+    fold = ArmFold(FaultFold() if faults else None)
+    for name in SUMMARY_COLUMNS:
+        for group in _arm_groups(folder, name, wanted):
+            fold.add(name, group)
+    if fold.faults is not None and fold.faults.needs_next_turns:
+        for group in _arm_groups(folder, "turns", wanted, _NEXT_TURNS_READ):
+            fold.faults.add_next_turns(group)
+    return fold
 
 
 def _paired_rows(
@@ -108,18 +123,14 @@ def _paired_rows(
             p for p in policies if p not in POLICY_ORDER
         ]
         for _, baseline in comparisons(baselines, treatment):
-            turns = _two_arms(folder, level, (profile, treatment), (profile, baseline), where)
-            rows += _paired_stat_rows(
-                turns, "policy", treatment, baseline, PAIRED_PREFIX, (profile, treatment)
-            )
+            pairs = _pairs(folder, level, (profile, treatment), (profile, baseline), where)
+            rows += paired_stat_rows(pairs, baseline, PAIRED_PREFIX, (profile, treatment))
     base = BASE_PROFILE if BASE_PROFILE in profiles else (profiles[0] if profiles else None)
     for policy in dict.fromkeys(policy for _, policy in arms):
         for profile in profiles:
             if profile != base and base is not None and (profile, policy) in arms:
-                turns = _two_arms(folder, level, (profile, policy), (base, policy), where)
-                rows += _paired_stat_rows(
-                    turns, "profile", profile, base, PAIRED_PROFILE_PREFIX, (profile, policy)
-                )
+                pairs = _pairs(folder, level, (profile, policy), (base, policy), where)
+                rows += paired_stat_rows(pairs, base, PAIRED_PROFILE_PREFIX, (profile, policy))
     return rows
 
 
@@ -127,15 +138,16 @@ def _arm(profile: str, policy: str, level: int) -> dict[str, object]:
     return {"profile": profile, "policy": policy, "load_level": level}
 
 
-def _two_arms(
-    folder: Path, level: int, first: Arm, second: Arm, where: Mapping[str, object]
-) -> pa.Table:
-    return pa.concat_tables(
-        [
-            _arm_rows(folder, "turns", {**where, **_arm(profile, policy, level)}, _PAIRED_READ)
-            for profile, policy in (first, second)
-        ]
+def _pairs(
+    folder: Path, level: int, treatment: Arm, baseline: Arm, where: Mapping[str, object]
+) -> Callable[[str], np.ndarray]:
+    """The differences of each paired column, the two arms' turns merged row group by row
+    group (`sim.metrics.paired_files`)."""
+    treated, base = (
+        _arm_groups(folder, "turns", {**where, **_arm(profile, policy, level)}, _PAIRED_READ)
+        for profile, policy in (treatment, baseline)
     )
+    return merged_differences(treated, base).__getitem__
 
 
 def _units(folder: Path, where: Mapping[str, object]) -> set[tuple[str, str, int, float | None]]:
@@ -171,20 +183,17 @@ def _faults_ran(folder: Path) -> bool:
     )
 
 
-def _arm_rows(
+def _arm_groups(
     folder: Path, name: str, wanted: Mapping[str, object], read: tuple[str, ...] | None = None
-) -> pa.Table:
-    """The summary's columns of table `name`'s rows with the `wanted` values (one arm at one
-    level, of one point), or only the columns `read`."""
+) -> Iterator[pa.Table]:
+    """The summary's columns (or only the columns `read`) of table `name`'s rows with the
+    `wanted` values, a row group at a time (the groups without such rows are skipped)."""
     path = folder / f"{name}.parquet"
-    columns = [*_UNIT, *SUMMARY_COLUMNS[name]] if read is None else list(read)
-    chosen = []
+    columns = list(SUMMARY_COLUMNS[name] if read is None else read)
     for group in _row_groups(path, [*columns, *(c for c in wanted if c not in columns)], wanted):
-        chosen.append(group.filter(_matching(group, wanted)).select(columns))
-    if not chosen:
-        schema = pq.read_schema(path)
-        return pa.schema([schema.field(column) for column in columns]).empty_table()
-    return pa.concat_tables(chosen)
+        chosen = group.filter(_matching(group, wanted)).select(columns)
+        if chosen.num_rows:
+            yield chosen
 
 
 def _matching(group: pa.Table, wanted: Mapping[str, object]) -> pa.ChunkedArray:
