@@ -36,8 +36,9 @@ def crashed_run_tables() -> dict[str, pa.Table]:
     result = run(scenario({"faults": {"crash": 0.5}}))
     tables = {}
     for name in ("turns", "tools", "repairs", "requests", "sessions"):
-        schema = pa.schema([f for f in SCHEMAS[name] if f.name in result.rows[name][0]])
-        tables[name] = pa.Table.from_pylist(result.rows[name], schema=schema)
+        columns = result.rows[name]
+        schema = pa.schema([f for f in SCHEMAS[name] if f.name in columns])
+        tables[name] = pa.Table.from_pydict(columns, schema=schema)
     return tables
 
 
