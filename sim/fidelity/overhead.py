@@ -28,12 +28,11 @@ import math
 import time
 from dataclasses import dataclass
 
-import anthropic
-import httpx2
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sim.live.in_memory_sdk import in_memory_client, read_events
 from sim.model.model import MockModel
 from sim.model.response import StreamResponse, Turn
 from sim.model.tool_inputs import tool_inputs
@@ -161,22 +160,11 @@ def sdk_parsing_hop(scenario: Scenario, repeats: int = 20) -> Hop:
 
 
 async def _time_sdk(body: dict[str, object], payload: bytes, repeats: int) -> Hop:
-    def answer(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, content=payload,
-                               headers={"content-type": "text/event-stream"})
-
-    transport = httpx2.MockTransport(answer)
     per_event_ms = []
-    async with httpx2.AsyncClient(transport=transport) as http:
-        client = anthropic.AsyncAnthropic(base_url="http://sdk.invalid", api_key="x",
-                                          max_retries=0, http_client=http)
+    async with in_memory_client(payload) as client:
         for _ in range(repeats):
             stream = await client.messages.create(**body)  # type: ignore[call-overload]
             start = time.perf_counter_ns()
-            count = 0
-            async with stream:
-                async for event in stream:
-                    event.to_dict()
-                    count += 1
+            count = await read_events(stream)
             per_event_ms.append((time.perf_counter_ns() - start) / max(count, 1) / NS_PER_MS)
     return _hop("SDK parsing, per event", np.array(per_event_ms))

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import anthropic
-import httpx2
-
+from sim.live.in_memory_sdk import in_memory_client, read_events
 from sim.wire.sse import encode_stream
 
 _TOOL = {"name": "Read", "description": "Read a file.",
@@ -58,18 +56,5 @@ _EVENTS: list[dict[str, Any]] = [
 async def warm_up_sdk() -> int:
     """Make one streaming request through the SDK, answered in memory, and read it as the live
     driver reads a response (each event as a dict). Returns the number of events read."""
-    payload = encode_stream(_EVENTS)
-
-    def answer(request: httpx2.Request) -> httpx2.Response:
-        return httpx2.Response(200, content=payload, headers={"content-type": "text/event-stream"})
-
-    read = 0
-    async with httpx2.AsyncClient(transport=httpx2.MockTransport(answer)) as http:
-        client = anthropic.AsyncAnthropic(base_url="http://warm-up.invalid", api_key="warm-up",
-                                          max_retries=0, http_client=http)
-        stream = await client.messages.create(**_BODY)
-        async with stream:
-            async for event in stream:
-                event.to_dict()
-                read += 1
-    return read
+    async with in_memory_client(encode_stream(_EVENTS)) as client:
+        return await read_events(await client.messages.create(**_BODY))
