@@ -64,9 +64,30 @@ def test_rows_written_as_they_come_are_the_tables_kept_in_memory(
     result = run_scenario(scenario)
     folder, point_values = result.parts_in_order()[0]
     assert point_values == {"seed": scenario.seed}  # a plain scenario: no point columns
-    part_file = pq.ParquetFile(folder / "sessions.parquet")
+    part_file = pq.ParquetFile(folder / "sessions.0.parquet")
     assert part_file.num_row_groups == 6  # 12 sessions, flushed every 2
     assert result.tables("r") == in_memory(scenario, "r")
+
+
+def test_a_long_unit_rolls_its_part_files_and_the_run_folder_is_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scenario = two_profile_sweep()
+    whole = run_scenario(scenario)
+    write_run_from_parts(tmp_path / "one", whole.parts_in_order(), metadata(scenario))
+    # A row group every 2 sessions, a new part file every 2 row groups: 12 sessions, 3 files.
+    monkeypatch.setattr(parts, "FLUSH_SESSIONS", 2)
+    monkeypatch.setattr(parts, "GROUPS_PER_FILE", 2)
+    rolled = run_scenario(scenario)
+    folder, _ = rolled.parts_in_order()[0]
+    files = parts.part_files(folder, "sessions")
+    assert [pq.ParquetFile(path).num_row_groups for path in files] == [2, 2, 2]
+    assert sorted(path.name for path in folder.glob("sessions.*")) == [path.name for path in files]
+    write_run_from_parts(tmp_path / "rolled", rolled.parts_in_order(), metadata(scenario))
+    for spec in TABLES:
+        name = f"{spec.name}.parquet"
+        assert (tmp_path / "rolled" / name).read_bytes() == (tmp_path / "one" / name).read_bytes()
+    assert rolled.tables("r") == whole.tables("r")
 
 
 def test_the_summary_read_arm_by_arm_is_the_summary_of_the_whole_tables(tmp_path: Path) -> None:

@@ -112,7 +112,8 @@ def test_block_index_and_delta_type_follow_the_scripted_blocks() -> None:
 
 def test_without_the_trace_no_events_are_kept() -> None:
     result = run_scenario(scenario_of(ARITHMETIC))
-    assert not list(result.parts.rglob("events.parquet"))  # no task wrote a trace
+    assert list(result.parts.rglob("turns.*.parquet"))
+    assert not list(result.parts.rglob("events.*parquet*"))  # no task wrote a trace
     assert "events" not in result.tables("plain")
 
 

@@ -72,7 +72,7 @@ from sim.engine.strict import StrictModeStop
 from sim.errors import UserError
 from sim.experiment.points import Point, key_text, points_of
 from sim.metrics.assemble import read_table
-from sim.metrics.parts import DONE_FILE, UnitParts, is_complete
+from sim.metrics.parts import DONE_FILE, UnitParts, is_complete, part_files
 from sim.metrics.point_columns import point_values, with_point_columns
 from sim.metrics.schema import EVENTS, TABLES
 from sim.scenario.schema import Scenario
@@ -264,8 +264,9 @@ class RunResult:
             spec.name: read_table(
                 spec,
                 [
-                    (folder / f"{spec.name}.parquet", {**run_wide, **values})
+                    (part, {**run_wide, **values})
                     for folder, values in self.parts_in_order()
+                    for part in part_files(folder, spec.name)
                 ],
             )
             for spec in specs

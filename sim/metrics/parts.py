@@ -7,10 +7,13 @@ session is recorded; memory holds only the sessions not yet written plus one bat
    key then every column (`TableBuilder.build`). Sessions end out of order, so a session is held
    until every session of a lower id of the unit has ended (then it is released): what waits is
    the sessions that ended before an older one, never the unit.
-2. Every `FLUSH_SESSIONS` released sessions become one row group of each table's part file.
+2. Every `FLUSH_SESSIONS` released sessions become one row group of each table's part files.
    Part files lack the run-wide columns (`run_id`, `scenario`, `seed`): the run folder adds them
    (`sim.metrics.assemble`), so a unit's parts do not depend on where the run is written.
-3. A part folder is complete once its `DONE_FILE` exists: the files are written under temporary
+3. A table's rows go into numbered part files (`part_files`) of at most `GROUPS_PER_FILE` row
+   groups each: a Parquet writer keeps every row group's metadata until it closes, so one file
+   for a long unit would grow with the unit.
+4. A part folder is complete once its `DONE_FILE` exists: the files are written under temporary
    names and renamed, the marker (holding the task's counters) last. A folder without it is
    from an interrupted unit and is written again.
 """
@@ -32,6 +35,10 @@ from sim.metrics.tables import TableBuilder
 # Sessions released per row group of a part file: small enough that a batch of rows is a few
 # megabytes at most, large enough that a unit of the default scenario is one or two groups.
 FLUSH_SESSIONS = 256
+# Row groups per part file (rule 3). An open writer holds about 17 KB of metadata per row group
+# of `turns` (measured: 2,000 groups grew a process by 34 MB), so a worker running a unit of
+# 100,000 sessions grew by about 30 MB with one file per table; 16 groups hold under 1 MB.
+GROUPS_PER_FILE = 16
 DONE_FILE = "done"
 PART_COMPRESSION = "zstd"
 # A session's rows: by table, a list per column (`sim.metrics.row_columns`).
@@ -45,8 +52,20 @@ def part_spec(spec: TableSpec) -> TableSpec:
 
 
 def is_complete(folder: Path) -> bool:
-    """Whether `folder` holds a unit's finished parts (rule 3)."""
+    """Whether `folder` holds a unit's finished parts (rule 4)."""
     return (folder / DONE_FILE).is_file()
+
+
+def part_files(folder: Path, table: str) -> list[Path]:
+    """The part files of `table` in a finished unit's `folder`, in order (rule 3)."""
+    files = []
+    while (path := _part_path(folder, table, len(files))).is_file():
+        files.append(path)
+    return files
+
+
+def _part_path(folder: Path, table: str, number: int) -> Path:
+    return folder / f"{table}.{number}.parquet"
 
 
 class UnitParts:
@@ -57,7 +76,9 @@ class UnitParts:
         self.folder.mkdir(parents=True, exist_ok=True)
         specs = (*TABLES, EVENTS) if trace else TABLES
         self._specs = {spec.name: part_spec(spec) for spec in specs}
-        self._writers: dict[str, pq.ParquetWriter] = {}
+        self._writers: dict[str, pq.ParquetWriter] = {}  # the open file of each table
+        self._groups: dict[str, int] = {}  # row groups in it
+        self._files = dict.fromkeys(self._specs, 0)  # the files of each table finished
         self._builders = self._fresh_builders()
         self._held: dict[int, Rows] = {}
         self._next = first_session
@@ -89,16 +110,30 @@ class UnitParts:
         for name, builder in builders.items():
             if len(builder):
                 self._writer(name).write_table(builder.build())
+                self._groups[name] += 1
+                if self._groups[name] == GROUPS_PER_FILE:
+                    self._finish(name)
 
     def _writer(self, name: str) -> pq.ParquetWriter:
         writer = self._writers.get(name)
         if writer is None:
-            path = self.folder / f"{name}.parquet.partial"
             writer = pq.ParquetWriter(
-                path, self._specs[name].schema, compression=PART_COMPRESSION
+                self._partial(name), self._specs[name].schema, compression=PART_COMPRESSION
             )
             self._writers[name] = writer
+            self._groups[name] = 0
         return writer
+
+    def _partial(self, name: str) -> Path:
+        return self.folder / f"{name}.{self._files[name]}.parquet.partial"
+
+    def _finish(self, name: str) -> None:
+        """Closes the open file of table `name` (one without rows if it has none yet) under
+        its final name."""
+        self._writer(name).close()
+        del self._writers[name]
+        os.replace(self._partial(name), _part_path(self.folder, name, self._files[name]))
+        self._files[name] += 1
 
     def close(self, note: str = "") -> None:
         """Writes what is held (sessions still held: in id order) and marks the folder done,
@@ -107,9 +142,8 @@ class UnitParts:
             self._release(self._held.pop(session_id))
         self._flush()
         for name in self._specs:
-            self._writer(name).close()
-            partial = self.folder / f"{name}.parquet.partial"
-            os.replace(partial, self.folder / f"{name}.parquet")
+            if name in self._writers or self._files[name] == 0:
+                self._finish(name)  # every table has at least one file
         marker = self.folder / f"{DONE_FILE}.partial"
         marker.write_text(note, encoding="utf-8")
         os.replace(marker, self.folder / DONE_FILE)

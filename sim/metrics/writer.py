@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from sim.metrics.assemble import ROW_GROUP_ROWS, assemble_table
 from sim.metrics.atomic import atomic_directory
 from sim.metrics.columns import SUMMARY, described_schema
+from sim.metrics.parts import part_files
 from sim.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from sim.metrics.point_columns import with_point_columns
 from sim.metrics.provenance import git_commit, package_versions
@@ -158,8 +159,9 @@ def write_run_from_parts(
         row_counts = {}
         for spec in written:
             files = [
-                (Path(folder) / f"{spec.name}.parquet", {**run_wide, **values})
+                (part, {**run_wide, **values})
                 for folder, values in parts
+                for part in part_files(Path(folder), spec.name)
             ]
             path = staging / f"{spec.name}.parquet"
             row_counts[spec.name] = assemble_table(path, spec, files, key_value)
