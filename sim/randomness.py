@@ -37,9 +37,17 @@ class _Digest(ISeedSequence):
         self._digest = digest
 
     def generate_state(self, n_words: int, dtype: Any = np.uint32) -> np.ndarray:
-        # numpy refuses to read more words than the digest holds.
-        words = np.frombuffer(self._digest, dtype=dtype, count=n_words)
+        # numpy refuses to read more words than the digest holds. Positional arguments and a
+        # dtype made once: numpy parses keywords, and converts a type, on every call.
+        kind = _DTYPES.get(dtype)
+        if kind is None:
+            kind = _DTYPES[dtype] = np.dtype(dtype)
+        words = np.frombuffer(self._digest, kind, n_words)
         return words if _LITTLE_ENDIAN else words.byteswap()
+
+
+# `generate_state`'s dtypes by what it was given (PCG64 asks for np.uint64 every time).
+_DTYPES: dict[Any, np.dtype] = {}
 
 
 def _key_text(key: str | int) -> str:
@@ -69,6 +77,26 @@ def below_many(rng: np.random.Generator, n: int, count: int) -> np.ndarray:
 def stream(root_seed: int, *keys: str | int) -> np.random.Generator:
     """The generator for the concern named by `keys` under `root_seed`."""
     text = "\x1f".join([str(root_seed), *map(_key_text, keys)])
-    digest = hashlib.blake2b(text.encode(), digest_size=_DIGEST_BYTES).digest()
+    return _generator(hashlib.blake2b(text.encode(), digest_size=_DIGEST_BYTES))
+
+
+class StreamPrefix:
+    """The first keys of many streams, hashed once: `prefix.stream(*more)` is
+    `stream(root_seed, *keys, *more)`, without joining and hashing the first keys again (a
+    session's tool calls are `stream(seed, "tool", session, tool_use_id)`)."""
+
+    __slots__ = ("_hash",)
+
+    def __init__(self, root_seed: int, *keys: str | int) -> None:
+        text = "\x1f".join([str(root_seed), *map(_key_text, keys)])
+        self._hash = hashlib.blake2b(text.encode(), digest_size=_DIGEST_BYTES)
+
+    def stream(self, *keys: str | int) -> np.random.Generator:
+        keyed = self._hash.copy()
+        keyed.update("".join(["\x1f" + _key_text(key) for key in keys]).encode())
+        return _generator(keyed)
+
+
+def _generator(keyed: Any) -> np.random.Generator:
     # numpy's stubs accept only SeedSequence here, not the documented ISeedSequence of _Digest.
-    return np.random.Generator(np.random.PCG64(_Digest(digest)))  # type: ignore[arg-type]
+    return np.random.Generator(np.random.PCG64(_Digest(keyed.digest())))  # type: ignore[arg-type]

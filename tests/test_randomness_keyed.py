@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.randomness import _Digest, below, below_many, stream
+from sim.randomness import StreamPrefix, _Digest, below, below_many, stream
 
 KEY = st.one_of(st.text(max_size=12), st.integers(0, 2**8), st.integers(0, 2**70))
 KEYS = st.lists(KEY, max_size=5)
@@ -44,6 +44,18 @@ def test_different_keys_give_different_streams(
         return
     ours, theirs = stream(root_seed, *keys), stream(root_seed, *others)
     assert ours.bit_generator.state != theirs.bit_generator.state
+
+
+@settings(max_examples=200, deadline=None)
+@given(ROOTS, KEYS, KEYS)
+def test_a_prefix_gives_the_stream_of_its_keys_and_the_rest(
+    root_seed: int, keys: list[str | int], more: list[str | int]
+) -> None:
+    prefix = StreamPrefix(root_seed, *keys)
+    whole = stream(root_seed, *keys, *more)
+    assert prefix.stream(*more).bit_generator.state == whole.bit_generator.state
+    # The prefix is not consumed: the same keys again, the same stream.
+    assert prefix.stream(*more).random() == stream(root_seed, *keys, *more).random()
 
 
 def test_keys_name_streams_not_their_order_of_creation() -> None:
@@ -82,6 +94,7 @@ def test_the_digest_seeds_no_more_words_than_it_has() -> None:
         int.from_bytes(bytes(range(8 * i, 8 * i + 8)), "little") for i in range(4)
     ]
     assert digest.generate_state(2, np.uint32).tolist() == [0x03020100, 0x07060504]
+    assert digest.generate_state(1, np.dtype(np.uint64)).tolist() == [0x0706050403020100]
     with pytest.raises(ValueError, match="smaller than requested"):
         digest.generate_state(9, np.uint32)
 

@@ -11,6 +11,8 @@ from sim.tools.execution import (
     MIN_PROGRESS_GAP_NS,
     PROGRESS_BATCH_MAX,
     CallPlan,
+    _batched_offsets,
+    _progress_offsets,
     sample_call,
 )
 from sim.tools.spec import ToolSpec
@@ -129,6 +131,22 @@ def test_progress_of_one_call_is_capped() -> None:
     (plan,) = plans(s, n=1)
     ms = 1_000_000
     assert plan.progress_ns == tuple(range(ms, ms * (MAX_PROGRESS_PER_CALL + 1), ms))
+
+
+@pytest.mark.parametrize(
+    ("gap_ms", "duration_ms"),
+    [(1000, 3500), (1000, 3000), (300, 299), (0.0004, 2), (1, MAX_DURATION_MS), (2.5, 10)],
+)
+def test_a_fixed_gap_gives_what_the_batches_give(gap_ms: float, duration_ms: float) -> None:
+    # A fixed gap's offsets are counted, not drawn: the same offsets as the batched draws
+    # (a multiple of the gap at the run's end is not a report; the floor and the cap hold).
+    s = spec(progress_every={"kind": "fixed", "ms": gap_ms})
+    duration_ns = round(duration_ms * 1_000_000)
+    assert s.progress_every is not None
+    batched = _batched_offsets(s.progress_every, stream(1, "gaps"), duration_ns)
+    assert _progress_offsets(s, stream(1, "gaps"), duration_ns) == batched
+    if duration_ms == MAX_DURATION_MS:
+        assert len(batched) == MAX_PROGRESS_PER_CALL
 
 
 def test_same_stream_same_plan() -> None:

@@ -12,23 +12,24 @@ from __future__ import annotations
 from sim.randomness import stream
 from sim.scenario.schema import Scenario
 from sim.tools.execution import CallPlan
-from sim.tools.plans import call_plan
+from sim.tools.plans import call_streams, planned_call
 
 
 class SessionDraws:
     """The tool and retry draws of one session of a scenario under one root seed."""
 
-    __slots__ = ("_scenario", "_seed", "_specs", "session_id")
+    __slots__ = ("_calls", "_scenario", "_seed", "_specs", "session_id")
 
     def __init__(self, scenario: Scenario, seed: int, session_id: int) -> None:
         self._scenario = scenario
         self._seed = seed
         self.session_id = session_id
         self._specs = {spec.name: spec for spec in scenario.tool_specs}
+        self._calls = call_streams(seed, session_id)
 
     def tool_plan(self, name: str, tool_use_id: str) -> CallPlan:
         """The plan of one call, keyed by its tool_use id (ids are the same under every policy)."""
-        return call_plan(self._specs[name], self._seed, self.session_id, tool_use_id)
+        return planned_call(self._specs[name], self._calls, tool_use_id)
 
     def retry_jitter(self, turn: int, retry: int) -> float:
         """The fraction of a retry's backoff taken off, in [0, jitter)."""

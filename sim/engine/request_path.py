@@ -18,7 +18,7 @@ from typing import Any
 import simpy
 
 from sim.engine.feed_points import feed_points
-from sim.engine.session_state import SessionState, acts, strict_stops
+from sim.engine.session_state import SessionState, acts, acts_strictly, strict_stops
 from sim.metrics.request_log import CANCELLED, RequestLog
 from sim.model.response import HttpError, Response, Turn
 from sim.runtime.commands import SendRequest
@@ -203,8 +203,7 @@ class RequestPath(SessionState):
         if stop > stream.fed:
             self._feed(stream, stop)
 
-    @acts
-    @strict_stops
+    @acts_strictly
     def _failed(self, stream: _Stream, error: HttpError) -> None:
         if stream.closed:
             return
@@ -218,8 +217,7 @@ class RequestPath(SessionState):
             )
         )
 
-    @acts
-    @strict_stops
+    @acts_strictly
     def _stream_ended(self, stream: _Stream) -> None:
         if stream.closed:
             return

@@ -31,7 +31,7 @@ from sim.engine.context import SimulationContext
 from sim.engine.draws import SessionDraws
 from sim.engine.request_path import RequestPath
 from sim.engine.session_faults import SessionFaults
-from sim.engine.session_state import acts, strict_stops
+from sim.engine.session_state import acts_strictly
 from sim.engine.tool_calls import ToolCalls
 from sim.engine.user_hooks import UserHooks
 from sim.runtime.commands import (
@@ -39,13 +39,20 @@ from sim.runtime.commands import (
     CancelRequest,
     CancelTool,
     Command,
+    DiscardedResult,
+    ResultReady,
     SendRequest,
     SessionEnded,
     StartTool,
+    ToolProgress,
     TurnEnded,
     WaitUntil,
 )
 from sim.user import SimulatedUser
+
+# The loop's commands that the session does not carry out (a tool's progress, a result handed
+# over or discarded): only observers read them (the transcript log, a live driver).
+_FOR_OBSERVERS = frozenset({ToolProgress, ResultReady, DiscardedResult})
 
 
 def _jitter_of(
@@ -122,13 +129,11 @@ class Session(RequestPath, ToolCalls, UserHooks):
         self.end_ns = env.now
         self.context.on_session_end(self)
 
-    @acts
-    @strict_stops
+    @acts_strictly
     def _start(self, prompt: int) -> None:
         self._dispatch(self.loop.start(self.user.prompt_text(prompt), self.env.now))
 
-    @acts
-    @strict_stops
+    @acts_strictly
     def resume_chain(self, text: str) -> None:
         """A resumed (or rewound) session goes on: the user's `text` starts a new chain."""
         self._dispatch(self.loop.start(text, self.env.now))
@@ -144,6 +149,8 @@ class Session(RequestPath, ToolCalls, UserHooks):
         if self.faults is not None:
             self.faults.observe(commands)
         for command in commands:
+            if type(command) in _FOR_OBSERVERS:
+                continue  # Half the commands: skipped before the eight cases below.
             match command:
                 case StartTool():
                     self._start_tool(command)
@@ -168,10 +175,9 @@ class Session(RequestPath, ToolCalls, UserHooks):
                     assert self._chain_done is not None
                     self._chain_done.succeed()
                 case _:
-                    pass  # ToolProgress, ResultReady, DiscardedResult: for observers only.
+                    pass  # Anything else is for observers only, as `_FOR_OBSERVERS`.
 
-    @acts
-    @strict_stops
+    @acts_strictly
     def _wake(self, token: int) -> None:
         if token == self._wake_token:
             self._dispatch(self.loop.wake(self.env.now))

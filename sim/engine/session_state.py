@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import simpy
 
@@ -41,40 +41,65 @@ from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.repair import PairingError
 from sim.user import PlannedInterrupt, SimulatedUser
 
-P = ParamSpec("P")
-R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# The guards take their arguments positionally (every callback is called so, by `Clock.call_at`
+# or by another part of the session): no keyword dict per call. A callback that needs both is
+# `acts_strictly`, one frame instead of two: the callbacks run thousands of times per simulated
+# second.
 
 
-def strict_stops(method: Callable[P, R]) -> Callable[P, R]:
+def strict_stops(method: F) -> F:
     """Turn the loop's `PairingError` (strict mode) into a `StrictModeStop` naming the session."""
 
     @functools.wraps(method)
-    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+    def guarded(session: SessionState, *args: Any) -> Any:
         try:
-            return method(*args, **kwargs)
+            return method(session, *args)
         except PairingError as error:
-            session = args[0]
-            assert isinstance(session, SessionState)
-            if session.faults is not None and session.faults.stops_session():
-                session.stopped()  # A resumed transcript broke: the session stops, not the run.
-                return cast(R, None)
-            raise session.strict_stop(str(error)) from error
+            _stop_strictly(session, error)
+            return None
 
-    return guarded
+    return cast(F, guarded)
 
 
-def acts(method: Callable[P, R]) -> Callable[P, R]:
+def acts(method: F) -> F:
     """Count a callback the session is handed; past the session's bounds, stop the run."""
 
     @functools.wraps(method)
-    def counted(*args: P.args, **kwargs: P.kwargs) -> R:
-        session = cast(SessionState, args[0])
+    def counted(session: SessionState, *args: Any) -> Any:
         session.actions += 1
         if session.actions > session.max_actions or session.env.now > session.deadline_ns:
             raise session.runaway()
-        return method(*args, **kwargs)
+        return method(session, *args)
 
-    return counted
+    return cast(F, counted)
+
+
+def acts_strictly(method: F) -> F:
+    """`acts(strict_stops(method))` in one frame."""
+
+    @functools.wraps(method)
+    def counted(session: SessionState, *args: Any) -> Any:
+        session.actions += 1
+        if session.actions > session.max_actions or session.env.now > session.deadline_ns:
+            raise session.runaway()
+        try:
+            return method(session, *args)
+        except PairingError as error:
+            _stop_strictly(session, error)
+            return None
+
+    return cast(F, counted)
+
+
+def _stop_strictly(session: SessionState, error: PairingError) -> None:
+    """Strict mode's stop: of the session alone when its resumed transcript broke, else of the
+    run (`StrictModeStop`)."""
+    if session.faults is not None and session.faults.stops_session():
+        session.stopped()  # A resumed transcript broke: the session stops, not the run.
+        return
+    raise session.strict_stop(str(error)) from error
 
 
 class SessionState:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.distributions import ms_to_ns
-from sim.engine.session_state import SessionState, acts, strict_stops
+from sim.engine.session_state import SessionState, acts_strictly, strict_stops
 from sim.engine.tool_run import ToolRun
 from sim.runtime.commands import AskPermission, StartTool
 from sim.runtime.outcomes import ToolOutcome
@@ -57,8 +57,7 @@ class ToolCalls(SessionState):
     def _progress(self, tool_use_id: str, progress: Any) -> None:
         self._dispatch(self.loop.tool_progress(tool_use_id, progress, self.env.now))
 
-    @acts
-    @strict_stops
+    @acts_strictly
     def _finished(self, tool_use_id: str, outcome: ToolOutcome, text: str) -> None:
         self._tools.pop(tool_use_id, None)
         self._dispatch(self.loop.tool_finished(tool_use_id, outcome, text, self.env.now))
@@ -71,7 +70,6 @@ class ToolCalls(SessionState):
             self.env.now + answer.delay_ns, self._decided, command.tool_use_id, answer.allowed
         )
 
-    @acts
-    @strict_stops
+    @acts_strictly
     def _decided(self, tool_use_id: str, allowed: bool) -> None:
         self._dispatch(self.loop.permission_decided(tool_use_id, allowed, self.env.now))

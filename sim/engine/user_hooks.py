@@ -15,7 +15,7 @@ stale interrupt is left to fire and is ignored.
 
 from __future__ import annotations
 
-from sim.engine.session_state import SessionState, acts, strict_stops
+from sim.engine.session_state import SessionState, acts_strictly
 from sim.limits import MAX_ATTACHMENTS_PER_TURN
 from sim.runtime.attachments import AttachmentKind
 from sim.user import AttachmentArrivals, PlannedInterrupt, attachment_block, in_phase
@@ -36,8 +36,7 @@ class UserHooks(SessionState):
         if arrivals is not None:
             self._next_attachment(arrivals, turn, 1)
 
-    @acts
-    @strict_stops
+    @acts_strictly
     def _user_interrupt(self, turn: int, phase: InterruptPhase) -> None:
         if not in_phase(self.loop, turn, phase):
             return

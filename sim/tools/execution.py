@@ -24,7 +24,7 @@ from typing import Literal
 
 import numpy as np
 
-from sim.distributions import NS_PER_MS
+from sim.distributions import NS_PER_MS, Distribution, Fixed, ms_to_ns
 from sim.limits import MAX_PROGRESS_PER_CALL
 from sim.tools.spec import ToolSpec
 
@@ -129,6 +129,17 @@ def _progress_offsets(
     gap = spec.progress_every
     if gap is None:
         return ()
+    if type(gap) is Fixed:
+        # A fixed gap draws nothing: the offsets are its multiples before the run ends, what
+        # `_batched_offsets` gives, without its half a dozen numpy calls (Bash reports this way).
+        step = max(ms_to_ns(gap.ms), MIN_PROGRESS_GAP_NS)
+        return tuple(range(step, duration_ns, step)[:MAX_PROGRESS_PER_CALL])
+    return _batched_offsets(gap, rng, duration_ns)
+
+
+def _batched_offsets(
+    gap: Distribution, rng: np.random.Generator, duration_ns: int
+) -> tuple[int, ...]:
     # The gaps are drawn a batch at a time (about as many as the run needs, then as many again
     # until it is over): one numpy call instead of one per report. Progress is drawn last, so
     # the unused rest of a batch shifts no other draw.

@@ -7,11 +7,21 @@ policy and over the wire, `sim.model.ids`) plays the same way in virtual and in 
 
 from __future__ import annotations
 
-from sim.randomness import stream
+from sim.randomness import StreamPrefix
 from sim.tools.execution import CallPlan, sample_call
 from sim.tools.spec import ToolSpec
 
 
+def call_streams(root_seed: int, session_id: int) -> StreamPrefix:
+    """The keys every call of session `session_id` shares, hashed once (`planned_call`)."""
+    return StreamPrefix(root_seed, "tool", session_id)
+
+
 def call_plan(spec: ToolSpec, root_seed: int, session_id: int, tool_use_id: str) -> CallPlan:
     """The plan of call `tool_use_id` of tool `spec` in session `session_id`."""
-    return sample_call(spec, stream(root_seed, "tool", session_id, tool_use_id))
+    return planned_call(spec, call_streams(root_seed, session_id), tool_use_id)
+
+
+def planned_call(spec: ToolSpec, streams: StreamPrefix, tool_use_id: str) -> CallPlan:
+    """`call_plan` of a session whose `call_streams` are `streams`."""
+    return sample_call(spec, streams.stream(tool_use_id))
