@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
-from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.commands import StartTool
+from sim.runtime.loop import ToolTurnLoop
 from sim.runtime.record import RequestSent, StreamError
 from tests.helpers.loop_tools import TOOLS
 from tests.helpers.runtime_script import (
