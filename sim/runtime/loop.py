@@ -402,41 +402,13 @@ class ToolTurnLoop:
             return [], total  # Rule 12: a stale request; every event is ignored.
         taken = 0
         while taken < total:
-            if self.phase is not Phase.STREAMING:
-                # The first event of the response, or one after it was abandoned.
-                commands = self.on_event(events[taken], times_ns[taken])
-                taken += 1
-                if commands:
-                    return commands, taken
-                continue
-            # The accumulator changes only with a new request, which comes as a command.
-            accumulator = self._accumulator
-            taken = accumulator.append_deltas(events, taken)
-            if taken == total:
-                break
-            # Speed, marked: `on_event`'s steps once streaming, inlined. Calling `on_event`
-            # here cost a call and its request and phase checks per event that is not a plain
-            # delta (a tenth of a stream's events, and most of the loop's calls per stream).
-            # Change both together: tests/test_loop_on_events.py holds the two to one answer.
-            now_ns = times_ns[taken]
-            event = events[taken]
+            if self.phase is Phase.STREAMING:
+                # The accumulator changes only with a new request, which comes as a command.
+                taken = self._accumulator.append_deltas(events, taken)
+                if taken == total:
+                    break
+            commands = self.on_event(events[taken], times_ns[taken])
             taken += 1
-            try:
-                done = accumulator.feed(event)
-            except StreamProtocolError as error:
-                commands = self._cut(now_ns, str(error))
-            else:
-                if done is not None:
-                    commands = self._block_complete(done, now_ns)
-                elif accumulator.finished:
-                    self._message_stop_ns = now_ns
-                    commands = self._response_ended(now_ns)
-                elif accumulator.error is not None:
-                    commands = self._error_event(
-                        str(accumulator.error.get("type", "error")), now_ns
-                    )
-                else:
-                    continue
             if commands:
                 return commands, taken
         return [], total
@@ -463,9 +435,8 @@ class ToolTurnLoop:
 
     def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[Command]:
         """A running tool reported progress (`ToolExecutor.tool_progress`, for observers)."""
-        # Not through `_route`: progress hands over no result and ends no call, so it cannot
-        # complete a batch (one that is complete was closed by the input that completed it).
-        return list(self._owner[tool_use_id].tool_progress(tool_use_id, progress, now_ns))
+        executor = self._owner[tool_use_id]
+        return self._route(executor.tool_progress(tool_use_id, progress, now_ns), now_ns)
 
     def tool_finished(
         self, tool_use_id: str, outcome: ToolOutcome | str, content: ToolContent, now_ns: int
@@ -792,11 +763,9 @@ class ToolTurnLoop:
         """Keep the handed-over results, pass every command on, and close the batch when it is
         complete."""
         routed: list[Command] = list(commands)
-        if commands:
-            results = self._results
-            for command in commands:
-                if type(command) is ResultReady:
-                    results.append(command.result)
+        for command in commands:
+            if type(command) is ResultReady:
+                self._results.append(command.result)
         if self.phase is Phase.TOOLS and self._executor.done:
             routed += self._batch_complete(now_ns)
         return routed
