@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
+from sim.runtime.commands import StartTool
 from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import RequestSent
+from sim.runtime.record import RequestSent, StreamError
 from tests.helpers.loop_tools import TOOLS
 from tests.helpers.runtime_script import (
     error_event,
@@ -154,3 +155,17 @@ def test_append_deltas_follows_the_index_from_delta_to_delta() -> None:
     done = accumulator.feed({"type": "content_block_stop", "index": 1})
     assert done is not None and done.block["thinking"] == "xy"
     assert accumulator.completed[0].block["text"] == "ab"
+
+
+def test_a_cut_that_hands_out_nothing_takes_the_whole_batch() -> None:
+    # Under claude-code a cut after a complete tool_use lets the running call finish (rule 9b):
+    # the cut hands out no command, so the batch goes on and takes (ignores) the rest.
+    loop = ToolTurnLoop(TOOLS, model="model-a", profile="claude-code")
+    loop.start("go", 0)
+    head = TOOL_TURN[:14]  # up to the stop of the Read block
+    commands, taken = loop.on_events(head, list(range(len(head))), 1)
+    assert taken == len(head)
+    assert [type(command) for command in commands] == [StartTool]
+    rest = [BROKEN_DELTAS[2], *TOOL_TURN[14:]]  # a delta for the stopped text block: a cut
+    assert loop.on_events(rest, list(range(100, 100 + len(rest))), 1) == ([], len(rest))
+    assert StreamError in {type(entry) for entry in loop.record.entries}
