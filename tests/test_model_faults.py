@@ -16,7 +16,7 @@ import pytest
 
 from sim.distributions import ms_to_ns
 from sim.model.config import FaultsConfig
-from sim.model.faults import ALL_FAULTS, FaultDice, keyed_uniform
+from sim.model.faults import ALL_FAULTS, FaultDice, faults_on, keyed_uniform
 from sim.model.model import UNKNOWN_TOOL_NAME
 from sim.model.response import HttpError, StreamResponse, Turn
 from sim.runtime.pairing import check_pairing
@@ -24,6 +24,7 @@ from sim.wire.sse import SSEDecoder, encode_stream
 from tests.helpers.model_support import (
     MESSAGES,
     PREVIOUS_ID,
+    SEED,
     SPECS,
     TEXT_AND_TWO_CALLS,
     block_starts,
@@ -368,3 +369,20 @@ def test_firing_lists_the_units_whose_keyed_draw_is_below_the_probability() -> N
     assert dice.firing("cut_mid_tool_json", 40) == hits
     assert dice.firing("cut_mid_text", 40) == []  # a kind that is off draws nothing
     assert dice.firing("cut_mid_tool_json", 0) == []
+
+
+def test_fault_dice_know_the_kinds_that_can_fire() -> None:
+    probabilities = {kind: 0.0 for kind in ALL_FAULTS} | {"stall": 0.5, "cut_mid_text": 1.0}
+    dice = FaultDice(SEED, probabilities, Turn(1, 1))
+    assert dice.on == faults_on(probabilities) == {"stall", "cut_mid_text"}
+
+
+@pytest.mark.parametrize("fault", sorted(UNITS))
+def test_a_kind_that_can_fire_but_does_not_moves_no_draw(fault: str) -> None:
+    # A response skips, without asking, every kind that cannot fire (`FaultDice.on`): asking
+    # one that can, and does not fire, must leave the response as it is with every kind off.
+    quiet, asked = make_model(script=TEXT_AND_TWO_CALLS), faulty(fault, 1e-12)
+    for session in range(20):
+        expected, got = respond(quiet, session), respond(asked, session)
+        assert isinstance(got, StreamResponse) and isinstance(expected, StreamResponse)
+        assert (got.times, got.events, got.faults) == (expected.times, expected.events, ())

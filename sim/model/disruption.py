@@ -16,7 +16,7 @@ from typing import Any
 from sim.distributions import Distribution
 from sim.limits import MAX_PINGS_PER_STREAM
 from sim.model.api_errors import error_event
-from sim.model.faults import ERROR_EVENT_FAULTS, STALL, FaultDice
+from sim.model.faults import CUT_FAULTS, ERROR_EVENT_FAULTS, STALL, FaultDice
 from sim.model.response import StreamEnding
 from sim.model.shared_events import PING
 from sim.model.stream import Timeline
@@ -37,10 +37,16 @@ def _first_delta(timeline: Timeline, block: int) -> int:
     return timeline.spans[block].start + (2 if block == 0 else 1)
 
 
+# Disrupted when none of these can fire: the stream as laid out.
+_STREAM_FAULTS = frozenset((*CUT_FAULTS, *ERROR_EVENT_FAULTS, STALL))
+
+
 def _cut_candidates(timeline: Timeline, dice: FaultDice) -> list[tuple[int, str]]:
     """(events kept, fault) for every cut that fires."""
     spans = timeline.spans
-    candidates = []
+    candidates: list[tuple[int, str]] = []
+    if dice.on.isdisjoint(CUT_FAULTS):  # nothing to ask (a kind that cannot fire draws nothing)
+        return candidates
     if dice.fires_once("cut_before_first_block"):
         first_block = spans[0].start if spans else timeline.message_delta
         candidates.append((first_block, "cut_before_first_block"))
@@ -73,13 +79,15 @@ def disrupt(
     stall_resume_probability: float,
 ) -> Disrupted:
     times, events = timeline.times, timeline.events
+    if dice.on.isdisjoint(_STREAM_FAULTS):  # the usual case: nothing can strike
+        return Disrupted(times, events, times[-1], "complete", (), None)
     last = len(events) - 1  # message_stop: errors and stalls strike before it at the latest
     ends: list[tuple[int, str]] = _cut_candidates(timeline, dice)
     for kind in ERROR_EVENT_FAULTS:
-        if dice.fires_once(kind):
+        if kind in dice.on and dice.fires_once(kind):
             ends.append((int(dice.rng(kind).integers(1, last + 1)), kind))
     stall: tuple[int, int, bool] | None = None
-    if dice.fires_once(STALL):
+    if STALL in dice.on and dice.fires_once(STALL):
         rng = dice.rng(STALL)
         at = int(rng.integers(1, last + 1))
         stall = (at, stall_duration.sample_ns(rng), bool(rng.random() < stall_resume_probability))

@@ -81,16 +81,31 @@ def fault_probabilities(config: FaultsConfig) -> dict[str, float]:
     return {kind: float(getattr(config, kind)) for kind in ALL_FAULTS}
 
 
+def faults_on(probabilities: Mapping[str, float]) -> frozenset[str]:
+    """The kinds that can fire (probability above 0), as `FaultDice` takes them."""
+    return frozenset(kind for kind, p in probabilities.items() if p > 0)
+
+
 class FaultDice:
     """The draws of every fault kind for one response. `probabilities` maps every kind to its
     probability per unit (`fault_probabilities`: made once per model, as a response asks about
-    every kind)."""
+    every kind); `on` is `faults_on(probabilities)` (made once too, or here).
 
-    __slots__ = ("_probabilities", "_root_seed", "_streams", "_suffix", "_turn")
+    `on` lets a caller skip, without a call, what a kind that cannot fire would answer: most
+    kinds are off in most scenarios, and a response asks about each of them."""
 
-    def __init__(self, root_seed: int, probabilities: Mapping[str, float], turn: Turn) -> None:
+    __slots__ = ("_probabilities", "_root_seed", "_streams", "_suffix", "_turn", "on")
+
+    def __init__(
+        self,
+        root_seed: int,
+        probabilities: Mapping[str, float],
+        turn: Turn,
+        on: frozenset[str] | None = None,
+    ) -> None:
         self._root_seed = root_seed
         self._probabilities = probabilities
+        self.on = faults_on(probabilities) if on is None else on
         self._turn = turn
         # The key of a firing draw is `{root}:{kind}:{session}:{turn}:{attempt}:{unit}`.
         self._suffix = f"{turn.session_id}:{turn.turn_index}:{turn.attempt}:"

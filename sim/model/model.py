@@ -52,7 +52,13 @@ from sim.model.config import (
 )
 from sim.model.disruption import disrupt, with_keepalive_pings
 from sim.model.endpoint import Endpoint
-from sim.model.faults import HTTP_FAULTS, TOOL_CALL_FAULTS, FaultDice, fault_probabilities
+from sim.model.faults import (
+    HTTP_FAULTS,
+    TOOL_CALL_FAULTS,
+    FaultDice,
+    fault_probabilities,
+    faults_on,
+)
 from sim.model.ids import api_id
 from sim.model.input_tokens import InputTokenCounter
 from sim.model.latency import MODEL_NAMES, Latency, resolve_latency
@@ -131,6 +137,13 @@ class MockModel:
         # Session id -> tool_use id -> its scripted call, for explicit scripts that script runs.
         self._scripted_runs: dict[int, dict[str, ToolUseBlock]] = {}
         self._fault_probabilities = fault_probabilities(config.faults)
+        self._faults_on = faults_on(self._fault_probabilities)
+        # The kinds of each group that can fire, in the group's order: a response asks only these
+        # (a kind that cannot fire draws nothing, so skipping it moves no draw).
+        self._http_faults = [
+            (kind, status) for kind, status in HTTP_FAULTS.items() if kind in self._faults_on
+        ]
+        self._tool_call_faults_on = any(kind in self._faults_on for kind in TOOL_CALL_FAULTS)
         self._unknown_tool = UNKNOWN_TOOL_NAME
         while self._unknown_tool in self.tools:
             self._unknown_tool += "_"
@@ -190,10 +203,10 @@ class MockModel:
             return self._error(
                 404, "not_found_error", f"model: {model}", turn, utilisation, origin_ns
             )
-        dice = FaultDice(self.root_seed, self._fault_probabilities, turn)
+        dice = FaultDice(self.root_seed, self._fault_probabilities, turn, self._faults_on)
         primary = model == self.name
         if primary:
-            for kind, status in HTTP_FAULTS.items():
+            for kind, status in self._http_faults:
                 if dice.fires_once(kind):
                     error_type, message = STATUS_ERRORS[status]
                     return self._error(
@@ -289,7 +302,7 @@ class MockModel:
         calls = [index for index, block in enumerate(planned) if block.type == "tool_use"]
         malformed: set[int] = set()
         duplicated: set[int] = set()
-        if dice is not None:
+        if dice is not None and self._tool_call_faults_on:
             malformed, duplicated = self._tool_call_faults(planned, calls, dice, faults)
         ids = self._tool_ids(planned, calls, duplicated, turn, body, faults)
         self._remember_scripted_runs(turn, calls, ids)
@@ -303,11 +316,21 @@ class MockModel:
         if output_tokens > max_tokens:
             blocks = _truncated_at_tokens(blocks, max_tokens)
             stop_reason, output_tokens = "max_tokens", max_tokens
-        elif dice and calls and dice.fires_once("max_tokens_mid_tool_use"):
+        elif (
+            dice
+            and calls
+            and "max_tokens_mid_tool_use" in dice.on
+            and dice.fires_once("max_tokens_mid_tool_use")
+        ):
             blocks = _cut_inside_a_tool_use(blocks, dice)
             stop_reason, output_tokens = "max_tokens", max_tokens
             faults.append("max_tokens_mid_tool_use")
-        if dice and stop_reason == "tool_use" and dice.fires_once("end_turn_with_tool_use"):
+        if (
+            dice
+            and stop_reason == "tool_use"
+            and "end_turn_with_tool_use" in dice.on
+            and dice.fires_once("end_turn_with_tool_use")
+        ):
             stop_reason = "end_turn"
             faults.append("end_turn_with_tool_use")
         return _Content(blocks, stop_reason, output_tokens, faults)

@@ -107,8 +107,8 @@ def _draw_clock(
         for block, gap in zip(blocks, block_gaps, strict=True)
     ]
     token_gaps = _scaled(latency.token_gap.sample_many_ns(rng, total_tokens), factor)
-    # One pass instead of a sum per piece.
-    token_clock = np.cumsum(token_gaps).tolist()
+    # One pass instead of a sum per piece (the method: np.cumsum is two Python calls more).
+    token_clock = token_gaps.cumsum().tolist()
     token_clock.insert(0, 0)
     chunk_gaps = iter(_chunk_gaps(latency.json_chunk_gap, rng, total_bursts, factor))
     return _Clock(waits, token_clock, chunk_gaps, origin_ns + ttft)
