@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Executor
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from sim.scenario.loader import load_scenario
 from tests.helpers import failing_tasks, signal_masks
 
 distributed = pytest.importorskip("distributed")
+
+from tests.helpers import dask_worker  # noqa: E402  (it imports distributed)
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -116,10 +119,33 @@ def test_address_without_a_cluster_backend_is_refused(
     assert "--address: only with --backend dask or ray" in capsys.readouterr().err
 
 
-def test_the_workers_of_a_cluster_made_for_a_run_never_see_a_ctrl_c() -> None:
+@pytest.fixture(scope="module")
+def made(cluster: str) -> Iterator[Executor]:
+    """The executor of a cluster made as a run makes it (no --address), of one worker. After
+    the user's `cluster`: while a run's cluster lives, this process's Dask configuration is the
+    run's, and a cluster started meanwhile would take it."""
+    with executor_for("dask", jobs=1) as (executor, _):
+        yield executor
+
+
+def test_the_workers_of_a_cluster_made_for_a_run_never_see_a_ctrl_c(made: Executor) -> None:
     # Its worker processes were spawned from the cluster's event-loop thread, whose mask was
     # open: a Ctrl-C reached them and one printed its CancelledError traceback as the cluster
     # closed (tests/test_run_interrupt.py). Forked from a server started with SIGINT blocked,
     # they keep the mask.
-    with executor_for("dask", jobs=1) as (executor, _):
-        assert executor.submit(signal_masks.sigint_blocked).result() is True
+    assert made.submit(signal_masks.sigint_blocked).result() is True
+
+
+def test_a_cluster_made_for_a_run_runs_no_periodic_work_nobody_sees(made: Executor) -> None:
+    # Dask's defaults woke each worker every 10 ms (profiler) and 20 ms (tick): CPU beyond a
+    # serial run's that grew with the run (sim/engine/backends.py, QUIET).
+    assert made.submit(dask_worker.periodic_work).result() == {
+        "profile": None, "tick": 1000, "monitor": 5000, "memory_monitor": 1000
+    }
+
+
+def test_a_cluster_at_address_keeps_its_own_configuration(cluster: str) -> None:
+    with executor_for("dask", jobs=1, address=cluster) as (executor, _):
+        assert executor.submit(dask_worker.periodic_work).result() == {
+            "profile": 10, "tick": 20, "monitor": 500, "memory_monitor": 100
+        }

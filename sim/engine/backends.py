@@ -159,6 +159,33 @@ def _drainer(inbox: queue.SimpleQueue[list[int]]) -> Callable[[], list[list[int]
 DASK_PRELOAD = ["distributed", "sim.engine.runner"]
 
 
+# Dask's periodic work in the cluster made for a run that nobody sees (its dashboard is on a port
+# no one is told of, its logs are silenced), made rare: each callback wakes a process of the
+# cluster, and a worker's wake takes the GIL from its task. Measured by thread (/proc) on a
+# host at a load of 11 to 20: the four together took an idle 2-worker cluster from 2.8-3.2 s
+# of CPU in 30 s to 0.5-0.6 s (wakes of its event loops from about 85 a second in each process
+# to 4-10), and the cluster's CPU beyond its task threads on the bench's 16 simulations of 40
+# sessions (80 s of wall) from 8.5 s to 4.0 s. Not set for a cluster at --address: its
+# configuration is its owner's.
+QUIET: dict[str, object] = {
+    # The worker's statistical profiler (the dashboard's Profile page, Client.profile): every
+    # 10 ms its event loop wakes and walks the running task's stack (off: a worker's wakes,
+    # idle, from about 85 a second to 48).
+    "distributed.worker.profile.enabled": False,
+    # The event loop's health tick (its "unresponsive" warning, the dashboard's figure), every
+    # 20 ms in the scheduler, each nanny and each worker (1 s: the wakes of this process's
+    # loop, which runs the scheduler and the nannies, from about 80 a second to 20).
+    "distributed.admin.tick.interval": "1s",
+    # psutil's samples of CPU, memory, network and disk for the dashboard and the scheduler's
+    # figures, every 0.5 s in each of those servers (with the next: that loop's wakes from 20
+    # a second to 11).
+    "distributed.admin.system-monitor.interval": "5s",
+    # The nanny's and the worker's memory checks (pause at 80%, restart at 95% of the memory
+    # limit), every 0.1 s: a simulation's memory grows over minutes, not in a second.
+    "distributed.worker.memory.monitor-interval": "1s",
+}
+
+
 @contextmanager
 def _local_cluster(distributed: Any, jobs: int) -> Iterator[Any]:
     """A LocalCluster of `jobs` worker processes forked from this process's forkserver (started
@@ -173,8 +200,9 @@ def _local_cluster(distributed: Any, jobs: int) -> Iterator[Any]:
     # (1.3 s measured) only to name them as the server's preload, which our server, running
     # already, ignores: that flag (private; without it, only that time is lost) says it is done.
     distributed.utils._forkserver_preload_set = True
-    # Read by a nanny whenever it starts a worker (a restart too): kept while the cluster lives.
-    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+    # Read by a nanny whenever it starts a worker (a restart too), and passed to the worker:
+    # kept while the cluster lives.
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver", **QUIET}):
         # A free port for the dashboard (when bokeh is there): None still tries 8787, and two
         # runs at once would collide.
         with distributed.LocalCluster(
