@@ -58,7 +58,7 @@ def is_complete(folder: Path) -> bool:
 
 def part_files(folder: Path, table: str) -> list[Path]:
     """The part files of `table` in a finished unit's `folder`, in order (rule 3)."""
-    files = []
+    files: list[Path] = []
     while (path := _part_path(folder, table, len(files))).is_file():
         files.append(path)
     return files
