@@ -14,6 +14,9 @@ The fixed scenario is `scenarios/default.toml` cut to `SESSIONS` sessions, polic
 - mock model: every request the model answered in that run, asked again of a fresh `MockModel`:
   what generating the streams costs, to split the engine's cost into the runtime, the model and
   the rest (simpy, sessions, endpoint, tools, user draws, rows).
+- minimal simpy: the least a simpy engine could do for the same stream, one process taking one
+  timeout per feed batch of that run and making one dict per event (issue 19's reference: the
+  engine's rate as a share of it).
 
 The table printed at the end gives events per second of each (minimum round time) and the
 engine's cost as a multiple of the bare runtime's. Targets (issues 5 and 6): the engine at least
@@ -23,11 +26,12 @@ engine's cost as a multiple of the bare runtime's. Targets (issues 5 and 6): the
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+import simpy
 
 from sim.engine.collector import fewer_collections
 from sim.engine.loop_factory import LoopFactory
@@ -72,6 +76,7 @@ class _Tape:
         self.calls: list[Call] = []
         self.jitter: list[float] = []
         self.events_fed = 0  # stream events the loop took (by on_event or on_events)
+        self.batches: list[int] = []  # the events of each feed (one for on_event)
         self.inside = False  # in an input method: calls it makes are not inputs
         self.loop: ToolTurnLoop | None = None
 
@@ -112,8 +117,10 @@ def _recording(name: str) -> Any:
             tape.inside = False
         if name == "on_event":
             tape.events_fed += 1
+            tape.batches.append(1)
         elif name == "on_events":
             tape.events_fed += result[1]
+            tape.batches.append(result[1])
         return result
 
     return record
@@ -188,6 +195,22 @@ def replay(fixed: Scenario, tapes: list[_Tape]) -> list[ToolTurnLoop]:
     return loops
 
 
+def simpy_floor(batches: list[int]) -> int:
+    """One simpy process taking a timeout per feed batch and making a dict per event: the
+    reference of issue 19 for what a simulator of these streams cannot go below in simpy."""
+    env = simpy.Environment()
+
+    def feed() -> Generator[simpy.Event, None, None]:
+        for size in batches:
+            yield env.timeout(1)
+            for index in range(size):
+                {"type": "content_block_delta", "index": index}  # noqa: B018  # made and freed
+
+    env.process(feed())
+    env.run()
+    return sum(batches)
+
+
 _measured: dict[str, tuple[int, float]] = {}
 
 
@@ -229,6 +252,13 @@ def ratio_table(request: pytest.FixtureRequest) -> Iterator[None]:
             f"mock model {model_s * 1e3:.0f} ms, the rest (simpy, sessions, tools, draws, "
             f"rows, and the runtime slower amid it all) {rest_s * 1e3:.0f} ms"
         )
+    if "minimal_simpy" in _measured:
+        floor_events, floor_s = _measured["minimal_simpy"]
+        floor_rate = floor_events / floor_s
+        lines.append(
+            f"  minimal simpy {floor_rate:>11,.0f} events/s (a timeout per feed batch, a dict "
+            f"per event): the engine at {engine_rate / floor_rate:.1%} of it"
+        )
     with capture.global_and_fixture_disabled():
         for line in lines:
             reporter.write_line(line)
@@ -264,6 +294,14 @@ def test_mock_model(benchmark: Any, fixed: Scenario, recording: Recording) -> No
     )
     assert answered == recording.events_answered  # the same answers as in the engine run
     _note("mock_model", answered, benchmark)
+
+
+def test_minimal_simpy(benchmark: Any, recording: Recording) -> None:
+    benchmark.group = "simulator"
+    batches = [size for tape in recording.tapes for size in tape.batches]
+    fed = benchmark.pedantic(simpy_floor, args=(batches,), rounds=5, iterations=1)
+    assert fed == sum(tape.events_fed for tape in recording.tapes)
+    _note("minimal_simpy", fed, benchmark)
 
 
 def _note(side: str, events: int, benchmark: Any) -> None:
