@@ -21,13 +21,21 @@ from tests.test_engine_session_faults import run, scenario
 SCHEMAS = {spec.name: spec.schema for spec in TABLES}
 
 
-def groups_of(table: pa.Table, rng: random.Random) -> list[pa.Table]:
-    """The rows of `table` in groups of 1 to 7 rows, the groups shuffled."""
+def in_order_groups(
+    table: pa.Table, rng: random.Random, smallest: int = 0, largest: int = 40
+) -> list[pa.Table]:
+    """The rows of `table` in order, in groups of `smallest` to `largest` rows."""
     groups, start = [], 0
     while start < table.num_rows:
-        size = rng.randint(1, 7)
+        size = rng.randint(smallest, largest)
         groups.append(table.slice(start, size))
         start += size
+    return groups
+
+
+def groups_of(table: pa.Table, rng: random.Random) -> list[pa.Table]:
+    """The rows of `table` in groups of 1 to 7 rows, the groups shuffled."""
+    groups = in_order_groups(table, rng, 1, 7)
     rng.shuffle(groups)
     return groups
 
@@ -75,15 +83,6 @@ def arm_turns(rng: random.Random, keys: list[tuple[int, int]]) -> pa.Table:
         "turn_index": pa.array([t for _, t in mine], pa.int64()),
         **{column: pa.array([value() for _ in mine], pa.int64()) for column in PAIRED_COLUMNS},
     })
-
-
-def in_order_groups(table: pa.Table, rng: random.Random) -> list[pa.Table]:
-    groups, start = [], 0
-    while start < table.num_rows:
-        size = rng.randint(0, 40)
-        groups.append(table.slice(start, size))
-        start += size
-    return groups
 
 
 @pytest.mark.parametrize("seed", range(5))
