@@ -15,21 +15,21 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/sim run scenarios/default.toml
+	$(BIN)/toolturn run scenarios/default.toml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-# The Ray backend (sim run --backend ray) on a real local Ray: the ray extra (a large wheel, so
+# The Ray backend (toolturn run --backend ray) on a real local Ray: the ray extra (a large wheel, so
 # not part of the dev install) is installed into the venv, then its test runs.
 test-ray: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,ray]'
 	$(BIN)/python -m pytest tests/test_backend_ray.py
 
 # Lint (ruff: pycodestyle, pyflakes, bugbear, import order, pyupgrade, ruff's own, complexity)
-# and type check (mypy --strict on sim/), both configured in pyproject.toml.
+# and type check (mypy --strict on toolturn/), both configured in pyproject.toml.
 lint: $(STAMP)
-	$(BIN)/ruff check sim tests bench
+	$(BIN)/ruff check toolturn tests bench
 	$(BIN)/mypy
 
 # The exact simulated-metric gate: small seeded runs compared with the committed baselines.
@@ -42,14 +42,14 @@ BASELINE_DIR := results/baseline
 gate: $(STAMP)
 	@scratch=$$(mktemp -d) && trap 'rm -rf "$$scratch"' EXIT && \
 	for name in $(BASELINE_SCENARIOS); do \
-		$(BIN)/sim run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
+		$(BIN)/toolturn run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
 			--no-report --out "$$scratch/$$name" > /dev/null || exit 1; \
-		$(BIN)/sim compare $(BASELINE_DIR)/$$name "$$scratch/$$name" || exit 1; \
+		$(BIN)/toolturn compare $(BASELINE_DIR)/$$name "$$scratch/$$name" || exit 1; \
 	done && echo "gate: $(words $(BASELINE_SCENARIOS)) scenarios match $(BASELINE_DIR) exactly"
 
 baseline: $(STAMP)
 	for name in $(BASELINE_SCENARIOS); do \
-		$(BIN)/sim run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
+		$(BIN)/toolturn run scenarios/$$name.toml --sessions $(BASELINE_SESSIONS) \
 			--no-report --out $(BASELINE_DIR)/$$name --force > /dev/null || exit 1; \
 	done
 
@@ -65,7 +65,7 @@ bench: $(STAMP)
 		--benchmark-storage='$(BENCH_STORAGE)' --benchmark-autosave \
 		$(if $(COMPARE),--benchmark-compare=$(COMPARE)) $(BENCH_FLAGS)
 
-# The simulator's fidelity on the default scenario: `sim fidelity` of 20 sessions at speed 10 and
+# The simulator's fidelity on the default scenario: `toolturn fidelity` of 20 sessions at speed 10 and
 # at speed 1, recorded in bench/fidelity_default.json. Real time: ten minutes or more.
 bench-fidelity: $(STAMP)
 	$(BIN)/python bench/fidelity.py
@@ -90,7 +90,7 @@ bench-icount: $(STAMP)
 bench-icount-gate: $(STAMP)
 	$(BIN)/python bench/icount.py --base $(BASE)
 
-# The server soak: sim serve on loopback under valid, invalid, slow, disconnecting and idle
+# The server soak: toolturn serve on loopback under valid, invalid, slow, disconnecting and idle
 # clients for SOAK_SECONDS; fails on a hang, an unexpected answer, growing memory or leaked
 # descriptors (bench/soak_server.py). Not part of `make test`.
 SOAK_SECONDS ?= 120
@@ -101,8 +101,8 @@ soak: $(STAMP)
 # can stream; scorecards and recordings under results/probe-sdk-MODE.
 probe-sdk: $(STAMP)
 	for mode in sync-stream sync-create async-stream async-create; do \
-		$(BIN)/sim probe --out results/probe-sdk-$$mode -- \
-			$(BIN)/python -m sim.probe.sdk_agent --mode $$mode || exit 1; \
+		$(BIN)/toolturn probe --out results/probe-sdk-$$mode -- \
+			$(BIN)/python -m toolturn.probe.sdk_agent --mode $$mode || exit 1; \
 	done
 
 # The probe suite against the real Claude Code CLI, installed from the npm registry into
@@ -120,7 +120,7 @@ $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION):
 
 probe-claude: $(STAMP) $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION)
 	$(CLAUDE) --version
-	$(BIN)/sim probe --out results/probe-claude -- \
+	$(BIN)/toolturn probe --out results/probe-claude -- \
 		$(CLAUDE) -p "$(PROBE_PROMPT)" --output-format json
 # The report page in a real headless browser: a small sweep's report.html opened alone by
 # Chromium (Debian's package, installed here if missing; needs root), its figures drawn and

@@ -7,8 +7,8 @@ prints the median wall times and their ratios, and the median CPU time of each w
 process, workers included) against serial's. The overhead runs 16 units of one session each: a
 backend's wall and CPU time minus the serial one's, per unit.
 
-Every timed run is a fresh process, as a user's `sim run` is: it pays the start of the local
-pool's forkserver or of the Dask cluster (`sim.engine.forking`) each time, where runs in one
+Every timed run is a fresh process, as a user's `toolturn run` is: it pays the start of the local
+pool's forkserver or of the Dask cluster (`toolturn.engine.forking`) each time, where runs in one
 process would share the first one's server. The time is taken inside that process around
 `run_scenario` alone (from before the workers or the cluster start to after the last task), so
 the interpreter's own start and the imports, the same for every way, are not in it.
@@ -29,9 +29,9 @@ import sys
 import time
 from pathlib import Path
 
-from sim.engine.runner import run_scenario, units_of
-from sim.scenario.loader import load_scenario
-from sim.scenario.schema import Scenario
+from toolturn.engine.runner import run_scenario, units_of
+from toolturn.scenario.loader import load_scenario
+from toolturn.scenario.schema import Scenario
 
 SCENARIO = Path(__file__).parent / "scenarios" / "open_unlimited.toml"
 LEVELS = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0]

@@ -23,7 +23,7 @@ from anthropic._models import construct_type
 from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import RawMessageStreamEvent
 
-from sim.runtime.accumulator import StreamAccumulator
+from toolturn.runtime.accumulator import StreamAccumulator
 
 TEXT_DELTAS = 2_000
 TOOL_INPUT_BYTES = 25_000

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
+from toolturn.runtime.repair import check_pairing, ensure_tool_result_pairing
 
 SIZES = (100, 1_000, 10_000)
 TARGET_SECONDS_AT_10K = 0.050

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from sim.runtime import (
+from toolturn.runtime import (
     SendRequest,
     SessionEnded,
     StartTool,
@@ -29,7 +29,7 @@ from sim.runtime import (
     ToolExecutor,
     ToolTurnLoop,
 )
-from sim.runtime.validation import InputValidation
+from toolturn.runtime.validation import InputValidation
 
 CALLS = 50
 TURNS = 10

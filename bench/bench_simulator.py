@@ -10,7 +10,7 @@ The fixed scenario is `scenarios/default.toml` cut to `SESSIONS` sessions, polic
 - bare runtime: every input the runtime received in an engine run (prompts, each stream event,
   tool finishes, permission answers, wakes, interrupts, attachments, with their times) recorded
   once and replayed into fresh `ToolTurnLoop`s: the runtime's own cost for the same work (under
-  the same garbage-collector settings as the engine, `sim.engine.collector`).
+  the same garbage-collector settings as the engine, `toolturn.engine.collector`).
 - mock model: every request the model answered in that run, asked again of a fresh `MockModel`:
   what generating the streams costs, to split the engine's cost into the runtime, the model and
   the rest (simpy, sessions, endpoint, tools, user draws, rows).
@@ -33,15 +33,15 @@ from typing import Any, ClassVar
 import pytest
 import simpy
 
-from sim.engine.collector import fewer_collections
-from sim.engine.loop_factory import LoopFactory
-from sim.engine.simulation import simulate
-from sim.model.model import MockModel
-from sim.model.response import Response, StreamResponse, Turn
-from sim.model.tool_inputs import tool_inputs
-from sim.runtime.loop import ToolTurnLoop
-from sim.scenario.loader import load_scenario, with_overrides
-from sim.scenario.schema import Scenario
+from toolturn.engine.collector import fewer_collections
+from toolturn.engine.loop_factory import LoopFactory
+from toolturn.engine.simulation import simulate
+from toolturn.model.model import MockModel
+from toolturn.model.response import Response, StreamResponse, Turn
+from toolturn.model.tool_inputs import tool_inputs
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.scenario.loader import load_scenario, with_overrides
+from toolturn.scenario.schema import Scenario
 
 SESSIONS = 60
 POLICY = "streaming"
@@ -268,7 +268,7 @@ _engine_events: list[int] = []
 
 
 def test_engine(benchmark: Any, fixed: Scenario) -> None:
-    # First, and without the recording: the engine runs in a process as `sim run` has it, not
+    # First, and without the recording: the engine runs in a process as `toolturn run` has it, not
     # in a heap holding a whole recorded run.
     benchmark.group = "simulator"
     events = benchmark.pedantic(run_engine, args=(fixed,), rounds=5, iterations=1)

@@ -1,4 +1,4 @@
-"""The simulator's fidelity on the default scenario: `sim fidelity` at speed 1 and at speed 10,
+"""The simulator's fidelity on the default scenario: `toolturn fidelity` at speed 1 and at speed 10,
 20 sessions, every policy; the errors recorded in bench/fidelity_default.json.
 
     .venv/bin/python bench/fidelity.py            # or: make bench-fidelity
@@ -39,7 +39,7 @@ def main() -> int:
     runs = []
     for speed in speeds:
         out = ROOT / "results" / f"fidelity-bench-speed{speed:g}"
-        command = [sys.executable, "-m", "sim.cli", "fidelity", SCENARIO, "--sessions",
+        command = [sys.executable, "-m", "toolturn.cli", "fidelity", SCENARIO, "--sessions",
                    str(SESSIONS), "--speed", f"{speed:g}", "--out", str(out), "--force"]
         load_before = os.getloadavg()[0]
         started = time.monotonic()
@@ -50,7 +50,7 @@ def main() -> int:
         report = json.loads((out / "fidelity.json").read_text())
         runs.append({
             "measured": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "command": f"sim fidelity {SCENARIO} --sessions {SESSIONS} --speed {speed:g}",
+            "command": f"toolturn fidelity {SCENARIO} --sessions {SESSIONS} --speed {speed:g}",
             "exit_status": status,
             "wall_s": round(time.monotonic() - started, 1),
             "load_average_before": round(load_before, 2),

@@ -38,7 +38,7 @@ TITLE = "wall clock: this tree against the base (min of rounds)"
 
 
 def run_benchmarks(tree: Path, json_path: Path, selection: str | None) -> None:
-    """Run `tree`'s bench/ with `tree`'s own `sim` first on the import path."""
+    """Run `tree`'s bench/ with `tree`'s own `toolturn` first on the import path."""
     command = [
         sys.executable, "-m", "pytest", str(tree / "bench"), "--benchmark-only", "-q",
         "-o", "python_files=bench_*.py", "-p", "no:cacheprovider",

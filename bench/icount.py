@@ -141,7 +141,7 @@ def work(part: str, repetitions: int, sessions: int) -> int:
     if part not in PARTS:
         raise ValueError(f"unknown part {part!r} (one of {', '.join(PARTS)})")
     bench = _bench_module("bench_simulator")
-    from sim.scenario.loader import with_overrides
+    from toolturn.scenario.loader import with_overrides
 
     fixed = with_overrides(bench.scenario(), sessions=sessions)
     if part == "engine":

@@ -1,4 +1,4 @@
-"""Peak memory against sessions: `sim run SCENARIO --no-report --sessions N` for each N, one
+"""Peak memory against sessions: `toolturn run SCENARIO --no-report --sessions N` for each N, one
 process each, its peak resident set size (the kernel's count, `ru_maxrss` of the finished child)
 and its wall time, and the ratio of each peak to the first one's (issue 19: at most 1.25 from
 1,000 to 20,000 sessions of the default scenario). Each row also has the host's one-minute load
@@ -33,7 +33,7 @@ def measure(scenario: str, sessions: int, jobs: int) -> dict[str, float]:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch:
         command = [
-            sys.executable, "-m", "sim.cli", "run", scenario, "--no-report", "--quiet",
+            sys.executable, "-m", "toolturn.cli", "run", scenario, "--no-report", "--quiet",
             "--sessions", str(sessions), "--jobs", str(jobs), "--out", f"{scratch}/run",
         ]
         start = time.perf_counter()

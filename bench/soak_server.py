@@ -1,9 +1,9 @@
-"""The server soak: `sim serve` under mixed, misbehaving clients for a bounded time (issue 13).
+"""The server soak: `toolturn serve` under mixed, misbehaving clients for a bounded time (issue 13).
 
     python bench/soak_server.py                  # 120 s, 24 clients at a time
     python bench/soak_server.py --seconds 30 --clients 8
 
-It starts `sim serve scenarios/default.toml` on a free loopback port (short timeouts, high
+It starts `toolturn serve scenarios/default.toml` on a free loopback port (short timeouts, high
 speed) and keeps `--clients` clients busy, each drawing its next behaviour in turn:
 
 - valid: a streaming request read to its end (a cut stream, a 529 or a 429 is an answer too);
@@ -153,7 +153,8 @@ async def sample(pid: int, until: float, samples: list[tuple[float, float, int]]
 
 def start_server() -> tuple[subprocess.Popen[str], int, list[str]]:
     command = [
-        sys.executable, "-m", "sim.cli", "serve", str(SCENARIO), "--port", "0", "--speed", "50",
+        sys.executable, "-m", "toolturn.cli", "serve", str(SCENARIO), "--port", "0",
+        "--speed", "50",
         "--idle-timeout", str(SERVER_TIMEOUT_S), "--header-timeout", str(SERVER_TIMEOUT_S),
         "--body-timeout", str(SERVER_TIMEOUT_S), "--write-timeout", "5",
     ]

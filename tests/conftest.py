@@ -6,10 +6,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from sim.engine.loop_factory import LoopFactory
-from sim.runtime.loop import ToolTurnLoop
 from tests.helpers.damaged_resume import DamagedResumeLoop
 from tests.helpers.kept_loops import KeptLoop
+from toolturn.engine.loop_factory import LoopFactory
+from toolturn.runtime.loop import ToolTurnLoop
 
 
 @pytest.fixture

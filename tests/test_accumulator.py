@@ -9,14 +9,14 @@ import pytest
 from anthropic._models import construct_type
 from anthropic.types import RawMessageStreamEvent
 
-from sim.runtime import accumulator as accumulator_module
-from sim.runtime.accumulator import (
+from tests.helpers.runtime_script import message_start
+from toolturn.runtime import accumulator as accumulator_module
+from toolturn.runtime.accumulator import (
     BlockMessage,
     StreamAccumulator,
     StreamProtocolError,
     merge_block_messages,
 )
-from tests.helpers.runtime_script import message_start
 
 
 def block_start(index: int, block: dict[str, Any]) -> dict[str, Any]:

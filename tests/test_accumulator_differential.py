@@ -12,9 +12,9 @@ from anthropic.lib.streaming._messages import accumulate_event
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sim.runtime.accumulator import StreamAccumulator, merge_block_messages
-from sim.wire.sse import decode_stream, encode_stream
 from tests.helpers.runtime_script import message_start
+from toolturn.runtime.accumulator import StreamAccumulator, merge_block_messages
+from toolturn.wire.sse import decode_stream, encode_stream
 
 Event = dict[str, Any]
 

@@ -12,8 +12,8 @@ import pytest
 from anthropic._streaming import SSEDecoder as SDKDecoder
 from anthropic.lib.streaming._messages import accumulate_event
 
-from sim.commands.accumulate import accumulate
-from sim.wire.sse import SSEDecoder, decode_stream
+from toolturn.commands.accumulate import accumulate
+from toolturn.wire.sse import SSEDecoder, decode_stream
 
 STREAMS = Path(__file__).parent / "fixtures" / "streams"
 FIXTURES = sorted(STREAMS.glob("*.sse"))

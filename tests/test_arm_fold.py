@@ -1,5 +1,5 @@
-"""The summary's fold of one arm's rows (sim.metrics.arm_fold, rule 1) and the paired
-differences merged row group by row group (sim.metrics.paired_files): the same numbers whatever
+"""The summary's fold of one arm's rows (toolturn.metrics.arm_fold, rule 1) and the paired
+differences merged row group by row group (toolturn.metrics.paired_files): the same numbers whatever
 groups the rows come in, as `summarize` gets from whole tables."""
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sim.metrics.arm_fold import ArmFold, fold_tables
-from sim.metrics.paired import PAIRED_COLUMNS, TURN_KEY, pair
-from sim.metrics.paired_files import merged_differences
-from sim.metrics.schema import TABLES
-from sim.metrics.session_faults import FaultFold
-from sim.metrics.summary import Categories, categories, metric_rows
 from tests.test_engine_session_faults import run, scenario
+from toolturn.metrics.arm_fold import ArmFold, fold_tables
+from toolturn.metrics.paired import PAIRED_COLUMNS, TURN_KEY, pair
+from toolturn.metrics.paired_files import merged_differences
+from toolturn.metrics.schema import TABLES
+from toolturn.metrics.session_faults import FaultFold
+from toolturn.metrics.summary import Categories, categories, metric_rows
 
 SCHEMAS = {spec.name: spec.schema for spec in TABLES}
 

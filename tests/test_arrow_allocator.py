@@ -1,5 +1,5 @@
-"""`sim` makes the C library's allocator Arrow's default pool (sim/cli.py, `ARROW_POOL`): with
-mimalloc, Arrow's default in this pyarrow, assembling and summarising a run folder grew the
+"""`toolturn` makes the C library's allocator Arrow's default pool (toolturn/cli.py, `ARROW_POOL`):
+with mimalloc, Arrow's default in this pyarrow, assembling and summarising a run folder grew the
 process by far more than the buffers it held (README, "Scaling up"). A user's own choice stays.
 Checked in a fresh interpreter: Arrow reads the variable once, when it first allocates."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).parent.parent
 _PROGRAM = """
 import json, sys
-from sim.cli import main
+from toolturn.cli import main
 status = main(["schema"])
 import pyarrow as pa
 print(json.dumps([status, pa.default_memory_pool().backend_name]), file=sys.stderr)
@@ -22,7 +22,7 @@ print(json.dumps([status, pa.default_memory_pool().backend_name]), file=sys.stde
 
 
 def _pool(environment: dict[str, str]) -> tuple[int, str]:
-    """The exit status of `sim schema` and the backend of Arrow's default pool after it."""
+    """The exit status of `toolturn schema` and the backend of Arrow's default pool after it."""
     done = subprocess.run(
         [sys.executable, "-c", _PROGRAM], cwd=ROOT, capture_output=True, text=True,
         timeout=120, check=False, env=environment,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sim.errors import UserError
-from sim.metrics import atomic
-from sim.metrics.atomic import atomic_directory, check_destination
+from toolturn.errors import UserError
+from toolturn.metrics import atomic
+from toolturn.metrics.atomic import atomic_directory, check_destination
 
 
 def everything(folder: Path) -> list[Path]:

@@ -1,5 +1,5 @@
-"""The Ray backend (sim/engine/backends.py) on a real local Ray (`ray.init()`): the same tables as
-a serial run, and progress per session. Skipped unless ray is installed: `make test-ray`
+"""The Ray backend (toolturn/engine/backends.py) on a real local Ray (`ray.init()`): the same tables
+as a serial run, and progress per session. Skipped unless ray is installed: `make test-ray`
 installs the ray extra and runs this file (its wheel is large, so it is not part of `make
 test`)."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.engine.runner import run_scenario
-from sim.scenario.loader import load_scenario
+from toolturn.engine.runner import run_scenario
+from toolturn.scenario.loader import load_scenario
 
 pytest.importorskip("ray")
 

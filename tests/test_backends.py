@@ -1,5 +1,5 @@
-"""Executor backends (sim/engine/backends.py): a real Dask LocalCluster gives the same tables and
-files as a serial run; a failing task is named and the others kept; a backend not installed is
+"""Executor backends (toolturn/engine/backends.py): a real Dask LocalCluster gives the same tables
+and files as a serial run; a failing task is named and the others kept; a backend not installed is
 one line and exit 2. Ray is tested apart (`make test-ray`: its wheel is large)."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.engine import runner
-from sim.engine.backends import executor_for
-from sim.engine.runner import TasksFailed, run_scenario
-from sim.metrics.parts import is_complete
-from sim.metrics.schema import TABLES
-from sim.scenario.loader import load_scenario
 from tests.helpers import failing_tasks, signal_masks
+from toolturn.cli import main
+from toolturn.engine import runner
+from toolturn.engine.backends import executor_for
+from toolturn.engine.runner import TasksFailed, run_scenario
+from toolturn.metrics.parts import is_complete
+from toolturn.metrics.schema import TABLES
+from toolturn.scenario.loader import load_scenario
 
 distributed = pytest.importorskip("distributed")
 
@@ -138,7 +138,7 @@ def test_the_workers_of_a_cluster_made_for_a_run_never_see_a_ctrl_c(made: Execut
 
 def test_a_cluster_made_for_a_run_runs_no_periodic_work_nobody_sees(made: Executor) -> None:
     # Dask's defaults woke each worker every 10 ms (profiler) and 20 ms (tick): CPU beyond a
-    # serial run's that grew with the run (sim/engine/backends.py, QUIET).
+    # serial run's that grew with the run (toolturn/engine/backends.py, QUIET).
     assert made.submit(dask_worker.periodic_work).result() == {
         "profile": None, "tick": 1000, "monitor": 5000, "memory_monitor": 1000
     }

@@ -4,14 +4,14 @@ tools rows take their turn from it."""
 
 from __future__ import annotations
 
-from sim.runtime.commands import SendRequest, WaitUntil
-from sim.runtime.executor import ToolExecutor
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import BlockComplete, Record
-from sim.runtime.tooldef import ToolDefinition
 from tests.helpers.engine_runs import default_scenario, dict_rows, run
 from tests.helpers.loop_tools import TOOLS, tool_response
 from tests.helpers.runtime_script import error_event, feed, message_start, of_type, tool_use_block
+from toolturn.runtime.commands import SendRequest, WaitUntil
+from toolturn.runtime.executor import ToolExecutor
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.record import BlockComplete, Record
+from toolturn.runtime.tooldef import ToolDefinition
 
 
 def test_each_call_knows_its_turn_and_attempt() -> None:

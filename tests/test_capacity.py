@@ -1,4 +1,4 @@
-"""`sim capacity`: objectives parsed (bad ones exit 2), the search's answer on endpoints whose
+"""`toolturn capacity`: objectives parsed (bad ones exit 2), the search's answer on endpoints whose
 capacity is known in closed form, goodput and the saturation point."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from sim.capacity.search import Search, saturation_load, search_capacity
-from sim.capacity.slo import parse_slo
-from sim.cli import main
-from sim.engine.runner import run_scenario
-from sim.errors import UserError
-from sim.scenario.loader import load_scenario
+from toolturn.capacity.search import Search, saturation_load, search_capacity
+from toolturn.capacity.slo import parse_slo
+from toolturn.cli import main
+from toolturn.engine.runner import run_scenario
+from toolturn.errors import UserError
+from toolturn.scenario.loader import load_scenario
 
 # An Erlang loss system: Poisson arrivals, one request per session (no tools, no retries), an
 # endpoint of 4 slots that refuses beyond them. The share refused is Erlang's B formula of the

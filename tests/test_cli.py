@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli
-from sim.cli import build_parser, main
+from toolturn import cli
+from toolturn.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "default.toml"
@@ -19,7 +19,7 @@ def test_version_flag_prints_version(capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit) as exit_info:
         main(["--version"])
     assert exit_info.value.code == 0
-    assert "sim" in capsys.readouterr().out
+    assert "toolturn" in capsys.readouterr().out
 
 
 def test_missing_command_is_a_usage_error() -> None:
@@ -29,12 +29,12 @@ def test_missing_command_is_a_usage_error() -> None:
 
 
 def test_a_reader_gone_away_ends_quietly_with_status_141() -> None:
-    # As in `sim validate ... | head -0`: the pipe's reading end is closed before sim writes.
+    # As in `toolturn validate ... | head -0`: the pipe's reading end is closed before sim writes.
     reading, writing = os.pipe()
     os.close(reading)
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "sim.cli", "validate", str(SCENARIO)],
+            [sys.executable, "-m", "toolturn.cli", "validate", str(SCENARIO)],
             stdout=writing, stderr=subprocess.PIPE, text=True, cwd=ROOT, timeout=60,
         )
     finally:
@@ -50,4 +50,4 @@ def test_ctrl_c_while_loading_the_commands_is_one_line(
 
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert main(["run", "x.toml"]) == 130
-    assert capsys.readouterr().err == "sim: interrupted\n"
+    assert capsys.readouterr().err == "toolturn: interrupted\n"

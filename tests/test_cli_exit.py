@@ -1,6 +1,6 @@
 """The console script's end: a Ctrl-C after the command has done its work, while the process
 ends, is reported as any other interrupt (status 130, one line), never a silent death by the
-signal; `python -m sim` is the same script; the exit statuses are in `--help`."""
+signal; `python -m toolturn` is the same script; the exit statuses are in `--help`."""
 
 from __future__ import annotations
 
@@ -12,14 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
+from toolturn.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "default.toml"
 
-# Run sim's console script the way `python -m sim.cli` does, after importing a module that makes
-# the end of the process slow or interrupted (what a busy machine or an unlucky Ctrl-C does).
-LAUNCH = "import {module}, runpy; runpy.run_module('sim.cli', run_name='__main__', alter_sys=True)"
+# Run the console script the way `python -m toolturn.cli` does, after importing a module that
+# makes the end of the process slow or interrupted (what a busy machine or an unlucky Ctrl-C does).
+LAUNCH = (
+    "import {module}, runpy; "
+    "runpy.run_module('toolturn.cli', run_name='__main__', alter_sys=True)"
+)
 
 # Python unloads modules at its teardown, after it has given SIGINT back its default action:
 # this module's object then holds the teardown open for a while, as numpy, pyarrow and
@@ -66,7 +69,7 @@ def test_a_ctrl_c_as_the_process_ends_is_not_a_silent_death(tmp_path: Path) -> N
     # The process was gone before the signal came, or it says it was interrupted: in the command
     # (it was returning) or after it.
     assert (process.returncode, err) in {
-        (0, ""), (130, "sim validate: interrupted\n"), (130, "sim: interrupted\n")
+        (0, ""), (130, "toolturn validate: interrupted\n"), (130, "toolturn: interrupted\n")
     }
     assert out == ""
 
@@ -74,13 +77,13 @@ def test_a_ctrl_c_as_the_process_ends_is_not_a_silent_death(tmp_path: Path) -> N
 def test_an_interrupt_after_the_command_exits_130_with_one_line(tmp_path: Path) -> None:
     process = launch(tmp_path, "interrupted_exit", "validate", str(SCENARIO))
     out, err = process.communicate(timeout=60)
-    assert (process.returncode, err) == (130, "sim: interrupted\n")
+    assert (process.returncode, err) == (130, "toolturn: interrupted\n")
     assert out.startswith(f"{SCENARIO}: ok (")
 
 
-def test_python_dash_m_sim_is_the_console_script() -> None:
+def test_python_dash_m_toolturn_is_the_console_script() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "sim", "validate", str(SCENARIO)],
+        [sys.executable, "-m", "toolturn", "validate", str(SCENARIO)],
         capture_output=True, text=True, cwd=ROOT, timeout=60,
     )
     assert (result.returncode, result.stderr) == (0, "")
@@ -98,7 +101,8 @@ def test_help_lists_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_a_usage_error_ends_the_same_way_with_status_2() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "sim", "run"], capture_output=True, text=True, cwd=ROOT, timeout=60
+        [sys.executable, "-m", "toolturn", "run"], capture_output=True, text=True, cwd=ROOT,
+        timeout=60,
     )
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.endswith("error: the following arguments are required: SCENARIO\n")

@@ -1,6 +1,6 @@
 """What an error echoes of the user's input reaches stderr quoted and escaped: a name or a
 value holding a newline, a carriage return or a terminal escape sequence never makes a message
-span lines or reach the terminal raw, in any command (sim/errors.py, rules 1 and 2)."""
+span lines or reach the terminal raw, in any command (toolturn/errors.py, rules 1 and 2)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.errors import UserError, printable, quoted
+from toolturn.cli import main
+from toolturn.errors import UserError, printable, quoted
 
 # A newline, a carriage return, ESC [2J (clear the screen), OSC 0 (set the window's title), a
 # Unicode line separator and a right-to-left override.
@@ -80,7 +80,7 @@ def test_a_line_from_a_stream_file_is_escaped(
     path.write_bytes(b'event: x\ndata: {"type": "\x1b]0;owned\x07"}\n\n')
     assert main(["accumulate", str(path)]) == 2
     (line,) = stderr_lines(capsys)
-    assert line.startswith(f"sim accumulate: error: {path}: line 2: ")
+    assert line.startswith(f"toolturn accumulate: error: {path}: line 2: ")
     assert r"\x1b]0;owned\x07" in line
 
 
@@ -89,7 +89,7 @@ def test_an_unknown_argument_is_escaped(capsys: pytest.CaptureFixture[str]) -> N
         main(["validate", "x.toml", f"--{NASTY}"])
     assert exit_info.value.code == 2
     _usage, line = stderr_lines(capsys)
-    assert line == f"sim: error: unrecognized arguments: --{ESCAPED}"
+    assert line == f"toolturn: error: unrecognized arguments: --{ESCAPED}"
 
 
 def test_a_valid_scenarios_names_are_printable_on_stdout(

@@ -1,6 +1,6 @@
-"""Start-up: a command imports what it uses, not what the other commands use (`sim.cli.build_parser`
-builds the parser of the command named alone). Checked in a fresh interpreter per command: the
-heavy libraries left in `sys.modules` after the command ran."""
+"""Start-up: a command imports what it uses, not what the other commands use
+(`toolturn.cli.build_parser` builds the parser of the command named alone). Checked in a fresh
+interpreter per command: the heavy libraries left in `sys.modules` after the command ran."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from sim import commands
-from sim.cli import build_parser
+from toolturn import commands
+from toolturn.cli import build_parser
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 HEAVY = ("pyarrow", "simpy", "pydantic", "numpy", "anthropic", "matplotlib", "rich", "asyncio")
 _PROGRAM = """
 import json, sys
-from sim.cli import main
+from toolturn.cli import main
 try:
     status = main(sys.argv[2:])
 except SystemExit as end:  # argparse's, for --version and --help

@@ -1,4 +1,4 @@
-"""`sim accumulate FILE`: SSE or JSONL in, the accumulator's result as JSON out, bad input
+"""`toolturn accumulate FILE`: SSE or JSONL in, the accumulator's result as JSON out, bad input
 exit 2."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from sim.cli import main
-from sim.wire.sse import decode_stream
+from toolturn.cli import main
+from toolturn.wire.sse import decode_stream
 
 STREAMS = Path(__file__).parent / "fixtures" / "streams"
 

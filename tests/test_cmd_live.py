@@ -1,6 +1,6 @@
-"""`sim live` and `sim fidelity` on a small scenario at a high speed: the same tables and schemas
-as `sim run`, turns paired with their twins, the fidelity command's exit statuses, the endpoint
-and key rules, and Ctrl-C. No test asserts a wall-clock figure."""
+"""`toolturn live` and `toolturn fidelity` on a small scenario at a high speed: the same tables and
+schemas as `toolturn run`, turns paired with their twins, the fidelity command's exit statuses, the
+endpoint and key rules, and Ctrl-C. No test asserts a wall-clock figure."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from types import SimpleNamespace
 import pyarrow.parquet as pq
 import pytest
 
-from sim.cli import main
-from sim.commands.live import LOOPBACK_KEY, live_scenario, live_settings
-from sim.errors import UserError
-from sim.metrics.writer import TABLES
-from sim.scenario.loader import load_scenario
+from toolturn.cli import main
+from toolturn.commands.live import LOOPBACK_KEY, live_scenario, live_settings
+from toolturn.errors import UserError
+from toolturn.metrics.writer import TABLES
+from toolturn.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEED = "100"
@@ -60,7 +60,7 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(small: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A `sim run` and a `sim live` of the small scenario (made once for the module)."""
+    """A `toolturn run` and a `toolturn live` of the small scenario (made once for the module)."""
     folder = tmp_path_factory.mktemp("runs")
     simulated, live = folder / "simulated", folder / "live"
     assert main(["run", str(small), "--out", str(simulated), "--no-report"]) == 0
@@ -76,7 +76,7 @@ def test_sim_live_writes_the_tables_and_schemas_of_sim_run(runs: tuple[Path, Pat
         theirs = pq.read_schema(simulated / f"{spec.name}.parquet").remove_metadata()
         assert ours.equals(theirs), spec.name
     extra = json.loads((live / "run.json").read_text())["metadata"]["extra"]
-    assert extra["live"] == {"speed": float(SPEED), "base_url": "embedded sim serve"}
+    assert extra["live"] == {"speed": float(SPEED), "base_url": "embedded toolturn serve"}
 
 
 def test_live_turns_pair_with_their_simulated_twins(runs: tuple[Path, Path]) -> None:
@@ -173,15 +173,16 @@ def test_an_interrupted_live_run_ends_with_130_and_writes_nothing(
 ) -> None:
     out = tmp_path / "live"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sim.cli", "live", str(small), "--speed", "1", "--out", str(out)],
+        [sys.executable, "-m", "toolturn.cli", "live", str(small), "--speed", "1",
+         "--out", str(out)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         start_new_session=True,
     )
     try:
         assert process.stderr is not None
         ready, _, _ = select.select([process.stderr], [], [], 60)
-        assert ready, "sim live never said it started"
-        assert process.stderr.readline().startswith("sim live: live-small, 2 units")
+        assert ready, "toolturn live never said it started"
+        assert process.stderr.readline().startswith("toolturn live: live-small, 2 units")
         time.sleep(0.5)  # into the sessions (at speed 1 they take far longer)
         assert process.poll() is None
         os.kill(process.pid, stop)
@@ -199,10 +200,10 @@ def test_an_interrupted_live_run_ends_with_130_and_writes_nothing(
 def test_an_open_load_starts_live_sessions_when_the_simulator_does(small: Path) -> None:
     """Sessions due on the scenario's schedule (a trace of arrivals here), started at their due
     times: the sessions table's arrivals are the simulated run's, exactly."""
-    from sim.engine.runner import run_scenario
-    from sim.fidelity.live_run import run_live
-    from sim.fidelity.settings import LiveSettings
-    from sim.scenario.loader import load_scenario
+    from toolturn.engine.runner import run_scenario
+    from toolturn.fidelity.live_run import run_live
+    from toolturn.fidelity.settings import LiveSettings
+    from toolturn.scenario.loader import load_scenario
 
     text = SMALL.replace('mode = "closed"\nsessions = 3\nconcurrency = 3',
                          'mode = "open"\nsessions = 3\ntrace_ms = [0, 400, 900]')
@@ -241,7 +242,7 @@ def test_live_and_fidelity_say_they_run_without_session_faults_and_so_do_the_twi
     argv = ["--sessions", "1", "--speed", SPEED, "--no-report"]
     assert main(["live", str(faulty), *argv, "--out", str(live)]) == 0
     err = capsys.readouterr().err
-    assert f"sim live: warning: {IGNORED}its sessions run without them\n" in err
+    assert f"toolturn live: warning: {IGNORED}its sessions run without them\n" in err
     sessions = pq.read_table(live / "sessions.parquet").to_pylist()
     assert {row["n_calls_lost"] for row in sessions} == {0}
     assert {row["n_compactions"] for row in sessions} == {0}
@@ -250,7 +251,7 @@ def test_live_and_fidelity_say_they_run_without_session_faults_and_so_do_the_twi
     main(["fidelity", str(faulty), "--sessions", "1", "--speed", SPEED, "--out", str(fidelity),
           *wide])
     err = capsys.readouterr().err
-    assert f"sim fidelity: warning: {IGNORED}both twins run without them\n" in err
+    assert f"toolturn fidelity: warning: {IGNORED}both twins run without them\n" in err
     # The simulated twin ran without them too: no resume, so no repair has a cause.
     repairs = pq.read_table(fidelity / "simulated" / "repairs.parquet").to_pylist()
     assert all(row["cause"] is None for row in repairs)

@@ -1,4 +1,4 @@
-"""`sim repair FILE`: the three input formats, strict mode, and one-line errors for
+"""`toolturn repair FILE`: the three input formats, strict mode, and one-line errors for
 non-transcripts."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.runtime.repair import MISSING_RESULT_TEXT
+from toolturn.cli import main
+from toolturn.runtime.repair import MISSING_RESULT_TEXT
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
@@ -131,7 +131,7 @@ def test_input_that_is_not_a_transcript_is_one_line_and_exit_2(
     status, out, err = run_cli(capsys, str(path))
     assert status == 2
     assert out == ""
-    assert err.startswith(f"sim repair: error: {path}: {error}")
+    assert err.startswith(f"toolturn repair: error: {path}: {error}")
     assert err.count("\n") == 1
 
 
@@ -140,7 +140,9 @@ def test_a_block_without_type_is_named_with_its_place(capsys: pytest.CaptureFixt
     for argv in ([str(path)], ["--strict", str(path)]):
         status, _, err = run_cli(capsys, *argv)
         assert status == 2
-        assert err == f"sim repair: error: {path}: messages[1].content[1]: block has no 'type'\n"
+        assert err == (
+            f"toolturn repair: error: {path}: messages[1].content[1]: block has no 'type'\n"
+        )
 
 
 def test_strict_reports_a_role_that_is_an_object_as_a_shape_error(
@@ -150,7 +152,7 @@ def test_strict_reports_a_role_that_is_an_object_as_a_shape_error(
     path.write_text('[{"role": {}, "content": "hi"}]')
     status, out, err = run_cli(capsys, "--strict", str(path))
     assert (status, out) == (2, "")
-    assert err == f"sim repair: error: {path}: messages[0].role: must be a string, not dict\n"
+    assert err == f"toolturn repair: error: {path}: messages[0].role: must be a string, not dict\n"
 
 
 def test_lone_surrogates_are_printed_as_their_json_escapes(
@@ -176,5 +178,6 @@ def test_a_missing_file_is_a_clean_error(
     status, _, err = run_cli(capsys, str(tmp_path / "absent.json"))
     assert status == 2
     assert err == (
-        f"sim repair: error: {tmp_path / 'absent.json'}: cannot read: No such file or directory\n"
+        f"toolturn repair: error: {tmp_path / 'absent.json'}: cannot read: "
+        "No such file or directory\n"
     )

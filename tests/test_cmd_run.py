@@ -1,4 +1,4 @@
-"""`sim run`: the folder, the table, the exit statuses."""
+"""`toolturn run`: the folder, the table, the exit statuses."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sim.cli import main
-from sim.commands import run as run_command
-from sim.commands.run import default_out_dir
-from sim.metrics.schema import TABLES
-from sim.scenario.loader import load_scenario
-from sim.scenario.schema import Scenario
 from tests.helpers.scenarios import TINY
+from toolturn.cli import main
+from toolturn.commands import run as run_command
+from toolturn.commands.run import default_out_dir
+from toolturn.metrics.schema import TABLES
+from toolturn.scenario.loader import load_scenario
+from toolturn.scenario.schema import Scenario
 
 STRICT = TINY.replace(
     'policies = ["streaming", "serial"]', 'policies = ["streaming"]\nstrict = true'
@@ -256,7 +256,7 @@ def test_a_failed_write_of_the_rows_while_simulating_is_one_line_and_leaves_noth
     tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from sim.metrics.parts import UnitParts
+    from toolturn.metrics.parts import UnitParts
 
     def full(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -272,7 +272,7 @@ def test_ctrl_c_while_drawing_the_report_says_what_was_written(
     tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from sim.report import writer
+    from toolturn.report import writer
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -282,8 +282,8 @@ def test_ctrl_c_while_drawing_the_report_says_what_was_written(
     assert main(["run", str(tiny), "--out", str(out)]) == 130
     err = capsys.readouterr().err
     assert err == (
-        f"sim run: interrupted: the run's tables were written to {out} but not its report "
-        f"(draw it with: sim report {out})\n"
+        f"toolturn run: interrupted: the run's tables were written to {out} but not its report "
+        f"(draw it with: toolturn report {out})\n"
     )
     assert (out / "run.json").is_file() and not (out / "report").exists()
 
@@ -309,7 +309,7 @@ def test_strict_stop_exits_1_naming_seed_and_session(
     assert main(["run", str(path), "--out", str(tmp_path / "run")]) == 1
     err = capsys.readouterr().err
     assert "seed 9" in err and "session " in err
-    assert f"sim run {path} --seed 9 --policy streaming" in err
+    assert f"toolturn run {path} --seed 9 --policy streaming" in err
     assert not (tmp_path / "run").exists()
 
 

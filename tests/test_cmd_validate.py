@@ -1,11 +1,11 @@
-"""`sim validate`: output and exit status, and every shipped scenario is valid."""
+"""`toolturn validate`: output and exit status, and every shipped scenario is valid."""
 
 from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.scenario.loader import load_scenario
+from toolturn.cli import main
+from toolturn.scenario.loader import load_scenario
 
 SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios").glob("*.toml"))
 GOOD = """

@@ -1,4 +1,5 @@
-"""`sim compare`: the exact gate (exit 0/1), tolerances, wall-clock metrics, bad input (exit 2)."""
+"""`toolturn compare`: the exact gate (exit 0/1), tolerances, wall-clock metrics, bad input (exit
+2)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from sim.cli import main
-from sim.errors import UserError
-from sim.metrics import read_run, write_run
-from sim.report.compare import MetricChange, compare_runs, parse_tolerances, tolerance_for
 from tests.helpers.metrics_support import collect, handmade_rows, metadata, turn
+from toolturn.cli import main
+from toolturn.errors import UserError
+from toolturn.metrics import read_run, write_run
+from toolturn.report.compare import MetricChange, compare_runs, parse_tolerances, tolerance_for
 
 
 def write(

@@ -1,4 +1,4 @@
-"""`sim compare` of two runs of experiment points: point by point (each row keyed by its
+"""`toolturn compare` of two runs of experiment points: point by point (each row keyed by its
 point's key and replication), and runs of different points refused."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from sim.cli import main
-from sim.metrics import read_run, write_run
-from sim.report.compare import compare_runs, paired_between
-from sim.scenario.loader import load_scenario
 from tests.helpers.experiment_tables import experiment_tables
 from tests.helpers.metrics_support import metadata
+from toolturn.cli import main
+from toolturn.metrics import read_run, write_run
+from toolturn.report.compare import compare_runs, paired_between
+from toolturn.scenario.loader import load_scenario
 
 SCENARIO = """
 name = "points"

@@ -1,6 +1,6 @@
-"""Dependencies as used (issue 14, section 5): every third-party module sim/ imports is a declared
-runtime dependency, every runtime dependency is imported by sim/, and constraints.txt pins every
-declared dependency at a version its specifier allows."""
+"""Dependencies as used (issue 14, section 5): every third-party module toolturn/ imports is a
+declared runtime dependency, every runtime dependency is imported by toolturn/, and constraints.txt
+pins every declared dependency at a version its specifier allows."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _imported_distributions(folder: Path) -> set[str]:
                 modules.add(node.module.split(".")[0])
     third_party = {
         m for m in modules
-        if m not in sys.stdlib_module_names and m != "sim" and m not in OPTIONAL_MODULES
+        if m not in sys.stdlib_module_names and m != "toolturn" and m not in OPTIONAL_MODULES
     }
     owners = packages_distributions()
     unknown = sorted(m for m in third_party if m not in owners)
@@ -46,8 +46,8 @@ def _imported_distributions(folder: Path) -> set[str]:
     return {canonicalize_name(owners[m][0]) for m in third_party}
 
 
-# Modules sim/ imports only for an optional backend (sim/engine/backends.py), by the extra that
-# installs them (ray need not be installed to test the rest).
+# Modules toolturn/ imports only for an optional backend (toolturn/engine/backends.py), by the extra
+# that installs them (ray need not be installed to test the rest).
 OPTIONAL_MODULES = {"distributed": "dask", "dask": "dask", "ray": "ray"}
 
 
@@ -56,10 +56,10 @@ def test_optional_backends_are_their_extras_and_imported_only_there() -> None:
         assert canonicalize_name(module) in EXTRAS[extra], f"{module} is not the {extra} extra"
         importers = [
             path.relative_to(ROOT).as_posix()
-            for path in (ROOT / "sim").rglob("*.py")
+            for path in (ROOT / "toolturn").rglob("*.py")
             if re.search(rf"^\s*import {module}\b", path.read_text(encoding="utf-8"), re.M)
         ]
-        assert importers == ["sim/engine/backends.py"], (module, importers)
+        assert importers == ["toolturn/engine/backends.py"], (module, importers)
 
 
 def _pins() -> dict[str, str]:
@@ -72,9 +72,9 @@ def _pins() -> dict[str, str]:
 
 
 def test_runtime_dependencies_are_exactly_what_sim_imports() -> None:
-    imported = _imported_distributions(ROOT / "sim")
-    assert sorted(imported - RUNTIME.keys()) == [], "imported by sim/ but not declared"
-    assert sorted(RUNTIME.keys() - imported) == [], "declared but not imported by sim/"
+    imported = _imported_distributions(ROOT / "toolturn")
+    assert sorted(imported - RUNTIME.keys()) == [], "imported by toolturn/ but not declared"
+    assert sorted(RUNTIME.keys() - imported) == [], "declared but not imported by toolturn/"
 
 
 def test_constraints_pin_every_declared_dependency_within_its_range() -> None:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from sim.distributions import (
+from toolturn.distributions import (
     Distribution,
     Empirical,
     Fixed,
@@ -12,7 +12,7 @@ from sim.distributions import (
     Uniform,
     sample_short_runs,
 )
-from sim.randomness import stream
+from toolturn.randomness import stream
 
 ADAPTER: TypeAdapter[Fixed | Uniform | LogNormal | Empirical] = TypeAdapter(Distribution)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sim.distributions import Distribution, Empirical, Fixed, LogNormal, Uniform
-from sim.randomness import stream
+from toolturn.distributions import Distribution, Empirical, Fixed, LogNormal, Uniform
+from toolturn.randomness import stream
 
 DISTRIBUTIONS: list[Distribution] = [
     Fixed(kind="fixed", ms=2.5),

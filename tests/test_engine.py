@@ -7,21 +7,6 @@ from typing import Any
 
 import pytest
 
-from sim.engine.arrivals import ClosedLoop, OpenLoop, arrivals_for, poisson_arrivals
-from sim.engine.clock import Clock
-from sim.engine.draws import SessionDraws
-from sim.engine.endpoint import SimEndpoint
-from sim.engine.feed_points import feed_points
-from sim.engine.simulation import SimulationResult
-from sim.engine.strict import StrictModeStop
-from sim.model.config import EndpointConfig
-from sim.model.endpoint import Endpoint
-from sim.model.model import MockModel
-from sim.model.response import StreamResponse, Turn
-from sim.model.tool_inputs import tool_inputs
-from sim.scenario.loader import with_overrides
-from sim.scenario.schema import Scenario
-from sim.user.draws import UserDraws
 from tests.helpers.engine_runs import (
     ARITHMETIC,
     STRICT,
@@ -32,6 +17,21 @@ from tests.helpers.engine_runs import (
     scenario_of,
 )
 from tests.helpers.model_support import timed
+from toolturn.engine.arrivals import ClosedLoop, OpenLoop, arrivals_for, poisson_arrivals
+from toolturn.engine.clock import Clock
+from toolturn.engine.draws import SessionDraws
+from toolturn.engine.endpoint import SimEndpoint
+from toolturn.engine.feed_points import feed_points
+from toolturn.engine.simulation import SimulationResult
+from toolturn.engine.strict import StrictModeStop
+from toolturn.model.config import EndpointConfig
+from toolturn.model.endpoint import Endpoint
+from toolturn.model.model import MockModel
+from toolturn.model.response import StreamResponse, Turn
+from toolturn.model.tool_inputs import tool_inputs
+from toolturn.scenario.loader import with_overrides
+from toolturn.scenario.schema import Scenario
+from toolturn.user.draws import UserDraws
 
 # ----- the arithmetic check -----
 

@@ -5,13 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from sim.engine.simulation import SimulationResult, simulate
-from sim.metrics.collector import RunCollector
-from sim.model.input_tokens import InputTokenCounter
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import AttachmentAppended, Interrupt, ToolStarted
-from sim.scenario.schema import Scenario
-from sim.tools.execution import TOOL_TIMEOUT_NS, timeout_text
 from tests.helpers.engine_runs import (
     ARITHMETIC,
     default_scenario,
@@ -20,6 +13,13 @@ from tests.helpers.engine_runs import (
     run,
     scenario_of,
 )
+from toolturn.engine.simulation import SimulationResult, simulate
+from toolturn.metrics.collector import RunCollector
+from toolturn.model.input_tokens import InputTokenCounter
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.record import AttachmentAppended, Interrupt, ToolStarted
+from toolturn.scenario.schema import Scenario
+from toolturn.tools.execution import TOOL_TIMEOUT_NS, timeout_text
 
 NS_PER_MS = 1_000_000
 

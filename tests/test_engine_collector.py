@@ -8,7 +8,7 @@ import gc
 
 import pytest
 
-from sim.engine.collector import SIMULATION_GEN0_THRESHOLD, fewer_collections
+from toolturn.engine.collector import SIMULATION_GEN0_THRESHOLD, fewer_collections
 
 
 def test_the_threshold_is_raised_inside_and_restored_after() -> None:

@@ -12,16 +12,16 @@ from typing import Any, ClassVar
 
 import pytest
 
-from sim.engine.loop_factory import LoopFactory
-from sim.engine.simulation import SimulationResult
-from sim.model.faults import ALL_FAULTS
-from sim.runtime.commands import SendRequest
-from sim.runtime.executor import CallState
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.recovery import PROFILES
-from sim.runtime.repair import check_pairing
-from sim.scenario.schema import ALL_POLICIES, Scenario
 from tests.helpers.engine_runs import default_scenario, dict_rows, run
+from toolturn.engine.loop_factory import LoopFactory
+from toolturn.engine.simulation import SimulationResult
+from toolturn.model.faults import ALL_FAULTS
+from toolturn.runtime.commands import SendRequest
+from toolturn.runtime.executor import CallState
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.recovery import PROFILES
+from toolturn.runtime.repair import check_pairing
+from toolturn.scenario.schema import ALL_POLICIES, Scenario
 
 SESSIONS = 8
 UNFINISHED = (CallState.QUEUED, CallState.EXECUTING)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from sim.engine.runner import run_scenario, units_of
-from sim.metrics.schema import TABLES
-from sim.scenario.loader import load_scenario, with_overrides
 from tests.golden.regenerate import golden_scenario
 from tests.helpers.golden_runs import GOLDEN, write
+from toolturn.engine.runner import run_scenario, units_of
+from toolturn.metrics.schema import TABLES
+from toolturn.scenario.loader import load_scenario, with_overrides
 
 
 def test_jobs_2_gives_the_same_files_as_a_serial_run(tmp_path: Path) -> None:

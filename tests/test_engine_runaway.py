@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.engine.bounds import SessionRunaway, session_bounds
-from sim.engine.simulation import simulate
-from sim.limits import MAX_ATTACHMENTS_PER_TURN
-from sim.runtime.commands import WaitUntil
-from sim.runtime.loop import Phase, ToolTurnLoop
-from sim.scenario.loader import load_scenario, with_overrides
 from tests.helpers.engine_runs import dict_rows
+from toolturn.cli import main
+from toolturn.engine.bounds import SessionRunaway, session_bounds
+from toolturn.engine.simulation import simulate
+from toolturn.limits import MAX_ATTACHMENTS_PER_TURN
+from toolturn.runtime.commands import WaitUntil
+from toolturn.runtime.loop import Phase, ToolTurnLoop
+from toolturn.scenario.loader import load_scenario, with_overrides
 
 ROOT = Path(__file__).parent.parent
 STORM = ROOT / "scenarios" / "interrupt_storm.toml"
@@ -140,7 +140,7 @@ def test_sim_run_reports_a_runaway_in_one_line_and_writes_nothing(
     status = main(["run", str(refused(tmp_path)), "--no-report", "--out", str(out)])
     err = capsys.readouterr().err
     assert status == 2
-    assert err.startswith("sim run: error: session 0 (seed 11, policy streaming) stopped at ")
+    assert err.startswith("toolturn run: error: session 0 (seed 11, policy streaming) stopped at ")
     assert err.count("\n") == 1 and "Traceback" not in err
     assert not out.exists()
 
@@ -217,8 +217,8 @@ def test_a_runaway_in_a_worker_process_is_reported_in_one_line(tmp_path: Path) -
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
-        "from sim.runtime.commands import WaitUntil\n"
-        "from sim.runtime.loop import ToolTurnLoop\n"
+        "from toolturn.runtime.commands import WaitUntil\n"
+        "from toolturn.runtime.loop import ToolTurnLoop\n"
         "ToolTurnLoop.wake = lambda loop, now_ns: [WaitUntil(now_ns)]\n"
     )
     scenario = tmp_path / "refused.toml"
@@ -228,11 +228,11 @@ def test_a_runaway_in_a_worker_process_is_reported_in_one_line(tmp_path: Path) -
     out = tmp_path / "out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT)])}
     done = subprocess.run(
-        [sys.executable, "-m", "sim.cli", "run", str(scenario), "--jobs", "2", "--no-report",
+        [sys.executable, "-m", "toolturn.cli", "run", str(scenario), "--jobs", "2", "--no-report",
          "--out", str(out)],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert done.returncode == 2
-    assert done.stderr.startswith("sim run: error: session 0 (seed 11, policy ")
+    assert done.stderr.startswith("toolturn run: error: session 0 (seed 11, policy ")
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert not out.exists()

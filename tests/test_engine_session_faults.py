@@ -9,10 +9,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from sim.engine.simulation import SimulationResult
-from sim.metrics.session_faults import crash_waits_ns
-from sim.scenario.schema import Scenario
 from tests.helpers.engine_runs import default_scenario, dict_rows, run
+from toolturn.engine.simulation import SimulationResult
+from toolturn.metrics.session_faults import crash_waits_ns
+from toolturn.scenario.schema import Scenario
 
 SESSIONS = 12
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sim.runtime.commands import (
+from toolturn.runtime.commands import (
     AskPermission,
     CancelTool,
     DiscardedResult,
@@ -14,12 +14,12 @@ from sim.runtime.commands import (
     StartTool,
     ToolProgress,
 )
-from sim.runtime.executor import CallState, ExecutorClosedError, ToolExecutor
-from sim.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
-from sim.runtime.permission import PermissionDecision
-from sim.runtime.policy import ExecutorPolicy
-from sim.runtime.record import ResultHandedOver, ToolEnded, WastedExecution
-from sim.runtime.tooldef import ToolDefinition
+from toolturn.runtime.executor import CallState, ExecutorClosedError, ToolExecutor
+from toolturn.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
+from toolturn.runtime.permission import PermissionDecision
+from toolturn.runtime.policy import ExecutorPolicy
+from toolturn.runtime.record import ResultHandedOver, ToolEnded, WastedExecution
+from toolturn.runtime.tooldef import ToolDefinition
 
 READ = ToolDefinition(
     "Read",

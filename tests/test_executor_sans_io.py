@@ -1,5 +1,5 @@
 """The executor and the loop stay sans-I/O: no clocks, no event loops, no threads, no randomness,
-and nothing of `sim` outside `sim.runtime` (DESIGN.md rule 1)."""
+and nothing of `toolturn` outside `toolturn.runtime` (DESIGN.md rule 1)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-RUNTIME = Path(__file__).resolve().parent.parent / "sim" / "runtime"
+RUNTIME = Path(__file__).resolve().parent.parent / "toolturn" / "runtime"
 MODULES = [
     "executor", "loop", "commands", "outcomes", "results", "record", "policy", "permission",
     "retry", "attachments",
@@ -33,5 +33,5 @@ def imported(module: str) -> set[str]:
 def test_module_imports_nothing_that_does_io(module: str) -> None:
     for name in imported(module):
         assert name.split(".")[0] not in FORBIDDEN, f"{module} imports {name}"
-        if name.split(".")[0] == "sim":
-            assert name.startswith("sim.runtime."), f"{module} imports {name}"
+        if name.split(".")[0] == "toolturn":
+            assert name.startswith("toolturn.runtime."), f"{module} imports {name}"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from sim.runtime.tooldef import ToolDefinition
-from sim.runtime.validation import VERDICTS_PER_SCHEMA, InputValidation, validate
+from toolturn.runtime.tooldef import ToolDefinition
+from toolturn.runtime.validation import VERDICTS_PER_SCHEMA, InputValidation, validate
 
 SCHEMA = {
     "type": "object",

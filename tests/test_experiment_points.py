@@ -1,5 +1,5 @@
 """`[experiment]`: a grid or a list of points over dotted paths, replications, each point's
-scenario validated and seeded from its key (sim.experiment.points), and `sim validate`."""
+scenario validated and seeded from its key (toolturn.experiment.points), and `toolturn validate`."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from sim.cli import main
-from sim.engine.runner import run_scenario
-from sim.errors import UserError
-from sim.experiment.points import key_text, point_seed, points_of, settings_text
-from sim.scenario.loader import load_scenario
-from sim.scenario.schema import Scenario
+from toolturn.cli import main
+from toolturn.engine.runner import run_scenario
+from toolturn.errors import UserError
+from toolturn.experiment.points import key_text, point_seed, points_of, settings_text
+from toolturn.scenario.loader import load_scenario
+from toolturn.scenario.schema import Scenario
 
 BASE = """
 name = "sweep"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from sim.experiment.points import points_of
-from sim.scenario.loader import load_scenario
-from sim.scenario.schema import Scenario
 from tests.helpers.experiment_tables import SCENARIO, experiment_tables, points_run_alone
+from toolturn.experiment.points import points_of
+from toolturn.scenario.loader import load_scenario
+from toolturn.scenario.schema import Scenario
 
 
 @pytest.fixture(scope="module")

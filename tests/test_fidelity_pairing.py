@@ -10,10 +10,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from sim.engine.runner import run_scenario
-from sim.fidelity.pairing import MetricError, metric_errors, pair_turns, relative_error
-from sim.fidelity.settings import Tolerances
-from sim.scenario.loader import load_scenario, with_overrides
+from toolturn.engine.runner import run_scenario
+from toolturn.fidelity.pairing import MetricError, metric_errors, pair_turns, relative_error
+from toolturn.fidelity.settings import Tolerances
+from toolturn.scenario.loader import load_scenario, with_overrides
 
 ROOT = Path(__file__).resolve().parent.parent
 

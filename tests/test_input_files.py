@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from sim import input_files
-from sim.errors import UserError
-from sim.input_files import json_object_lines, print_json, print_text, read_input
+from toolturn import input_files
+from toolturn.errors import UserError
+from toolturn.input_files import json_object_lines, print_json, print_text, read_input
 
 LIMIT = 10
 

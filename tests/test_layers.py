@@ -1,5 +1,5 @@
-"""Every import of `sim` follows the dependency order drawn in `sim/__init__.py` (issue 15,
-section 1): a package or module imports only those drawn before it, so there is no circle
+"""Every import of `toolturn` follows the dependency order drawn in `toolturn/__init__.py` (issue
+15, section 1): a package or module imports only those drawn before it, so there is no circle
 between packages and the runtime stays at the bottom."""
 
 from __future__ import annotations
@@ -7,15 +7,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import sim
+import toolturn
 
-SIM = Path(sim.__file__).resolve().parent
+SIM = Path(toolturn.__file__).resolve().parent
 NAMES_WIDTH = 32  # the drawing's first column: names; the rest of a line says what they are
 
 
 def drawn_order() -> list[str]:
-    """The packages and modules of `sim`, in the order the docstring draws them."""
-    doc = sim.__doc__ or ""
+    """The packages and modules of `toolturn`, in the order the docstring draws them."""
+    doc = toolturn.__doc__ or ""
     block = doc.split("Dependency order.", 1)[1].split("\n\n", 2)[1]
     order: list[str] = []
     for line in block.splitlines():
@@ -25,24 +25,25 @@ def drawn_order() -> list[str]:
 
 
 def unit_of(path: Path) -> str:
-    """The package (or top-level module) of `sim` a source file belongs to."""
+    """The package (or top-level module) of `toolturn` a source file belongs to."""
     parts = path.relative_to(SIM).with_suffix("").parts
     return parts[0]
 
 
 def imported_units(tree: ast.AST) -> set[str]:
-    """Every package or module of `sim` a module imports, wherever the import is written
+    """Every package or module of `toolturn` a module imports, wherever the import is written
     (inside functions and under TYPE_CHECKING too)."""
     units: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == "sim":
+            if node.module == "toolturn":
                 units.update(alias.name for alias in node.names)
-            elif node.module.startswith("sim."):
+            elif node.module.startswith("toolturn."):
                 units.add(node.module.split(".")[1])
         elif isinstance(node, ast.Import):
             units.update(
-                alias.name.split(".")[1] for alias in node.names if alias.name.startswith("sim.")
+                alias.name.split(".")[1] for alias in node.names
+                if alias.name.startswith("toolturn.")
             )
     return units
 
@@ -65,13 +66,13 @@ def test_every_import_of_sim_goes_down_the_order() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for imported in sorted(imported_units(tree) & rank.keys() - {unit}):
             if rank[imported] > rank[unit]:
-                upward.append(f"{path.relative_to(SIM.parent)} imports sim.{imported}")
+                upward.append(f"{path.relative_to(SIM.parent)} imports toolturn.{imported}")
     assert upward == []
 
 
 def test_an_upward_import_is_caught() -> None:
     # The check itself: the runtime importing the engine would be reported.
-    tree = ast.parse("from sim.engine.simulation import simulate\nimport sim.tools.spec")
+    tree = ast.parse("from toolturn.engine.simulation import simulate\nimport toolturn.tools.spec")
     assert imported_units(tree) == {"engine", "tools"}
     order = drawn_order()
     assert order.index("engine") > order.index("runtime")

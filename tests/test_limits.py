@@ -1,4 +1,4 @@
-"""The bounds of `sim.limits`: a scenario beyond them is refused naming the field, and draws of
+"""The bounds of `toolturn.limits`: a scenario beyond them is refused naming the field, and draws of
 unbounded distributions stay inside them, so no value becomes a garbage integer, a crash or a
 run that eats all memory."""
 
@@ -11,15 +11,15 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from sim.cli import main
-from sim.counts import LogNormalCount
-from sim.distributions import LogNormal, sample_short_runs
-from sim.errors import UserError
-from sim.limits import MAX_COUNT, MAX_DURATION_MS, MAX_PINGS_PER_STREAM
-from sim.model.disruption import with_keepalive_pings
-from sim.randomness import stream
-from sim.scenario.loader import load_scenario
 from tests.helpers.scenarios import MINIMAL
+from toolturn.cli import main
+from toolturn.counts import LogNormalCount
+from toolturn.distributions import LogNormal, sample_short_runs
+from toolturn.errors import UserError
+from toolturn.limits import MAX_COUNT, MAX_DURATION_MS, MAX_PINGS_PER_STREAM
+from toolturn.model.disruption import with_keepalive_pings
+from toolturn.randomness import stream
+from toolturn.scenario.loader import load_scenario
 
 ROOT = Path(__file__).parent.parent
 MAX_DURATION_NS = round(MAX_DURATION_MS * 1_000_000)

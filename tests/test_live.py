@@ -1,4 +1,4 @@
-"""The live driver: `ToolTurnLoop` run with asyncio over the official SDK against `sim serve`'s
+"""The live driver: `ToolTurnLoop` run with asyncio over the official SDK against `toolturn serve`'s
 server on loopback, with simulated and hand-written async tools. Every test starts its own
 server on a free port, bounds its run in time, and stops the server."""
 
@@ -13,7 +13,9 @@ from typing import Any, TypeVar
 import anthropic
 import pytest
 
-from sim.live import (
+from tests.helpers.model_support import SPECS
+from tests.helpers.server import mock_model
+from toolturn.live import (
     LiveCall,
     LiveTool,
     SessionResult,
@@ -21,22 +23,20 @@ from sim.live import (
     run_session,
     simulated_tools,
 )
-from sim.live.sdk_errors import error_event, retry_after_ns
-from sim.live.session import NO_ASKER
-from sim.model.model import MockModel
-from sim.runtime.commands import CancelTool, Command, StartTool, ToolProgress
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.outcomes import SyntheticCause
-from sim.runtime.permission import PermissionDecision
-from sim.runtime.record import Retry
-from sim.runtime.repair import check_pairing
-from sim.runtime.results import ToolContent
-from sim.runtime.retry import RetrySettings
-from sim.runtime.tooldef import ToolDefinition
-from sim.wire.identity import SESSION_HEADER
-from sim.wire.server import MockServer
-from tests.helpers.model_support import SPECS
-from tests.helpers.server import mock_model
+from toolturn.live.sdk_errors import error_event, retry_after_ns
+from toolturn.live.session import NO_ASKER
+from toolturn.model.model import MockModel
+from toolturn.runtime.commands import CancelTool, Command, StartTool, ToolProgress
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.outcomes import SyntheticCause
+from toolturn.runtime.permission import PermissionDecision
+from toolturn.runtime.record import Retry
+from toolturn.runtime.repair import check_pairing
+from toolturn.runtime.results import ToolContent
+from toolturn.runtime.retry import RetrySettings
+from toolturn.runtime.tooldef import ToolDefinition
+from toolturn.wire.identity import SESSION_HEADER
+from toolturn.wire.server import MockServer
 
 SPEED = 200.0
 SEED = 7

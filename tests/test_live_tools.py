@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from sim.live import LiveCall, ToolError, simulated_tools
-from sim.live.simulated_tools import play
-from sim.tools.execution import CallPlan, Outcome
 from tests.helpers.model_support import SPECS
+from toolturn.live import LiveCall, ToolError, simulated_tools
+from toolturn.live.simulated_tools import play
+from toolturn.tools.execution import CallPlan, Outcome
 
 MS = 1_000_000
 

@@ -1,9 +1,9 @@
-"""One keying of draws: a request served by `sim serve` and a live simulated tool get exactly the
-draws of their simulated twins for the same (seed, session, turn, attempt).
+"""One keying of draws: a request served by `toolturn serve` and a live simulated tool get exactly
+the draws of their simulated twins for the same (seed, session, turn, attempt).
 
 The simulator is run on scenarios with retries and interrupts while every request its sessions
 send to the mock model is kept with the `Turn` the engine gave it. Then the same bodies, session
-by session in order, go to `sim serve`'s identity rule (and, for some, over HTTP with the SDK):
+by session in order, go to `toolturn serve`'s identity rule (and, for some, over HTTP with the SDK):
 each gets the same `Turn` and so the same response. Each tool call the simulator ran is played by
 the live driver's simulated tool: same outcome, same text.
 """
@@ -17,17 +17,17 @@ from typing import Any
 import anthropic
 import pytest
 
-import sim.engine.simulation as simulation
-from sim.engine.draws import SessionDraws
-from sim.engine.simulation import simulate
-from sim.live import LiveCall, ToolError, simulated_tools
-from sim.model.model import MockModel
-from sim.model.response import HttpError, Response, Turn
-from sim.scenario.loader import load_scenario, with_overrides
-from sim.scenario.schema import Scenario
-from sim.wire.background import serve_in_thread
-from sim.wire.identity import SESSION_HEADER, TURN_HEADER, TurnIdentities
+import toolturn.engine.simulation as simulation
 from tests.helpers.engine_runs import dict_rows
+from toolturn.engine.draws import SessionDraws
+from toolturn.engine.simulation import simulate
+from toolturn.live import LiveCall, ToolError, simulated_tools
+from toolturn.model.model import MockModel
+from toolturn.model.response import HttpError, Response, Turn
+from toolturn.scenario.loader import load_scenario, with_overrides
+from toolturn.scenario.schema import Scenario
+from toolturn.wire.background import serve_in_thread
+from toolturn.wire.identity import SESSION_HEADER, TURN_HEADER, TurnIdentities
 
 # The storm scenarios' models are deprecated names, which the SDK warns about.
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -60,7 +60,7 @@ def small(name: str, sessions: int) -> Scenario:
 def test_served_requests_get_the_turn_of_their_simulated_twin(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With the session and turn headers `sim live` sends, every request is its twin."""
+    """With the session and turn headers `toolturn live` sends, every request is its twin."""
     seen = simulated_requests(small(name, 12), monkeypatch)
     identities = TurnIdentities()
     retries = 0
@@ -77,7 +77,7 @@ def test_without_a_turn_header_assistant_messages_count_turns_until_an_empty_int
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Counting assistant messages is right on the default scenario (a client like the CLI
-    sends no turn header), and wrong after a turn interrupted before any block: why `sim live`
+    sends no turn header), and wrong after a turn interrupted before any block: why `toolturn live`
     sends `x-sim-turn`."""
     for name, all_twins in (("default", True), ("interrupt_storm", False)):
         identities = TurnIdentities()

@@ -12,22 +12,22 @@ from typing import Any
 
 import anthropic
 
-from sim.engine.draws import SessionDraws
-from sim.engine.loop_factory import LoopFactory
-from sim.engine.recorder import record_session
-from sim.engine.simulation import simulate
-from sim.live.simulated_tools import simulated_tools
-from sim.live.user_session import LiveSession, run_user_session
-from sim.metrics.row_columns import Rows, empty_rows
-from sim.model.model import MockModel
-from sim.model.tool_inputs import tool_inputs
-from sim.runtime.commands import AskPermission
-from sim.runtime.loop import INTERRUPT_TEXT
-from sim.runtime.record import Interrupt
-from sim.scenario.loader import load_scenario
-from sim.user import PermissionAnswer, SimulatedUser, permission_answer
-from sim.wire.server import MockServer
 from tests.helpers.engine_runs import dict_rows
+from toolturn.engine.draws import SessionDraws
+from toolturn.engine.loop_factory import LoopFactory
+from toolturn.engine.recorder import record_session
+from toolturn.engine.simulation import simulate
+from toolturn.live.simulated_tools import simulated_tools
+from toolturn.live.user_session import LiveSession, run_user_session
+from toolturn.metrics.row_columns import Rows, empty_rows
+from toolturn.model.model import MockModel
+from toolturn.model.tool_inputs import tool_inputs
+from toolturn.runtime.commands import AskPermission
+from toolturn.runtime.loop import INTERRUPT_TEXT
+from toolturn.runtime.record import Interrupt
+from toolturn.scenario.loader import load_scenario
+from toolturn.user import PermissionAnswer, SimulatedUser, permission_answer
+from toolturn.wire.server import MockServer
 
 # Slow enough that a loaded machine's scheduling jitter (a few ms) is unlikely to move an
 # interrupt or a refusal past a tool's end: at 50x, a 50 ms refusal was 1 ms of real time, and

@@ -1,5 +1,5 @@
-"""The SDK is warmed before a live run's clock starts (`sim.live.warm_up`): one request answered
-in memory, with every kind of event, and `run_live` makes it before its first unit."""
+"""The SDK is warmed before a live run's clock starts (`toolturn.live.warm_up`): one request
+answered in memory, with every kind of event, and `run_live` makes it before its first unit."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-import sim.fidelity.live_run as live_run
-from sim.fidelity.settings import LiveSettings
-from sim.live.warm_up import warm_up_sdk
+import toolturn.fidelity.live_run as live_run
 from tests.helpers.engine_runs import default_scenario
+from toolturn.fidelity.settings import LiveSettings
+from toolturn.live.warm_up import warm_up_sdk
 
 
 def test_the_warm_up_reads_a_whole_stream_without_a_server() -> None:

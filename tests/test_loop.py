@@ -6,8 +6,14 @@ from typing import Any
 
 import pytest
 
-from sim.runtime import validation as validation_module
-from sim.runtime.commands import (
+from tests.helpers.loop_tools import READ, TOOLS, legal, tool_response
+from tests.helpers.runtime_script import (
+    feed,
+    of_type,
+    text_response,
+)
+from toolturn.runtime import validation as validation_module
+from toolturn.runtime.commands import (
     AskPermission,
     CancelTool,
     ResultReady,
@@ -17,10 +23,10 @@ from sim.runtime.commands import (
     ToolProgress,
     TurnEnded,
 )
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.outcomes import CallOutcome
-from sim.runtime.permission import PermissionDecision
-from sim.runtime.record import (
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.outcomes import CallOutcome
+from toolturn.runtime.permission import PermissionDecision
+from toolturn.runtime.record import (
     AttachmentAppended,
     BlockComplete,
     DuplicateToolUse,
@@ -33,14 +39,8 @@ from sim.runtime.record import (
     ToolStarted,
     TurnEnd,
 )
-from sim.runtime.repair import check_pairing
-from sim.runtime.validation import InputValidation
-from tests.helpers.loop_tools import READ, TOOLS, legal, tool_response
-from tests.helpers.runtime_script import (
-    feed,
-    of_type,
-    text_response,
-)
+from toolturn.runtime.repair import check_pairing
+from toolturn.runtime.validation import InputValidation
 
 
 def test_the_request_body_is_a_complete_streaming_messages_request() -> None:

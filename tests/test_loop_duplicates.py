@@ -4,12 +4,12 @@ the same response, or of a tool_use the transcript already holds, never reaches 
 
 from __future__ import annotations
 
-from sim.runtime.commands import SendRequest, SessionEnded, StartTool
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import DuplicateToolUse
-from sim.runtime.repair import check_pairing
 from tests.helpers.loop_tools import TOOLS, tool_response
 from tests.helpers.runtime_script import feed, of_type
+from toolturn.runtime.commands import SendRequest, SessionEnded, StartTool
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.record import DuplicateToolUse
+from toolturn.runtime.repair import check_pairing
 
 
 def test_a_session_ending_right_after_a_duplicate_leaves_a_legal_transcript() -> None:

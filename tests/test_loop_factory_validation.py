@@ -1,12 +1,12 @@
 """The engine's loops share one input validation per set of tools for the whole process (the
-marked speed place in sim/engine/loop_factory.py): simulations of the same tools compile their
+marked speed place in toolturn/engine/loop_factory.py): simulations of the same tools compile their
 schemas once; other tools get their own."""
 
 from __future__ import annotations
 
-from sim.engine.loop_factory import LoopFactory, validation_for
-from sim.runtime.tooldef import ToolDefinition
 from tests.helpers.engine_runs import ARITHMETIC, default_scenario, scenario_of
+from toolturn.engine.loop_factory import LoopFactory, validation_for
+from toolturn.runtime.tooldef import ToolDefinition
 
 
 def test_simulations_of_the_same_tools_share_one_validation() -> None:

@@ -12,10 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.runtime.accumulator import StreamAccumulator, StreamProtocolError
-from sim.runtime.commands import StartTool
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.record import RequestSent, StreamError
 from tests.helpers.loop_tools import TOOLS
 from tests.helpers.runtime_script import (
     error_event,
@@ -24,6 +20,10 @@ from tests.helpers.runtime_script import (
     text_block,
     tool_use_block,
 )
+from toolturn.runtime.accumulator import StreamAccumulator, StreamProtocolError
+from toolturn.runtime.commands import StartTool
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.record import RequestSent, StreamError
 
 Event = dict[str, Any]
 TOOL_TURN = [

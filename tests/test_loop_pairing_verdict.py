@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-import sim.runtime.loop as loop_module
-from sim.runtime.commands import SendRequest
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.repair import PairingError, Repair, check_pairing
+import toolturn.runtime.loop as loop_module
 from tests.helpers.engine_runs import STRICT, dict_rows, run, scenario_of
 from tests.helpers.loop_tools import TOOLS
+from toolturn.runtime.commands import SendRequest
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.repair import PairingError, Repair, check_pairing
 
 ORPHANED = [
     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "gone", "content": "x"},

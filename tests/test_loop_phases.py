@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from sim.runtime.loop import TRANSITIONS, Phase, PhaseError, ToolTurnLoop
 from tests.helpers.loop_tools import TOOLS, tool_response
 from tests.helpers.runtime_script import error_event, feed, message_start, text_response
+from toolturn.runtime.loop import TRANSITIONS, Phase, PhaseError, ToolTurnLoop
 
 Move = tuple[Phase, Phase]
 

@@ -1,5 +1,5 @@
-"""Recovery profiles (issue 16): each choice of `sim.runtime.recovery` on a scripted stream under
-fake integer time, asserting the exact next request; the `default` answer of each is what the
+"""Recovery profiles (issue 16): each choice of `toolturn.runtime.recovery` on a scripted stream
+under fake integer time, asserting the exact next request; the `default` answer of each is what the
 older tests of the loop (test_loop_recovery.py) show. Every transcript is legal with no repair."""
 
 from __future__ import annotations
@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 
-from sim.runtime.commands import (
+from tests.helpers.loop_tools import TOOLS, tool_response
+from tests.helpers.runtime_script import (
+    error_event,
+    feed,
+    message_end,
+    message_start,
+    of_type,
+    text_block,
+    tool_use_block,
+)
+from toolturn.runtime.commands import (
     CancelTool,
     ResultReady,
     SendRequest,
@@ -18,9 +28,9 @@ from sim.runtime.commands import (
     TurnEnded,
     WaitUntil,
 )
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.outcomes import SyntheticCause
-from sim.runtime.recovery import (
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.outcomes import SyntheticCause
+from toolturn.runtime.recovery import (
     CLAUDE_CODE,
     CONTINUE_TEXT,
     DEFAULT,
@@ -32,18 +42,8 @@ from sim.runtime.recovery import (
     RunningOnCut,
     profile_of,
 )
-from sim.runtime.repair import check_pairing
-from sim.runtime.tooldef import ToolDefinition
-from tests.helpers.loop_tools import TOOLS, tool_response
-from tests.helpers.runtime_script import (
-    error_event,
-    feed,
-    message_end,
-    message_start,
-    of_type,
-    text_block,
-    tool_use_block,
-)
+from toolturn.runtime.repair import check_pairing
+from toolturn.runtime.tooldef import ToolDefinition
 
 PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
 READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}

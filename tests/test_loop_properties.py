@@ -8,9 +8,6 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.runtime.commands import CancelTool, SendRequest, SessionEnded, StartTool, WaitUntil
-from sim.runtime.loop import Phase, ToolTurnLoop
-from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
 from tests.helpers.loop_tools import TOOLS
 from tests.helpers.runtime_script import (
     error_event,
@@ -19,6 +16,9 @@ from tests.helpers.runtime_script import (
     text_block,
     tool_use_block,
 )
+from toolturn.runtime.commands import CancelTool, SendRequest, SessionEnded, StartTool, WaitUntil
+from toolturn.runtime.loop import Phase, ToolTurnLoop
+from toolturn.runtime.repair import check_pairing, ensure_tool_result_pairing
 
 TOOL_NAMES = ["Read", "Bash", "Edit", "Task", "Missing"]
 INPUTS = {"Read": {"path": "/a"}, "Bash": {"command": "ls"}, "Edit": {}, "Task": {}, "Missing": {}}

@@ -9,9 +9,9 @@ from typing import Any
 
 def test_readme_example(capsys: Any) -> None:
     # --- README example begins ---
-    from sim.runtime.commands import SendRequest, SessionEnded, StartTool
-    from sim.runtime.loop import ToolTurnLoop
-    from sim.runtime.tooldef import ToolDefinition
+    from toolturn.runtime.commands import SendRequest, SessionEnded, StartTool
+    from toolturn.runtime.loop import ToolTurnLoop
+    from toolturn.runtime.tooldef import ToolDefinition
 
     read = ToolDefinition(
         "Read",

@@ -5,22 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from sim.runtime.commands import (
-    CancelRequest,
-    CancelTool,
-    DiscardedResult,
-    ResultReady,
-    SendRequest,
-    SessionEnded,
-    StartTool,
-    TurnEnded,
-    WaitUntil,
-)
-from sim.runtime.loop import INTERRUPT_TEXT, ToolTurnLoop
-from sim.runtime.outcomes import SyntheticCause
-from sim.runtime.record import Fallback, Repaired, Retry, Tombstone
-from sim.runtime.repair import PairingError, RepairKind, check_pairing
-from sim.runtime.retry import RetrySettings
 from tests.helpers.loop_tools import TOOLS, legal
 from tests.helpers.runtime_script import (
     error_event,
@@ -32,6 +16,22 @@ from tests.helpers.runtime_script import (
     text_response,
     tool_use_block,
 )
+from toolturn.runtime.commands import (
+    CancelRequest,
+    CancelTool,
+    DiscardedResult,
+    ResultReady,
+    SendRequest,
+    SessionEnded,
+    StartTool,
+    TurnEnded,
+    WaitUntil,
+)
+from toolturn.runtime.loop import INTERRUPT_TEXT, ToolTurnLoop
+from toolturn.runtime.outcomes import SyntheticCause
+from toolturn.runtime.record import Fallback, Repaired, Retry, Tombstone
+from toolturn.runtime.repair import PairingError, RepairKind, check_pairing
+from toolturn.runtime.retry import RetrySettings
 
 PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
 READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}

@@ -3,12 +3,12 @@ and leaves an idle loop whose next request checks (and repairs) the new transcri
 
 from __future__ import annotations
 
-from sim.runtime.commands import CancelRequest, CancelTool, SendRequest, WaitUntil
-from sim.runtime.loop import Phase, ToolTurnLoop
-from sim.runtime.outcomes import SyntheticCause
-from sim.runtime.record import Resume, TurnEnd
 from tests.helpers.loop_tools import READ, TOOLS
 from tests.helpers.runtime_script import message_start, of_type, text_block, tool_use_block
+from toolturn.runtime.commands import CancelRequest, CancelTool, SendRequest, WaitUntil
+from toolturn.runtime.loop import Phase, ToolTurnLoop
+from toolturn.runtime.outcomes import SyntheticCause
+from toolturn.runtime.record import Resume, TurnEnd
 
 RESUMED = [{"role": "user", "content": [{"type": "text", "text": "earlier"}]}]
 

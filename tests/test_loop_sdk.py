@@ -10,11 +10,11 @@ from typing import Any
 import anthropic
 import httpx2
 
-from sim.runtime.commands import SendRequest, SessionEnded, StartTool
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.repair import check_pairing
 from tests.helpers.loop_tools import TOOLS
 from tests.helpers.runtime_script import message_end, message_start, text_block, tool_use_block
+from toolturn.runtime.commands import SendRequest, SessionEnded, StartTool
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.repair import check_pairing
 
 
 def sse(events: list[dict[str, Any]]) -> bytes:

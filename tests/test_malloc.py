@@ -1,5 +1,5 @@
-"""`sim run` pins glibc's mmap threshold (sim/malloc.py): megabyte blocks freed behind a live
-small one are given back, where glibc's dynamic threshold would have kept them on its heap.
+"""`toolturn run` pins glibc's mmap threshold (toolturn/malloc.py): megabyte blocks freed behind a
+live small one are given back, where glibc's dynamic threshold would have kept them on its heap.
 Checked in fresh interpreters, as the threshold is process-wide: the same allocations without
 the pin keep the memory, so the check can fail."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.malloc import USER_VARIABLE
+from toolturn.malloc import USER_VARIABLE
 
 ROOT = Path(__file__).parent.parent
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="Linux only")
@@ -22,13 +22,13 @@ pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason=
 # stayed.
 _PROGRAM = """
 import ctypes, json, sys
-from sim.malloc import fix_mmap_threshold
+from toolturn.malloc import fix_mmap_threshold
 pinned = fix_mmap_threshold() if sys.argv[1] == "pin" else False
 libc = ctypes.CDLL(None)
 if sys.argv[1] == "risen":  # where glibc's dynamic threshold goes once a large block is freed
     assert libc.mallopt(-3, 32 * 1024 * 1024)
-if sys.argv[1] == "sim run":
-    from sim.cli import main
+if sys.argv[1] == "toolturn run":
+    from toolturn.cli import main
     assert main(["run", "scenarios/default.toml", "--sessions", "2", "--policy", "streaming",
                  "--quiet", "--no-report", "--out", sys.argv[2]]) == 0
 libc.malloc.restype = ctypes.c_void_p
@@ -60,7 +60,7 @@ def _kept_mb(
         [sys.executable, "-c", _PROGRAM, mode, *arguments], cwd=ROOT, capture_output=True,
         text=True, timeout=120, check=True, env=environment,
     )
-    # The last line: `sim run` prints before it.
+    # The last line: `toolturn run` prints before it.
     pinned, kept = json.loads(done.stdout.splitlines()[-1])
     return pinned, kept
 
@@ -89,5 +89,5 @@ def test_a_threshold_the_user_chose_is_left_alone() -> None:
 
 @pytest.mark.skipif(not _glibc(), reason="glibc's allocator only")
 def test_sim_run_pins_the_threshold(tmp_path: Path) -> None:
-    _, kept = _kept_mb("sim run", None, str(tmp_path / "run"))
+    _, kept = _kept_mb("toolturn run", None, str(tmp_path / "run"))
     assert kept < 4

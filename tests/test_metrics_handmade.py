@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sim.metrics.schema import TABLES
 from tests.helpers.metrics_support import handmade_tables
+from toolturn.metrics.schema import TABLES
 
 
 def test_handmade_run_fits_every_schema() -> None:

@@ -1,6 +1,6 @@
 """The summary of a run of several experiment points: per point, then over each key's
-replications (mean and t interval, sim.metrics.intervals) and the policy under test's
-difference from each baseline (sim.metrics.replications)."""
+replications (mean and t interval, toolturn.metrics.intervals) and the policy under test's
+difference from each baseline (toolturn.metrics.replications)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from sim.experiment.points import points_of
-from sim.metrics.intervals import t_interval, t_quantile
-from sim.metrics.replications import DIFFERENCE_PREFIX, beyond_interval
-from sim.metrics.schema import POINT_SUMMARY_SCHEMA, SUMMARY_SCHEMA
-from sim.metrics.summary import SummaryRow, summarize, summary_from_arrow, summary_to_arrow
-from sim.scenario.loader import load_scenario
-from sim.scenario.schema import Scenario
 from tests.helpers.experiment_tables import SCENARIO, experiment_tables
+from toolturn.experiment.points import points_of
+from toolturn.metrics.intervals import t_interval, t_quantile
+from toolturn.metrics.replications import DIFFERENCE_PREFIX, beyond_interval
+from toolturn.metrics.schema import POINT_SUMMARY_SCHEMA, SUMMARY_SCHEMA
+from toolturn.metrics.summary import SummaryRow, summarize, summary_from_arrow, summary_to_arrow
+from toolturn.scenario.loader import load_scenario
+from toolturn.scenario.schema import Scenario
 
 
 @pytest.fixture(scope="module")

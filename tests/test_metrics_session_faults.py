@@ -1,14 +1,11 @@
-"""The summary's session-fault rows (sim.metrics.session_faults) on hand-made tables: exact values,
-absent from a run without session faults, and the report's repairs-by-cause panel."""
+"""The summary's session-fault rows (toolturn.metrics.session_faults) on hand-made tables: exact
+values, absent from a run without session faults, and the report's repairs-by-cause panel."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from sim.metrics import read_run, write_run
-from sim.metrics.summary import summarize
-from sim.report.writer import write_report
 from tests.helpers.metrics_support import (
     collect,
     handmade_rows,
@@ -18,6 +15,9 @@ from tests.helpers.metrics_support import (
     session,
     turn,
 )
+from toolturn.metrics import read_run, write_run
+from toolturn.metrics.summary import summarize
+from toolturn.report.writer import write_report
 
 S = "streaming"
 

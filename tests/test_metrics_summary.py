@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from sim.metrics import RunCollector, summarize
-from sim.metrics.display import RowFormat, metric_label
-from sim.metrics.summary import SummaryRow, load_sweep, summary_from_arrow, summary_to_arrow
-from sim.metrics.summary_table import print_summary, summary_table
 from tests.helpers.metrics_support import collect, handmade_rows, handmade_tables, turn
+from toolturn.metrics import RunCollector, summarize
+from toolturn.metrics.display import RowFormat, metric_label
+from toolturn.metrics.summary import SummaryRow, load_sweep, summary_from_arrow, summary_to_arrow
+from toolturn.metrics.summary_table import print_summary, summary_table
 
 
 def by_key(rows: list[SummaryRow]) -> dict[tuple[str, str], float]:

@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sim.metrics import MetricsError, RunCollector
-from sim.metrics.schema import CATEGORY, TABLES, TURNS
 from tests.helpers.metrics_support import collect, handmade_rows, handmade_tables, turn
+from toolturn.metrics import MetricsError, RunCollector
+from toolturn.metrics.schema import CATEGORY, TABLES, TURNS
 
 
 def test_every_column_has_its_declared_type_and_categories_are_dictionaries() -> None:

@@ -10,12 +10,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from sim.errors import UserError
-from sim.metrics import MetricsError, RunMetadata, read_run, write_run
-from sim.metrics import writer as writer_module
-from sim.metrics.provenance import file_sha256, git_commit, package_versions
-from sim.metrics.schema import SUMMARY_SCHEMA, TABLES
 from tests.helpers.metrics_support import collect, handmade_rows, handmade_tables, metadata
+from toolturn.errors import UserError
+from toolturn.metrics import MetricsError, RunMetadata, read_run, write_run
+from toolturn.metrics import writer as writer_module
+from toolturn.metrics.provenance import file_sha256, git_commit, package_versions
+from toolturn.metrics.schema import SUMMARY_SCHEMA, TABLES
 
 FILES = sorted([f"{spec.name}.parquet" for spec in TABLES] + ["summary.parquet", "run.json"])
 

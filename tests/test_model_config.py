@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from sim.model.config import ModelConfig
-from sim.model.model import MockModel
+from toolturn.model.config import ModelConfig
+from toolturn.model.model import MockModel
 
 
 def error_locations(table: dict[str, Any]) -> list[tuple[str | int, ...]]:
@@ -58,7 +58,7 @@ def test_errors_name_the_field(table: dict[str, Any], location: tuple[str | int,
 
 
 def test_every_field_is_described() -> None:
-    from sim.model import config
+    from toolturn.model import config
 
     models = (
         config.ModelConfig,

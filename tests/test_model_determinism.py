@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from sim.model.response import HttpError, StreamResponse, Turn
 from tests.helpers.model_support import (
     TEXT_AND_TWO_CALLS,
     body,
@@ -11,6 +10,7 @@ from tests.helpers.model_support import (
     respond,
     tool_use_starts,
 )
+from toolturn.model.response import HttpError, StreamResponse, Turn
 
 GENERATED = {
     "kind": "generated",

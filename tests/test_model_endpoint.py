@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sim.model.config import EndpointConfig
-from sim.model.endpoint import Endpoint
-from sim.model.response import Turn
 from tests.helpers.model_support import make_model
+from toolturn.model.config import EndpointConfig
+from toolturn.model.endpoint import Endpoint
+from toolturn.model.response import Turn
 
 
 def test_unlimited_endpoint_admits_everything() -> None:

@@ -14,13 +14,6 @@ import json
 
 import pytest
 
-from sim.distributions import ms_to_ns
-from sim.model.config import FaultsConfig
-from sim.model.faults import ALL_FAULTS, FaultDice, faults_on, keyed_uniform
-from sim.model.model import UNKNOWN_TOOL_NAME
-from sim.model.response import HttpError, StreamResponse, Turn
-from sim.runtime.pairing import check_pairing
-from sim.wire.sse import SSEDecoder, encode_stream
 from tests.helpers.model_support import (
     MESSAGES,
     PREVIOUS_ID,
@@ -41,6 +34,13 @@ from tests.helpers.model_support import (
     tool_json_of,
     without_pings,
 )
+from toolturn.distributions import ms_to_ns
+from toolturn.model.config import FaultsConfig
+from toolturn.model.faults import ALL_FAULTS, FaultDice, faults_on, keyed_uniform
+from toolturn.model.model import UNKNOWN_TOOL_NAME
+from toolturn.model.response import HttpError, StreamResponse, Turn
+from toolturn.runtime.pairing import check_pairing
+from toolturn.wire.sse import SSEDecoder, encode_stream
 
 P = 0.25
 RESPONSES = 600

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.model.chunking import (
+from toolturn.model.chunking import (
     BURST_PIECE_CHARS,
     PHRASE_RUN,
     TEXT_TOKENS_PER_DELTA_MAX,

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from sim.model import input_tokens
-from sim.model.input_tokens import InputTokenCounter, content_chars, value_chars
+from toolturn.model import input_tokens
+from toolturn.model.input_tokens import InputTokenCounter, content_chars, value_chars
 
 TOOLS = [
     {

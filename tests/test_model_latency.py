@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sim.model.config import LatencyConfig
-from sim.model.latency import PRESETS, resolve_latency, token_gap_for_rate
-from sim.model.response import Turn
-from sim.randomness import stream
 from tests.helpers.model_support import body, events_of, make_model, stream_of, timed, without_pings
+from toolturn.model.config import LatencyConfig
+from toolturn.model.latency import PRESETS, resolve_latency, token_gap_for_rate
+from toolturn.model.response import Turn
+from toolturn.randomness import stream
 
-# profile -> (median ms to first token, mean output tokens/s), as stated in sim/model/latency.py
+# profile -> (median ms to first token, mean output tokens/s), as stated in
+# toolturn/model/latency.py
 STATED = {"haiku": (500, 70), "sonnet": (1500, 78), "opus": (2500, 48)}
 # The published ranges the presets must sit in (issue 4).
 RANGES = {

@@ -4,9 +4,9 @@ again."""
 
 from __future__ import annotations
 
-from sim.model.response import HttpError, StreamResponse, Turn
-from sim.runtime.pairing import check_pairing
 from tests.helpers.model_support import MESSAGES, body, make_model
+from toolturn.model.response import HttpError, StreamResponse, Turn
+from toolturn.runtime.pairing import check_pairing
 
 BROKEN = [*MESSAGES[:2], {"role": "user", "content": "no result for the call"}]
 

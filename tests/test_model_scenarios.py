@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from sim.model.model import MockModel
-from sim.model.response import HttpError, StreamResponse, Turn
-from sim.model.tool_inputs import tool_inputs
-from sim.scenario.loader import load_scenario
-from sim.wire.sse import SSEDecoder, encode_stream
 from tests.helpers.model_support import MESSAGES, feed_ours
+from toolturn.model.model import MockModel
+from toolturn.model.response import HttpError, StreamResponse, Turn
+from toolturn.model.tool_inputs import tool_inputs
+from toolturn.scenario.loader import load_scenario
+from toolturn.wire.sse import SSEDecoder, encode_stream
 
 SCENARIOS = sorted((Path(__file__).parent.parent / "scenarios").glob("*.toml"))
 

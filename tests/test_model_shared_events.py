@@ -1,4 +1,4 @@
-"""Events are shared and never changed: the rule of `sim.model.shared_events`, checked on whole
+"""Events are shared and never changed: the rule of `toolturn.model.shared_events`, checked on whole
 simulations of every policy and recovery profile over scenarios that hit every fault path
 (cuts, error events, stalls, fallbacks, interrupts, fine-grained tool JSON)."""
 
@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from sim.engine.simulation import simulate
-from sim.model import shared_events
-from sim.model.model import MockModel
-from sim.model.response import Response, StreamResponse, Turn
-from sim.runtime.recovery import PROFILES
-from sim.scenario.loader import load_scenario, with_overrides
+from toolturn.engine.simulation import simulate
+from toolturn.model import shared_events
+from toolturn.model.model import MockModel
+from toolturn.model.response import Response, StreamResponse, Turn
+from toolturn.runtime.recovery import PROFILES
+from toolturn.scenario.loader import load_scenario, with_overrides
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
 POLICIES = ("streaming", "at_message_stop", "serial")

@@ -11,13 +11,6 @@ import json
 import numpy as np
 import pytest
 
-from sim.distributions import Uniform
-from sim.model.chunking import tool_json
-from sim.model.ids import api_id
-from sim.model.response import Turn
-from sim.model.stream import _chunk_gaps
-from sim.runtime.accumulator import merge_block_messages
-from sim.wire.sse import SSEDecoder, encode_stream
 from tests.helpers.model_support import (
     SPECS,
     TEXT_AND_TWO_CALLS,
@@ -36,6 +29,13 @@ from tests.helpers.model_support import (
     tool_json_of,
     without_pings,
 )
+from toolturn.distributions import Uniform
+from toolturn.model.chunking import tool_json
+from toolturn.model.ids import api_id
+from toolturn.model.response import Turn
+from toolturn.model.stream import _chunk_gaps
+from toolturn.runtime.accumulator import merge_block_messages
+from toolturn.wire.sse import SSEDecoder, encode_stream
 
 GENERATED = {
     "kind": "generated",
@@ -81,7 +81,7 @@ def test_text_deltas_are_shared_and_left_as_made_by_the_runtime_and_the_sdk() ->
         if event["type"] == "content_block_delta" and event["delta"]["type"] == "text_delta"
     ]
     # One event object per block index and text, however often generated text repeats the
-    # phrase (sim.model.shared_events).
+    # phrase (toolturn.model.shared_events).
     by_text = {(event["index"], event["delta"]["text"]): event for event in deltas}
     assert all(by_text[event["index"], event["delta"]["text"]] is event for event in deltas)
     assert len(by_text) < len(deltas)

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sim.engine.feed_points import feed_points
-from sim.model.config import LatencyConfig
-from sim.model.model import MockModel
-from sim.model.response import StreamResponse, Turn
-from sim.model.tool_inputs import tool_inputs
-from sim.scenario.loader import load_scenario
+from toolturn.engine.feed_points import feed_points
+from toolturn.model.config import LatencyConfig
+from toolturn.model.model import MockModel
+from toolturn.model.response import StreamResponse, Turn
+from toolturn.model.tool_inputs import tool_inputs
+from toolturn.scenario.loader import load_scenario
 
 GOLDEN = Path(__file__).parent / "golden"
 

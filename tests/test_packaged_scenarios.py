@@ -1,5 +1,6 @@
-"""The packaged scenarios: `sim init DIR`, `sim run NAME`, and the wheel that ships them (issue 14,
-section 5). The wheel test builds one with pip (about ten seconds) and runs its `sim` alone."""
+"""The packaged scenarios: `toolturn init DIR`, `toolturn run NAME`, and the wheel that ships them
+(issue 14, section 5). The wheel test builds one with pip (about ten seconds) and runs its
+`toolturn` alone."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.scenario.packaged import PACKAGED_DIR, packaged_names, packaged_path, scenario_argument
+from toolturn.cli import main
+from toolturn.scenario.packaged import (
+    PACKAGED_DIR,
+    packaged_names,
+    packaged_path,
+    scenario_argument,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "scenarios"
@@ -20,7 +26,7 @@ SCENARIOS = ROOT / "scenarios"
 
 def test_the_packaged_folder_is_the_checkouts_scenarios() -> None:
     # One source: a link, not a copy that could drift.
-    assert (ROOT / "sim" / "scenarios").is_symlink()
+    assert (ROOT / "toolturn" / "scenarios").is_symlink()
     assert PACKAGED_DIR.resolve() == SCENARIOS.resolve()
     assert packaged_names() == sorted(path.stem for path in SCENARIOS.glob("*.toml"))
     assert "default" in packaged_names()
@@ -47,7 +53,7 @@ def test_init_writes_the_default_and_says_how_to_run_it(
     written = target / "default.toml"
     assert written.read_bytes() == (SCENARIOS / "default.toml").read_bytes()
     out = capsys.readouterr().out
-    assert f"wrote {written}\n" in out and f"run it with: sim run {written}\n" in out
+    assert f"wrote {written}\n" in out and f"run it with: toolturn run {written}\n" in out
 
 
 def test_init_refuses_to_overwrite_without_force(
@@ -101,8 +107,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_ships_the_scenarios_as_the_checkout_has_them(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         shipped = {
-            name.removeprefix("sim/scenarios/"): archive.read(name)
-            for name in archive.namelist() if name.startswith("sim/scenarios/")
+            name.removeprefix("toolturn/scenarios/"): archive.read(name)
+            for name in archive.namelist() if name.startswith("toolturn/scenarios/")
         }
     expected = {
         str(path.relative_to(SCENARIOS)): path.read_bytes()
@@ -123,17 +129,19 @@ def test_the_wheels_sim_inits_and_runs_the_default(wheel: Path, tmp_path: Path) 
 
     def sim(*arguments: str) -> str:
         done = subprocess.run(
-            [sys.executable, "-m", "sim", *arguments], cwd=work, env=environment,
+            [sys.executable, "-m", "toolturn", *arguments], cwd=work, env=environment,
             capture_output=True, text=True, check=True,
         )
         return done.stdout
 
     location = subprocess.run(
-        [sys.executable, "-c", "import sim; print(sim.__file__)"], cwd=work, env=environment,
+        [sys.executable, "-c", "import toolturn; print(toolturn.__file__)"], cwd=work,
+        env=environment,
         capture_output=True, text=True, check=True,
     ).stdout.strip()
     assert Path(location).is_relative_to(site)
-    assert "run it with: sim run starter/default.toml" in sim("init", "starter")
+    assert "run it with: toolturn run starter/default.toml" in sim("init", "starter")
     assert (work / "starter" / "default.toml").is_file()
     assert "wrote out" in sim("run", "default", "--sessions", "2", "--no-report", "--out", "out")
     assert (work / "out" / "run.json").is_file()
+

@@ -6,7 +6,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-import sim
+import toolturn
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -14,10 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_version_has_one_source() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert "version" not in project and "version" in project["dynamic"]
-    assert metadata.version("toolturn-sim") == sim.__version__
+    assert metadata.version("toolturn-sim") == toolturn.__version__
 
 
 def test_the_package_is_marked_typed_and_ships_the_marker() -> None:
-    assert (Path(sim.__file__).parent / "py.typed").is_file()
+    assert (Path(toolturn.__file__).parent / "py.typed").is_file()
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
-    assert "py.typed" in setuptools["setuptools"]["package-data"]["sim"]
+    assert "py.typed" in setuptools["setuptools"]["package-data"]["toolturn"]

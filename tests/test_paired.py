@@ -1,5 +1,5 @@
-"""Paired differences (`sim.metrics.paired`), checked against values worked out by hand, and on a
-real small run against an independent pandas computation (issue 14, section 2)."""
+"""Paired differences (`toolturn.metrics.paired`), checked against values worked out by hand, and on
+a real small run against an independent pandas computation (issue 14, section 2)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.engine.runner import run_scenario
-from sim.metrics.paired import paired_differences, paired_stats
-from sim.metrics.summary import summarize
-from sim.scenario.loader import load_scenario
 from tests.helpers.metrics_support import collect, turn
+from toolturn.engine.runner import run_scenario
+from toolturn.metrics.paired import paired_differences, paired_stats
+from toolturn.metrics.summary import summarize
+from toolturn.scenario.loader import load_scenario
 
 S, A = "streaming", "at_message_stop"
 # (policy, session, turn, ttfts): session 1 turn 0 has no tool under streaming, session 2

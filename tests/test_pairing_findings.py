@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sim.runtime.pairing import (
+from toolturn.runtime.pairing import (
     Finding,
     FindingKind,
     RepairKind,
@@ -16,7 +16,7 @@ from sim.runtime.pairing import (
     classify_assistant,
     classify_user,
 )
-from sim.runtime.repair import ensure_tool_result_pairing
+from toolturn.runtime.repair import ensure_tool_result_pairing
 
 F, R = FindingKind, RepairKind
 Message = dict[str, Any]

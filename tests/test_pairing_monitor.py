@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sim.runtime.pairing import PairingMonitor, TranscriptShapeError, check_pairing
 from tests.helpers.transcripts import broken_transcripts, valid_transcripts
+from toolturn.runtime.pairing import PairingMonitor, TranscriptShapeError, check_pairing
 
 Message = dict[str, Any]
 CALL = {"type": "tool_use", "id": "t1", "name": "x", "input": {}}

@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sim.runtime.pairing import PairingMonitor, TranscriptShapeError, check_pairing
-from sim.runtime.repair import PairingError, ensure_tool_result_pairing
+from toolturn.runtime.pairing import PairingMonitor, TranscriptShapeError, check_pairing
+from toolturn.runtime.repair import PairingError, ensure_tool_result_pairing
 
 # The keys and strings a transcript uses, so that generated values often get deep into the
 # checks instead of failing at the first lookup.

@@ -1,5 +1,5 @@
 """The official SDK (sync and async, `messages.stream` and `create(stream=True)`) as the client
-of every shipped probe case, through `sim.probe.sdk_agent`, in this process: the recording's
+of every shipped probe case, through `toolturn.probe.sdk_agent`, in this process: the recording's
 tables and the recovery classes asserted for each (issue 17, sections 2-4)."""
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ from typing import Any
 import anthropic
 import pytest
 
-from sim.live.session import SessionResult, run_session
-from sim.live.tools import LiveCall, ToolError
-from sim.probe import sdk_agent
-from sim.probe.runner import WORKDIR_FILES, CaseRun
-from sim.probe.scorecard import score
-from sim.probe.suite import DEFAULT_SUITE, ProbeCase, case_model, load_suite
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.retry import RetrySettings
-from sim.runtime.tooldef import ToolDefinition
-from sim.wire.background import serve_in_thread
-from sim.wire.client_tools import ClientTools
-from sim.wire.recorder import Recorder
-from sim.wire.recording import RECOVERY_CLASSES, TABLES
+from toolturn.live.session import SessionResult, run_session
+from toolturn.live.tools import LiveCall, ToolError
+from toolturn.probe import sdk_agent
+from toolturn.probe.runner import WORKDIR_FILES, CaseRun
+from toolturn.probe.scorecard import score
+from toolturn.probe.suite import DEFAULT_SUITE, ProbeCase, case_model, load_suite
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.retry import RetrySettings
+from toolturn.runtime.tooldef import ToolDefinition
+from toolturn.wire.background import serve_in_thread
+from toolturn.wire.client_tools import ClientTools
+from toolturn.wire.recorder import Recorder
+from toolturn.wire.recording import RECOVERY_CLASSES, TABLES
 
 SUITE = load_suite(Path(__file__).resolve().parent.parent / DEFAULT_SUITE)
 CASES = {case.name: case for case in SUITE.cases}
@@ -116,7 +116,7 @@ def test_the_tables_have_their_schemas_and_the_classes_are_known(
     assert lost[0]["message_stop_ns"] is None and lost[0]["result_request_index"] is None
 
 
-# ----- the project's own loop (sim.live) as the client -----
+# ----- the project's own loop (toolturn.live) as the client -----
 
 async def _read(call: LiveCall) -> str:
     path = Path(str(call.input.get("file_path", "")))

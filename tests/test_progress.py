@@ -1,4 +1,4 @@
-"""`sim run`'s progress: bars with rate and time left on a terminal, a plain line now and then
+"""`toolturn run`'s progress: bars with rate and time left on a terminal, a plain line now and then
 elsewhere (a CI log), nothing with --quiet; and the short flags of the common options."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from sim import progress
-from sim.cli import main
-from sim.progress import PlainLog, duration
 from tests.helpers.scenarios import TINY
+from toolturn import progress
+from toolturn.cli import main
+from toolturn.progress import PlainLog, duration
 
 PLAIN_LINE = re.compile(
-    r"sim run: [\d,]+/[\d,]+ sessions \(\d+%\), [\d,.]+ sessions/s(, about .+ left)?"
+    r"toolturn run: [\d,]+/[\d,]+ sessions \(\d+%\), [\d,.]+ sessions/s(, about .+ left)?"
 )
 
 
@@ -47,8 +47,8 @@ def test_the_plain_log_prints_a_line_per_interval_with_rate_and_time_left() -> N
     clock.now += 15
     log(1, 70)  # 120 of 200 in 30 s: 4 a second, 80 left, 20 s
     assert lines == [
-        "sim run: 50/200 sessions (25%), 5.0 sessions/s, about 30 s left",
-        "sim run: 120/200 sessions (60%), 4.0 sessions/s, about 20 s left",
+        "toolturn run: 50/200 sessions (25%), 5.0 sessions/s, about 30 s left",
+        "toolturn run: 120/200 sessions (60%), 4.0 sessions/s, about 20 s left",
     ]
     assert all(PLAIN_LINE.fullmatch(line) for line in lines)
 
@@ -61,8 +61,8 @@ def test_the_plain_log_says_no_time_left_before_any_rate_or_after_the_end() -> N
     clock.now += 2
     log(0, 10)
     assert lines == [
-        "sim run: 0/10 sessions (0%), 0.0 sessions/s",
-        "sim run: 10/10 sessions (100%), 2.5 sessions/s",
+        "toolturn run: 0/10 sessions (0%), 0.0 sessions/s",
+        "toolturn run: 10/10 sessions (100%), 2.5 sessions/s",
     ]
 
 
@@ -83,7 +83,7 @@ def test_a_run_outside_a_terminal_logs_plain_lines(
     assert main(["run", str(tiny), "--out", str(tmp_path / "run"), "--no-report"]) == 0
     lines = capsys.readouterr().err.splitlines()
     assert lines and all(PLAIN_LINE.fullmatch(line) for line in lines), lines
-    assert lines[-1].startswith("sim run: 6/6 sessions (100%)")  # 3 sessions, 2 policies
+    assert lines[-1].startswith("toolturn run: 6/6 sessions (100%)")  # 3 sessions, 2 policies
 
 
 def test_a_terminal_gets_bars_with_rate_and_time_left(

@@ -1,5 +1,5 @@
-"""`sim.randomness.stream`: a generator per root seed and keys, the same every time and on every
-machine (the committed baselines and goldens depend on it); different keys name independent
+"""`toolturn.randomness.stream`: a generator per root seed and keys, the same every time and on
+every machine (the committed baselines and goldens depend on it); different keys name independent
 streams."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.randomness import StreamPrefix, _Digest, below, below_many, stream
+from toolturn.randomness import StreamPrefix, _Digest, below, below_many, stream
 
 KEY = st.one_of(st.text(max_size=12), st.integers(0, 2**8), st.integers(0, 2**70))
 KEYS = st.lists(KEY, max_size=5)

@@ -1,7 +1,7 @@
 """The README's Python examples run and its scenario example loads (docs that match the code).
 
-Examples that need a running `sim serve` are exercised by the server tests instead, and the loop
-excerpt by `tests/test_loop_readme_example.py`, its full version.
+Examples that need a running `toolturn serve` are exercised by the server tests instead, and the
+loop excerpt by `tests/test_loop_readme_example.py`, its full version.
 """
 
 import re
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.scenario.loader import load_scenario
+from toolturn.scenario.loader import load_scenario
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)

@@ -1,5 +1,5 @@
-"""The record's entries (sim/runtime/record.py): one immutable class per kind, each beginning with
-the time, turn and attempt that `Record.add` stamps (rules 1 and 2)."""
+"""The record's entries (toolturn/runtime/record.py): one immutable class per kind, each beginning
+with the time, turn and attempt that `Record.add` stamps (rules 1 and 2)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import typing
 
 import pytest
 
-from sim.runtime.outcomes import CallOutcome
-from sim.runtime.record import Record, RecordEntry, ToolEnded, ToolStarted, TurnEnd
+from toolturn.runtime.outcomes import CallOutcome
+from toolturn.runtime.record import Record, RecordEntry, ToolEnded, ToolStarted, TurnEnd
 
 KINDS = typing.get_args(RecordEntry)
 

@@ -1,6 +1,6 @@
 """The recording of what a client did: recovery classes from hand-made exchanges, the files
-`sim serve --record` writes (whole at every flush, and at SIGTERM), and `sim probe`'s command
-line."""
+`toolturn serve --record` writes (whole at every flush, and at SIGTERM), and `toolturn probe`'s
+command line."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ import httpx2
 import pyarrow.parquet as pq
 import pytest
 
-from sim.cli import main
-from sim.errors import UserError
-from sim.model.response import Turn
-from sim.probe.suite import load_suite
-from sim.wire.record_files import RECORDING_FILE, open_recording, write_recording
-from sim.wire.recorder import Recorder
-from sim.wire.recording import TABLES, SentCall
+from toolturn.cli import main
+from toolturn.errors import UserError
+from toolturn.model.response import Turn
+from toolturn.probe.suite import load_suite
+from toolturn.wire.record_files import RECORDING_FILE, open_recording, write_recording
+from toolturn.wire.recorder import Recorder
+from toolturn.wire.recording import TABLES, SentCall
 
 ROOT = Path(__file__).resolve().parent.parent
 USER = {"role": "user", "content": "go"}
@@ -115,7 +115,7 @@ def test_a_recording_folder_is_written_whole_and_never_over_other_files(tmp_path
 def test_sim_serve_record_flushes_what_was_answered_on_sigterm(tmp_path: Path) -> None:
     folder = tmp_path / "rec"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sim.cli", "serve", str(ROOT / "scenarios/default.toml"),
+        [sys.executable, "-m", "toolturn.cli", "serve", str(ROOT / "scenarios/default.toml"),
          "--port", "0", "--speed", "100", "--record", str(folder)],
         stderr=subprocess.PIPE, text=True)
     try:
@@ -172,7 +172,7 @@ def test_sim_probe_runs_a_case_and_writes_its_scorecard(
     monkeypatch.chdir(ROOT)
     out = tmp_path / "probe"
     status = main(["probe", "--out", str(out), "--case", "cut_after_tool_use", "--",
-                   sys.executable, "-m", "sim.probe.sdk_agent"])
+                   sys.executable, "-m", "toolturn.probe.sdk_agent"])
     assert status == 0
     card = json.loads((out / "scorecard.json").read_text())["cases"]
     assert [(c["case"], c["exit"], c["recovery"]) for c in card] == [
@@ -201,7 +201,7 @@ def test_sim_report_draws_a_page_for_a_recording(
 def test_a_flush_that_fails_is_logged_and_tried_again(tmp_path: Path) -> None:
     import asyncio
 
-    from sim.wire.record_files import flush_every
+    from toolturn.wire.record_files import flush_every
 
     folder = open_recording(tmp_path / "rec")
     recorder = Recorder()
@@ -217,7 +217,7 @@ def test_a_flush_that_fails_is_logged_and_tried_again(tmp_path: Path) -> None:
         await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(scenario())
-    assert len(lines) >= 2 and lines[0].startswith("sim serve: cannot write the recording in")
+    assert len(lines) >= 2 and lines[0].startswith("toolturn serve: cannot write the recording in")
     assert recorder.changed  # still to be written
     folder.mkdir()
     write_recording(folder, recorder.tables(), {})

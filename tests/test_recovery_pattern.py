@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from sim.runtime.recovery import READ_ONLY_BASH, InputPattern
+from toolturn.runtime.recovery import READ_ONLY_BASH, InputPattern
 
 
 def test_a_pattern_judges_the_field_and_refuses_shell_metacharacters() -> None:

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from sim.runtime.pairing import TranscriptShapeError
-from sim.runtime.repair import (
+from tests.helpers.transcripts import assistant, text, user
+from toolturn.runtime.pairing import TranscriptShapeError
+from toolturn.runtime.repair import (
     MISSING_RESULT_TEXT,
     PLACEHOLDER_TEXT,
     RESUMED_SESSION_TEXT,
@@ -18,7 +19,6 @@ from sim.runtime.repair import (
     check_pairing,
     ensure_tool_result_pairing,
 )
-from tests.helpers.transcripts import assistant, text, user
 
 K = RepairKind
 

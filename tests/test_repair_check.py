@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from sim.runtime.pairing import TranscriptShapeError
-from sim.runtime.repair import check_pairing
 from tests.helpers.transcripts import assistant, text, user
+from toolturn.runtime.pairing import TranscriptShapeError
+from toolturn.runtime.repair import check_pairing
 
 
 def use(tool_id: str, block_type: str = "tool_use", name: str = "bash") -> dict[str, Any]:

@@ -13,12 +13,12 @@ import copy
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sim.runtime.repair import PairingError, check_pairing, ensure_tool_result_pairing
 from tests.helpers.transcripts import (
     Message,
     broken_transcripts,
     valid_transcripts,
 )
+from toolturn.runtime.repair import PairingError, check_pairing, ensure_tool_result_pairing
 
 PROPERTY_SETTINGS = settings(
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -1,4 +1,5 @@
-"""`sim report`: figures and page written atomically into RUN_DIR/report/; bad input exits 2."""
+"""`toolturn report`: figures and page written atomically into RUN_DIR/report/; bad input exits
+2."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.cli import main
-from sim.metrics import read_run, write_run
-from sim.report.plots import concurrency_steps
-from sim.report.writer import write_report
 from tests.helpers.metrics_support import collect, handmade_rows, metadata, turn
+from toolturn.cli import main
+from toolturn.metrics import read_run, write_run
+from toolturn.report.plots import concurrency_steps
+from toolturn.report.writer import write_report
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ALWAYS_DRAWN = {
@@ -92,7 +93,7 @@ def test_command_rejects_a_missing_or_wrong_folder_in_one_line(
         target.mkdir()
     assert main(["report", str(target)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("sim report: error: ")
+    assert err.count("\n") == 1 and err.startswith("toolturn report: error: ")
     assert not (target / "report").exists()
 
 

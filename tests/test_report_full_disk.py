@@ -1,5 +1,5 @@
-"""A full disk while the report is drawn (issue 13, defect 4): `sim run` and `sim report` say so
-in one line with exit status 2, like a full disk while the tables are written, and leave the
+"""A full disk while the report is drawn (issue 13, defect 4): `toolturn run` and `toolturn report`
+say so in one line with exit status 2, like a full disk while the tables are written, and leave the
 run's tables intact and no half report. The disk is made full for real where it matters: every
 figure is saved to /dev/full, where each write fails with ENOSPC from the kernel, through
 matplotlib's own file code."""
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from sim.cli import main
 from tests.helpers.scenarios import TINY
+from toolturn.cli import main
 
 pytestmark = pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
 
@@ -49,8 +49,9 @@ def test_sim_run_says_the_report_was_not_written_and_keeps_the_tables(
     with disk_full():
         assert main(["run", str(scenario), "--out", str(out)]) == 2
     assert only_line(capsys) == (
-        f"sim run: error: {out / 'report'}: cannot write the report (No space left on device); "
-        f"the run's tables were written to {out} (draw the report with: sim report {out})\n"
+        f"toolturn run: error: {out / 'report'}: cannot write the report "
+        "(No space left on device); "
+        f"the run's tables were written to {out} (draw the report with: toolturn report {out})\n"
     )
     assert (out / "run.json").is_file() and not (out / "report").exists()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["run", "tiny.toml"]
@@ -68,7 +69,7 @@ def test_sim_report_exits_2_in_one_line_and_leaves_no_half_report(
     with disk_full():
         assert main(["report", str(out)]) == 2
     assert only_line(capsys) == (
-        f"sim report: error: {out / 'report'}: cannot write the report "
+        f"toolturn report: error: {out / 'report'}: cannot write the report "
         "(No space left on device)\n"
     )
     assert sorted(path.name for path in out.iterdir()) == before

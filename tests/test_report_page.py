@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.cli import main
-from sim.metrics import read_run
-from sim.metrics.summary import summary_groups
-from sim.report.interactive import Interactive, _coinciding, draw_interactive
-from sim.report.writer import write_report
+from toolturn.cli import main
+from toolturn.metrics import read_run
+from toolturn.metrics.summary import summary_groups
+from toolturn.report.interactive import Interactive, _coinciding, draw_interactive
+from toolturn.report.writer import write_report
 
 SWEEP = """
 name = "page_sweep"

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from sim.cli import main
-from sim.metrics import read_run, write_run
-from sim.metrics.summary_table import print_summary
-from sim.report.points import first_point
-from sim.scenario.loader import load_scenario
 from tests.helpers.experiment_tables import SCENARIO, experiment_tables
 from tests.helpers.metrics_support import metadata
+from toolturn.cli import main
+from toolturn.metrics import read_run, write_run
+from toolturn.metrics.summary_table import print_summary
+from toolturn.report.points import first_point
+from toolturn.scenario.loader import load_scenario
 
 
 @pytest.fixture(scope="module")

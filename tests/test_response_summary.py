@@ -3,10 +3,6 @@ per request, with the message_stop time; the simulator's request rows are made o
 
 from __future__ import annotations
 
-from sim.metrics.request_log import UNREAD
-from sim.runtime.accumulator import ResponseSummary, StreamAccumulator
-from sim.runtime.commands import SendRequest, WaitUntil
-from sim.runtime.loop import ToolTurnLoop
 from tests.helpers.engine_runs import default_scenario, dict_rows, run
 from tests.helpers.loop_tools import TOOLS
 from tests.helpers.runtime_script import (
@@ -18,6 +14,10 @@ from tests.helpers.runtime_script import (
     text_block,
     text_response,
 )
+from toolturn.metrics.request_log import UNREAD
+from toolturn.runtime.accumulator import ResponseSummary, StreamAccumulator
+from toolturn.runtime.commands import SendRequest, WaitUntil
+from toolturn.runtime.loop import ToolTurnLoop
 
 
 def test_the_accumulator_summarises_what_it_has_read() -> None:

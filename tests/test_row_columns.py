@@ -1,14 +1,14 @@
-"""A session's rows as the recorder makes them (sim/metrics/row_columns.py): a list per column, in
-the schema's order without the run-wide columns, every column of a table the same length."""
+"""A session's rows as the recorder makes them (toolturn/metrics/row_columns.py): a list per column,
+in the schema's order without the run-wide columns, every column of a table the same length."""
 
 from __future__ import annotations
 
 import pytest
 
-from sim.metrics.row_columns import RUN_WIDE_COLUMNS, empty_columns, empty_rows
-from sim.metrics.schema import TABLES, TOOLS
-from sim.metrics.tables import MetricsError, TableBuilder
 from tests.helpers.engine_runs import default_scenario, dict_rows, run
+from toolturn.metrics.row_columns import RUN_WIDE_COLUMNS, empty_columns, empty_rows
+from toolturn.metrics.schema import TABLES, TOOLS
+from toolturn.metrics.tables import MetricsError, TableBuilder
 
 
 def test_the_columns_follow_the_schema_without_the_run_wide_ones() -> None:

@@ -1,6 +1,6 @@
 """A task that fails on the local backend, serially and with `--jobs 2`: the other tasks still
 run, `TasksFailed` names every failed one with its error, their parts are kept for `--resume`,
-and `sim run` writes no run folder and exits 1 naming each. A failure that stops the run (an
+and `toolturn run` writes no run folder and exits 1 naming each. A failure that stops the run (an
 OSError) ends it at once, as before; a worker process that dies is named as such, not as
 the disk's fault. The Dask backend's failures: tests/test_backends.py."""
 
@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.engine import runner
-from sim.engine.runner import TasksFailed, run_scenario
-from sim.metrics.parts import is_complete
-from sim.metrics.schema import TABLES
-from sim.scenario.loader import load_scenario
 from tests.helpers import failing_tasks
+from toolturn.cli import main
+from toolturn.engine import runner
+from toolturn.engine.runner import TasksFailed, run_scenario
+from toolturn.metrics.parts import is_complete
+from toolturn.metrics.schema import TABLES
+from toolturn.scenario.loader import load_scenario
 
 GOLDEN = Path(__file__).parent / "golden"
 SCENARIO = GOLDEN / "open_sweep.toml"  # 4 units of one task each: 2 policies x 2 load levels
@@ -85,11 +85,13 @@ def test_sim_run_names_the_failed_units_writes_no_folder_and_resumes_them(
     err = capsys.readouterr().err
     assert "Traceback" in err and "ValueError: a broken unit" in err  # the first failure's
     lines = err.splitlines()
-    failed_lines = [line for line in lines if line.startswith("sim run: failed: ")]
-    assert failed_lines == [f"sim run: failed: {key}: ValueError: a broken unit" for key in FAILED]
+    failed_lines = [line for line in lines if line.startswith("toolturn run: failed: ")]
+    assert failed_lines == [
+        f"toolturn run: failed: {key}: ValueError: a broken unit" for key in FAILED
+    ]
     parts_folder = out.parent / ".run.parts"
     assert lines[-1] == (
-        f"sim run: 2 of 4 tasks failed; no run folder written; the others' rows are kept in "
+        f"toolturn run: 2 of 4 tasks failed; no run folder written; the others' rows are kept in "
         f"{parts_folder}: the same command with --out {out} --resume runs only the failed ones"
     )
     assert not out.exists() and len(complete(parts_folder)) == 2
@@ -115,7 +117,7 @@ def test_a_worker_that_dies_is_reported_as_such_not_as_a_write_failure(
     assert main(["run", str(SCENARIO), "--no-report", "-q", "--jobs", "2", "--out", str(out)]) == 1
     err = capsys.readouterr().err
     assert re.fullmatch(
-        r"sim run: a worker process ended (before it took its task|without its task's result) "
+        r"toolturn run: a worker process ended (before it took its task|without its task's result) "
         r"\(exit status 3\); no run folder written\n",
         err,
     ), err

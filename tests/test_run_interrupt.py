@@ -1,5 +1,5 @@
-"""`sim run --jobs 2` (and `--backend dask`) stopped by Ctrl-C (SIGINT to the process group, as a
-terminal sends it) or by SIGTERM to the main process: it ends within seconds with status 130, no
+"""`toolturn run --jobs 2` (and `--backend dask`) stopped by Ctrl-C (SIGINT to the process group, as
+a terminal sends it) or by SIGTERM to the main process: it ends within seconds with status 130, no
 traceback from any process, no worker left running and nothing written. Killed by SIGKILL, its
 workers exit on their own, at once and without a word."""
 
@@ -57,7 +57,7 @@ def running(pid: int) -> bool:
 def test_an_interrupted_parallel_run_ends_promptly_and_cleanly(tmp_path: Path, stop: str) -> None:
     out = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sim.cli", "run", str(SCENARIO), "--sessions", "2000",
+        [sys.executable, "-m", "toolturn.cli", "run", str(SCENARIO), "--sessions", "2000",
          "--jobs", "2", "--out", str(out)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         start_new_session=True,
@@ -79,15 +79,15 @@ def test_an_interrupted_parallel_run_ends_promptly_and_cleanly(tmp_path: Path, s
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     assert process.returncode == 130
-    assert err == "sim run: interrupted\n"
+    assert err == "toolturn run: interrupted\n"
     assert not any(running(worker) for worker in workers)
     assert list(tmp_path.iterdir()) == []
 
 
 def started_run(tmp_path: Path, stderr: object) -> tuple[subprocess.Popen[str], set[int]]:
-    """`sim run --jobs 2` of a long run, once both of its workers exist."""
+    """`toolturn run --jobs 2` of a long run, once both of its workers exist."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "sim.cli", "run", str(SCENARIO), "--sessions", "2000",
+        [sys.executable, "-m", "toolturn.cli", "run", str(SCENARIO), "--sessions", "2000",
          "--jobs", "2", "--out", str(tmp_path / "run")],
         stdout=subprocess.DEVNULL, stderr=stderr, text=True, cwd=ROOT, start_new_session=True,
     )
@@ -136,7 +136,8 @@ def test_workers_of_a_killed_run_exit_promptly_and_quietly(tmp_path: Path) -> No
     assert left == []
     # The parent may have logged its progress before it was killed; nothing else may be there.
     lines = log.read_text().splitlines()
-    assert all(re.fullmatch(r"sim run: [\d,]+/[\d,]+ sessions .*", line) for line in lines), lines
+    pattern = r"toolturn run: [\d,]+/[\d,]+ sessions .*"
+    assert all(re.fullmatch(pattern, line) for line in lines), lines
 
 
 def group_members(pgid: int) -> set[int]:
@@ -158,7 +159,7 @@ def test_ctrl_c_on_the_dask_backend_stops_its_cluster_and_writes_nothing(tmp_pat
     pytest.importorskip("distributed")
     out = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-m", "sim.cli", "run", str(SCENARIO), "--sessions", "2000",
+        [sys.executable, "-m", "toolturn.cli", "run", str(SCENARIO), "--sessions", "2000",
          "--backend", "dask", "--jobs", "2", "--no-report", "--out", str(out)],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
         start_new_session=True,
@@ -183,7 +184,7 @@ def test_ctrl_c_on_the_dask_backend_stops_its_cluster_and_writes_nothing(tmp_pat
     # Nothing but sim's own line: the cluster's workers never see the Ctrl-C (forked with
     # SIGINT blocked); one that took it printed its CancelledError traceback as the cluster
     # closed, in about one run in four.
-    assert err == "sim run: interrupted\n"
+    assert err == "toolturn run: interrupted\n"
     deadline = time.monotonic() + 15
     while (left := group_members(process.pid)) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -1,6 +1,7 @@
-"""A run's rows written as they come (sim.metrics.parts), its tables assembled in fixed row groups
-(sim.metrics.assemble), its summary read back arm by arm (sim.metrics.summary_files), its blocks
-of independent sessions (sim.engine.blocks) and a resumed run's parts."""
+"""A run's rows written as they come (toolturn.metrics.parts), its tables assembled in fixed row
+groups (toolturn.metrics.assemble), its summary read back arm by arm
+(toolturn.metrics.summary_files), its blocks of independent sessions (toolturn.engine.blocks) and a
+resumed run's parts."""
 
 from __future__ import annotations
 
@@ -11,21 +12,21 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from sim.engine import blocks, runner
-from sim.engine.recorder import TABLE_NAMES
-from sim.engine.runner import run_scenario, tasks_of, units_of
-from sim.engine.simulation import simulate
-from sim.errors import UserError
-from sim.experiment.points import Point
-from sim.metrics import assemble, parts
-from sim.metrics.collector import RunCollector
-from sim.metrics.schema import TABLES
-from sim.metrics.summary import summarize
-from sim.metrics.summary_files import summarize_folder
-from sim.metrics.writer import RunMetadata, write_run, write_run_from_parts
-from sim.scenario.loader import load_scenario, with_overrides
-from sim.scenario.schema import Scenario
 from tests.golden.regenerate import golden_scenario
+from toolturn.engine import blocks, runner
+from toolturn.engine.recorder import TABLE_NAMES
+from toolturn.engine.runner import run_scenario, tasks_of, units_of
+from toolturn.engine.simulation import simulate
+from toolturn.errors import UserError
+from toolturn.experiment.points import Point
+from toolturn.metrics import assemble, parts
+from toolturn.metrics.collector import RunCollector
+from toolturn.metrics.schema import TABLES
+from toolturn.metrics.summary import summarize
+from toolturn.metrics.summary_files import summarize_folder
+from toolturn.metrics.writer import RunMetadata, write_run, write_run_from_parts
+from toolturn.scenario.loader import load_scenario, with_overrides
+from toolturn.scenario.schema import Scenario
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -274,7 +275,7 @@ def test_a_plain_scenario_is_one_point_without_point_columns() -> None:
 def test_sim_run_resume_after_an_interrupt_runs_only_the_rest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from sim.cli import main
+    from toolturn.cli import main
 
     scenario = str(GOLDEN / "open_sweep.toml")
     fresh, out = tmp_path / "fresh" / "run", tmp_path / "resumed" / "run"  # one run_id

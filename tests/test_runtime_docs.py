@@ -1,5 +1,5 @@
-"""Every public name of `sim.runtime` says what it is (issue 15, section 5): each public class and
-function of its modules, and each public method and property of those classes, has a docstring
+"""Every public name of `toolturn.runtime` says what it is (issue 15, section 5): each public class
+and function of its modules, and each public method and property of those classes, has a docstring
 of its own (a dataclass's generated signature is not one)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pkgutil
 from collections.abc import Iterator
 from typing import Any
 
-import sim.runtime
+import toolturn.runtime
 
 
 def _own_doc(obj: Any, name: str) -> str | None:
@@ -22,9 +22,9 @@ def _own_doc(obj: Any, name: str) -> str | None:
 
 def public_names() -> Iterator[tuple[str, Any]]:
     """(dotted name, object) of every public class, function, method and property defined in a
-    module of `sim.runtime`."""
-    for module_info in pkgutil.iter_modules(sim.runtime.__path__):
-        module = importlib.import_module(f"sim.runtime.{module_info.name}")
+    module of `toolturn.runtime`."""
+    for module_info in pkgutil.iter_modules(toolturn.runtime.__path__):
+        module = importlib.import_module(f"toolturn.runtime.{module_info.name}")
         for name, obj in vars(module).items():
             if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
                 continue
@@ -44,7 +44,7 @@ def public_names() -> Iterator[tuple[str, Any]]:
 
 def test_every_public_name_of_the_runtime_has_a_docstring() -> None:
     names = dict(public_names())
-    assert "sim.runtime.loop.ToolTurnLoop.on_events" in names  # the walk finds methods
+    assert "toolturn.runtime.loop.ToolTurnLoop.on_events" in names  # the walk finds methods
     undocumented = [
         name for name, obj in names.items() if _own_doc(obj, name.rsplit(".", 1)[1]) is None
     ]
@@ -53,6 +53,6 @@ def test_every_public_name_of_the_runtime_has_a_docstring() -> None:
 
 def test_every_name_the_package_exports_is_one_of_them_or_a_value() -> None:
     walked = {id(obj) for _, obj in public_names()}
-    for name in sim.runtime.__all__:
-        obj = getattr(sim.runtime, name)
+    for name in toolturn.runtime.__all__:
+        obj = getattr(toolturn.runtime, name)
         assert id(obj) in walked or not (inspect.isclass(obj) or inspect.isfunction(obj)), name

@@ -1,11 +1,12 @@
-"""DESIGN.md rule 1: `sim/runtime/` never imports I/O, clocks, concurrency or the rest of `sim`."""
+"""DESIGN.md rule 1: `toolturn/runtime/` never imports I/O, clocks, concurrency or the rest of
+`toolturn`."""
 
 import ast
 from pathlib import Path
 
 import pytest
 
-RUNTIME = Path(__file__).resolve().parent.parent / "sim" / "runtime"
+RUNTIME = Path(__file__).resolve().parent.parent / "toolturn" / "runtime"
 FORBIDDEN = {"simpy", "asyncio", "threading", "multiprocessing", "time", "random", "socket",
              "subprocess", "os", "io", "pathlib", "numpy", "httpx", "httpx2", "anthropic"}
 
@@ -26,5 +27,5 @@ def test_runtime_module_is_sans_io(source: Path) -> None:
     for module in imported_modules(source):
         top = module.split(".")[0]
         assert top not in FORBIDDEN, f"{source.name} imports {module}"
-        if top == "sim":
-            assert module.startswith("sim.runtime"), f"{source.name} imports {module}"
+        if top == "toolturn":
+            assert module.startswith("toolturn.runtime"), f"{source.name} imports {module}"

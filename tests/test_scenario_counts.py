@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from sim.counts import Count
-from sim.randomness import stream
+from toolturn.counts import Count
+from toolturn.randomness import stream
 
 
 class Holder(BaseModel):

@@ -5,8 +5,8 @@ short latencies, every fault, attachments, interrupts, permission, fallback, ext
 the bounded numbers now and then). For each one:
 
 1. what validates runs to the end: every session finishes, inside its bounds in simulated time
-   and in actions (`sim.engine.bounds`: no `SessionRunaway`), with at most the stream events the
-   bounds allow (memory: what a run holds grows with those);
+   and in actions (`toolturn.engine.bounds`: no `SessionRunaway`), with at most the stream events
+   the bounds allow (memory: what a run holds grows with those);
 2. attachments arrive only while a turn's tools run, never after the prompt's chain ended;
 3. every session's final transcript (`loop.messages`) is legal as it stands: `check_pairing`
    finds nothing, before any boundary repair;
@@ -31,14 +31,14 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from sim.engine.bounds import session_bounds
-from sim.engine.loop_factory import LoopFactory
-from sim.engine.simulation import simulate
-from sim.limits import MAX_PINGS_PER_STREAM, REQUEST_MAX_TOKENS
-from sim.runtime.loop import Phase, ToolTurnLoop
-from sim.runtime.pairing import check_pairing
-from sim.scenario.schema import ALL_POLICIES, Scenario
 from tests.helpers.engine_runs import dict_rows
+from toolturn.engine.bounds import session_bounds
+from toolturn.engine.loop_factory import LoopFactory
+from toolturn.engine.simulation import simulate
+from toolturn.limits import MAX_PINGS_PER_STREAM, REQUEST_MAX_TOKENS
+from toolturn.runtime.loop import Phase, ToolTurnLoop
+from toolturn.runtime.pairing import check_pairing
+from toolturn.scenario.schema import ALL_POLICIES, Scenario
 
 # A hang guard, not a speed limit: an example takes well under a second.
 HANG_GUARD_S = 120
@@ -341,7 +341,7 @@ def test_what_validates_runs_to_its_end_with_legal_transcripts(data: dict[str, A
 
 @pytest.mark.parametrize("growth", [101.0, 1e7, 1e300])
 def test_a_latency_growth_past_the_bound_does_not_validate(growth: float) -> None:
-    # The fuzzer's own edge values, pinned: 1e300 crashed sim run, 1e7 took 886 MB.
+    # The fuzzer's own edge values, pinned: 1e300 crashed toolturn run, 1e7 took 886 MB.
     data = {
         "name": "g",
         "seed": 1,

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from sim.errors import UserError
-from sim.scenario.loader import load_scenario, with_overrides
 from tests.helpers.scenarios import MINIMAL
+from toolturn.errors import UserError
+from toolturn.scenario.loader import load_scenario, with_overrides
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
 

@@ -7,8 +7,8 @@ import typing
 import pytest
 from pydantic import ValidationError
 
-from sim.runtime.recovery import PROFILES
-from sim.scenario.schema import Profile, RuntimeConfig
+from toolturn.runtime.recovery import PROFILES
+from toolturn.scenario.schema import Profile, RuntimeConfig
 
 
 def test_the_schema_knows_exactly_the_runtimes_profiles() -> None:

@@ -1,6 +1,6 @@
-"""Scenario files that passed `sim validate` and then crashed `sim run`, or crashed `sim validate`
-itself, or were read as something they do not say: each is refused by both commands, naming the
-field and the reason, with exit status 2 and no traceback."""
+"""Scenario files that passed `toolturn validate` and then crashed `toolturn run`, or crashed
+`toolturn validate` itself, or were read as something they do not say: each is refused by both
+commands, naming the field and the reason, with exit status 2 and no traceback."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
+from toolturn.cli import main
 
 CLOSED = """
 name = "t"

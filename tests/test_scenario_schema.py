@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from sim.counts import fixed_count
-from sim.scenario.schema import ALL_POLICIES, Scenario
+from toolturn.counts import fixed_count
+from toolturn.scenario.schema import ALL_POLICIES, Scenario
 
 
 def scenario(**sections: Any) -> Scenario:

@@ -1,5 +1,5 @@
 """Every column of every table is described, with its unit, in the Parquet files and by
-`sim schema` (issue 14, section 5)."""
+`toolturn schema` (issue 14, section 5)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sim.cli import main
-from sim.metrics import write_run
-from sim.metrics.columns import all_specs, describe
-from sim.metrics.schema import TABLES
 from tests.helpers.metrics_support import handmade_tables, metadata
+from toolturn.cli import main
+from toolturn.metrics import write_run
+from toolturn.metrics.columns import all_specs, describe
+from toolturn.metrics.schema import TABLES
 
 
 @pytest.mark.parametrize("spec", all_specs(), ids=lambda spec: spec.name)

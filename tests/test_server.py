@@ -1,4 +1,4 @@
-"""`sim serve`'s server against real clients: the official SDK (sync, over loopback) and raw
+"""`toolturn serve`'s server against real clients: the official SDK (sync, over loopback) and raw
 HTTP. Each test starts its own server on a free port and stops it."""
 
 from __future__ import annotations
@@ -11,18 +11,18 @@ import anthropic
 import httpx2
 import pytest
 
-from sim.model.response import Turn
-from sim.runtime.accumulator import StreamAccumulator, merge_block_messages
-from sim.runtime.repair import check_pairing
-from sim.wire.identity import SESSION_HEADER
-from sim.wire.server import MAX_DELAY_NS, final_message
-from sim.wire.sse import decode_stream
 from tests.helpers.server import (
     USER,
     mock_model,
     request,
     serving,
 )
+from toolturn.model.response import Turn
+from toolturn.runtime.accumulator import StreamAccumulator, merge_block_messages
+from toolturn.runtime.repair import check_pairing
+from toolturn.wire.identity import SESSION_HEADER
+from toolturn.wire.server import MAX_DELAY_NS, final_message
+from toolturn.wire.sse import decode_stream
 
 
 def without_nulls(message: dict[str, Any]) -> dict[str, Any]:
@@ -285,7 +285,7 @@ def test_a_failure_of_the_server_is_a_500_and_names_the_exception(
 
 def test_a_failure_mid_stream_cuts_the_response(monkeypatch: pytest.MonkeyPatch) -> None:
     model = mock_model()
-    monkeypatch.setattr("sim.wire.server.encode_event", lambda event: 1 / 0)
+    monkeypatch.setattr("toolturn.wire.server.encode_event", lambda event: 1 / 0)
     with serving(model) as (_, client, log):
         with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
             list(client.messages.create(**request(model, stream=True)))

@@ -1,4 +1,4 @@
-"""`sim serve` from the command line: it listens, answers, logs a line per request, refuses bad
+"""`toolturn serve` from the command line: it listens, answers, logs a line per request, refuses bad
 flags, and stops cleanly on Ctrl-C (SIGINT)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from sim.cli import main
+from toolturn.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "default.toml"
@@ -21,8 +21,8 @@ SCENARIO = ROOT / "scenarios" / "default.toml"
 
 def test_serves_until_ctrl_c_then_stops_cleanly() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "sim.cli", "serve", str(SCENARIO), "--port", "0", "--speed", "50",
-         "--seed", "3"],
+        [sys.executable, "-m", "toolturn.cli", "serve", str(SCENARIO), "--port", "0",
+         "--speed", "50", "--seed", "3"],
         stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
     try:
@@ -47,7 +47,7 @@ def test_serves_until_ctrl_c_then_stops_cleanly() -> None:
             process.wait()
     assert process.returncode == 0
     assert re.match(r"POST /v1/messages 200 stream \S+ session=1 turn=0 attempt=1 ", rest)
-    assert rest.endswith("sim serve: stopped\n") and "Traceback" not in rest
+    assert rest.endswith("toolturn serve: stopped\n") and "Traceback" not in rest
 
 
 @pytest.mark.parametrize(("flags", "wording"), [
@@ -65,7 +65,7 @@ def test_bad_flags_are_user_errors(
     flags: list[str], wording: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["serve", str(SCENARIO), *flags]) == 2
-    assert capsys.readouterr().err == f"sim serve: error: {wording}\n"
+    assert capsys.readouterr().err == f"toolturn serve: error: {wording}\n"
 
 
 def test_a_busy_port_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -75,12 +75,14 @@ def test_a_busy_port_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None
         port = taken.getsockname()[1]
         assert main(["serve", str(SCENARIO), "--port", str(port)]) == 2
     error = capsys.readouterr().err
-    assert error.startswith(f"sim serve: error: --host 127.0.0.1 --port {port}: cannot listen: ")
+    assert error.startswith(
+        f"toolturn serve: error: --host 127.0.0.1 --port {port}: cannot listen: "
+    )
 
 
 def test_a_missing_scenario_is_a_user_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "nowhere.toml"]) == 2
-    assert capsys.readouterr().err == "sim serve: error: nowhere.toml: no such file\n"
+    assert capsys.readouterr().err == "toolturn serve: error: nowhere.toml: no such file\n"
 
 
 def test_session_faults_are_said_to_be_the_agents_own(
@@ -93,6 +95,8 @@ def test_session_faults_are_said_to_be_the_agents_own(
         taken.listen()
         assert main(["serve", str(faulty), "--port", str(taken.getsockname()[1])]) == 2
     warning, error = capsys.readouterr().err.splitlines()
-    assert warning == ("sim serve: warning: [session.faults] not applied: the agent under test "
-                       "owns its process, its rewinds and its compaction")
+    assert warning == (
+        "toolturn serve: warning: [session.faults] not applied: the agent under test "
+        "owns its process, its rewinds and its compaction"
+    )
     assert "cannot listen" in error

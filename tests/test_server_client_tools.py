@@ -9,13 +9,13 @@ import anthropic
 import numpy as np
 import pytest
 
-from sim.model.config import ModelConfig
-from sim.model.model import MockModel
-from sim.scenario.loader import load_scenario
-from sim.wire.client_tools import SAFE_INPUTS, ClientTools, callable_tools
-from sim.wire.identity import SESSION_HEADER
 from tests.helpers.model_support import TOOLS
 from tests.helpers.server import SEED, USER, serving
+from toolturn.model.config import ModelConfig
+from toolturn.model.model import MockModel
+from toolturn.scenario.loader import load_scenario
+from toolturn.wire.client_tools import SAFE_INPUTS, ClientTools, callable_tools
+from toolturn.wire.identity import SESSION_HEADER
 
 BASH = {"name": "Bash", "input_schema": {
     "type": "object", "properties": {"command": {"type": "string"},

@@ -1,4 +1,4 @@
-"""`sim serve` defends itself and refuses what the API refuses (issue 13, defects 2, 9, 10):
+"""`toolturn serve` defends itself and refuses what the API refuses (issue 13, defects 2, 9, 10):
 request shapes checked as the API checks them, session headers of any length, read, idle and
 write timeouts, a connection limit; and a served response is the twin of its simulated one."""
 
@@ -13,14 +13,14 @@ import anthropic
 import httpx2
 import pytest
 
-from sim.model.response import Turn
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.tooldef import ToolDefinition
-from sim.wire.connection import Timeouts
-from sim.wire.identity import SESSION_HEADER
-from sim.wire.request_shape import BLOCKS, TOOLS, request_problem
-from sim.wire.server import MockServer
 from tests.helpers.server import USER, mock_model, request, serving
+from toolturn.model.response import Turn
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.tooldef import ToolDefinition
+from toolturn.wire.connection import Timeouts
+from toolturn.wire.identity import SESSION_HEADER
+from toolturn.wire.request_shape import BLOCKS, TOOLS, request_problem
+from toolturn.wire.server import MockServer
 
 GOOD: dict[str, Any] = {"model": "m", "max_tokens": 100, "messages": USER}
 

@@ -10,21 +10,21 @@ from typing import Any
 import anthropic
 import pytest
 
-from sim.model.config import EndpointConfig
-from sim.model.endpoint import Endpoint
-from sim.model.response import Turn
-from sim.wire import connection
-from sim.wire.admission import AsyncEndpoint
-from sim.wire.identity import (
+from tests.helpers.server import mock_model, request
+from toolturn.model.config import EndpointConfig
+from toolturn.model.endpoint import Endpoint
+from toolturn.model.response import Turn
+from toolturn.wire import connection
+from toolturn.wire.admission import AsyncEndpoint
+from toolturn.wire.identity import (
     CLIENT_SESSION_HEADER,
     SESSION_HEADER,
     TURN_HEADER,
     TurnIdentities,
     session_id_from_header,
 )
-from sim.wire.request_shape import request_problem
-from sim.wire.server import MockServer
-from tests.helpers.server import mock_model, request
+from toolturn.wire.request_shape import request_problem
+from toolturn.wire.server import MockServer
 
 ASSISTANT = {"role": "assistant", "content": "ok"}
 USER = {"role": "user", "content": "go on"}

@@ -7,20 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.distributions import Fixed
-from sim.engine.session_faults import CONTINUE_TEXT, REWIND_TEXT
-from sim.engine.transcript_log import TranscriptLog
-from sim.runtime.commands import CancelTool, Command, ResultReady, SendRequest, StartTool
-from sim.runtime.compaction import SUMMARY_TEXT, compact
-from sim.runtime.loop import Phase, ToolTurnLoop
-from sim.runtime.outcomes import SyntheticCause, ToolOutcome
-from sim.runtime.pairing import RepairKind
-from sim.runtime.record import Resume, TurnEnd
-from sim.runtime.repair import MISSING_RESULT_TEXT, Repair, check_pairing
-from sim.runtime.transcript_lines import Line, LineKind, read_transcript
-from sim.scenario.schema import TranscriptConfig
 from tests.helpers.loop_tools import READ, tool_response
 from tests.helpers.runtime_script import of_type, text_response
+from toolturn.distributions import Fixed
+from toolturn.engine.session_faults import CONTINUE_TEXT, REWIND_TEXT
+from toolturn.engine.transcript_log import TranscriptLog
+from toolturn.runtime.commands import CancelTool, Command, ResultReady, SendRequest, StartTool
+from toolturn.runtime.compaction import SUMMARY_TEXT, compact
+from toolturn.runtime.loop import Phase, ToolTurnLoop
+from toolturn.runtime.outcomes import SyntheticCause, ToolOutcome
+from toolturn.runtime.pairing import RepairKind
+from toolturn.runtime.record import Resume, TurnEnd
+from toolturn.runtime.repair import MISSING_RESULT_TEXT, Repair, check_pairing
+from toolturn.runtime.transcript_lines import Line, LineKind, read_transcript
+from toolturn.scenario.schema import TranscriptConfig
 
 PROMPT = "read the files"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sim.wire.sse import (
+from toolturn.wire.sse import (
     PartialEvent,
     SSEDecodeError,
     SSEDecoder,

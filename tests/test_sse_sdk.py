@@ -11,8 +11,8 @@ import pytest
 from anthropic._streaming import SSEBytesDecoder, SSEDecoder
 from anthropic.lib.streaming._messages import accumulate_event
 
-from sim.wire.sse import encode_event, encode_stream
 from tests.helpers.runtime_script import message_start
+from toolturn.wire.sse import encode_event, encode_stream
 
 START = message_start("msg_sdk", "claude-test")
 PING = {"type": "ping"}

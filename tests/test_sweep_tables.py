@@ -12,13 +12,13 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from sim.engine.runner import run_scenario
-from sim.metrics import read_run, write_run
-from sim.metrics.schema import SESSION_KEY, TABLES
-from sim.metrics.summary import summarize
-from sim.report.compare import compare_runs
-from sim.scenario.loader import load_scenario
 from tests.helpers.metrics_support import metadata
+from toolturn.engine.runner import run_scenario
+from toolturn.metrics import read_run, write_run
+from toolturn.metrics.schema import SESSION_KEY, TABLES
+from toolturn.metrics.summary import summarize
+from toolturn.report.compare import compare_runs
+from toolturn.scenario.loader import load_scenario
 
 SWEEP = Path(__file__).parent / "golden" / "open_sweep.toml"
 # Besides the session key, what names a row of each table uniquely.

@@ -5,9 +5,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sim.limits import MAX_DURATION_MS, MAX_PROGRESS_PER_CALL
-from sim.randomness import stream
-from sim.tools.execution import (
+from toolturn.limits import MAX_DURATION_MS, MAX_PROGRESS_PER_CALL
+from toolturn.randomness import stream
+from toolturn.tools.execution import (
     MIN_PROGRESS_GAP_NS,
     PROGRESS_BATCH_MAX,
     CallPlan,
@@ -15,7 +15,7 @@ from sim.tools.execution import (
     _progress_offsets,
     sample_call,
 )
-from sim.tools.spec import ToolSpec
+from toolturn.tools.spec import ToolSpec
 
 N = 20_000
 

@@ -5,10 +5,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from sim.randomness import stream
-from sim.tools.catalogue import CATALOGUE_NAMES, catalogue
-from sim.tools.inputs import sample_input, sample_invalid_input
-from sim.tools.spec import ToolSpec
+from toolturn.randomness import stream
+from toolturn.tools.catalogue import CATALOGUE_NAMES, catalogue
+from toolturn.tools.inputs import sample_input, sample_invalid_input
+from toolturn.tools.spec import ToolSpec
 
 DEFAULT = catalogue("default")
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from sim.tools.spec import ToolSpec
+from toolturn.tools.spec import ToolSpec
 
 
 def spec(**fields: Any) -> ToolSpec:

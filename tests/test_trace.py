@@ -1,5 +1,5 @@
-"""The raw-event trace (`sim run --trace`, the `events` table): a row per stream event fed to the
-runtime, matching the requests table, only when asked for, the same bytes serially or in
+"""The raw-event trace (`toolturn run --trace`, the `events` table): a row per stream event fed to
+the runtime, matching the requests table, only when asked for, the same bytes serially or in
 parallel."""
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from sim.cli import main
-from sim.engine.runner import run_scenario
-from sim.engine.simulation import simulate
-from sim.metrics.reader import read_run
-from sim.metrics.schema import EVENTS, TABLES
-from sim.scenario.loader import load_scenario
-from sim.scenario.schema import Scenario
 from tests.helpers.engine_runs import ARITHMETIC, default_scenario, scenario_of
 from tests.helpers.golden_runs import GOLDEN, write
 from tests.helpers.scenarios import TINY
+from toolturn.cli import main
+from toolturn.engine.runner import run_scenario
+from toolturn.engine.simulation import simulate
+from toolturn.metrics.reader import read_run
+from toolturn.metrics.schema import EVENTS, TABLES
+from toolturn.scenario.loader import load_scenario
+from toolturn.scenario.schema import Scenario
 
 BLOCK_EVENTS = {"content_block_start", "content_block_delta", "content_block_stop"}
 

@@ -1,5 +1,5 @@
-"""`sim traces calibrate`: the scenario validates, runs, and its simulated run's stats are close
-to the logs' (tolerances stated beside each check)."""
+"""`toolturn traces calibrate`: the scenario validates, runs, and its simulated run's stats are
+close to the logs' (tolerances stated beside each check)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.cli import main
-from sim.engine.simulation import simulate
-from sim.scenario.loader import load_scenario, with_overrides
-from sim.traces.calibrate import calibrated_scenario
-from sim.traces.sources import read_logs
-from sim.traces.stats import trace_stats
+from toolturn.cli import main
+from toolturn.engine.simulation import simulate
+from toolturn.scenario.loader import load_scenario, with_overrides
+from toolturn.traces.calibrate import calibrated_scenario
+from toolturn.traces.sources import read_logs
+from toolturn.traces.stats import trace_stats
 
 CLAUDE = Path(__file__).parent / "fixtures" / "traces" / "claude-code"
 

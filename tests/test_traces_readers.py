@@ -1,4 +1,4 @@
-"""The log readers of sim/traces on real Claude Code logs, request logs, and broken lines."""
+"""The log readers of toolturn/traces on real Claude Code logs, request logs, and broken lines."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sim.runtime.pairing import check_pairing
-from sim.traces.sources import read_logs
-from sim.wire.sse import encode_stream
+from toolturn.runtime.pairing import check_pairing
+from toolturn.traces.sources import read_logs
+from toolturn.wire.sse import encode_stream
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 CLAUDE = FIXTURES / "claude-code"
@@ -169,7 +169,7 @@ def test_request_log_responses_from_events_or_raw_sse(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("argument", ["no/such/file.jsonl", "EMPTY_DIR"])
 def test_an_argument_naming_no_log_is_a_user_error(tmp_path: Path, argument: str) -> None:
-    from sim.errors import UserError
+    from toolturn.errors import UserError
 
     target = str(tmp_path) if argument == "EMPTY_DIR" else argument
     with pytest.raises(UserError):
@@ -194,7 +194,7 @@ def test_real_sub_agent_logs_are_sidechain_sessions() -> None:
 
 
 def test_real_log_of_retried_requests_and_results_out_of_call_order() -> None:
-    # sim serve answered three 529s before the first response; Claude Code retried them without
+    # toolturn serve answered three 529s before the first response; Claude Code retried them without
     # a line in the log, so only the first block's delay shows them. It wrote Read's result before
     # Grep's: the history keeps that order, which the API accepts.
     logs = read_logs([str(FIXTURES / "claude-code-retries")])

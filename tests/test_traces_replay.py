@@ -1,4 +1,5 @@
-"""`sim traces replay`: a logged session as an explicit script, its logged tool runs scripted."""
+"""`toolturn traces replay`: a logged session as an explicit script, its logged tool runs
+scripted."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sim.cli import main
-from sim.scenario.loader import load_scenario
-from sim.traces.replay import CHAIN_CUT_TEXT, replay_scenario, replay_session, run_policy
-from sim.traces.sources import read_logs
+from toolturn.cli import main
+from toolturn.scenario.loader import load_scenario
+from toolturn.traces.replay import CHAIN_CUT_TEXT, replay_scenario, replay_session, run_policy
+from toolturn.traces.sources import read_logs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 CLAUDE = FIXTURES / "claude-code"
@@ -97,9 +98,9 @@ def test_replay_table_shows_the_fault_paths(
 
 
 def test_the_model_remembers_only_scripted_runs_and_forgets_them_with_the_session() -> None:
-    from sim.model.config import ModelConfig
-    from sim.model.model import MockModel
-    from sim.model.response import StreamResponse, Turn
+    from toolturn.model.config import ModelConfig
+    from toolturn.model.model import MockModel
+    from toolturn.model.response import StreamResponse, Turn
 
     script = {"kind": "explicit", "responses": [{"blocks": [
         {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}, "duration_ms": 610,
@@ -121,9 +122,9 @@ def test_the_model_remembers_only_scripted_runs_and_forgets_them_with_the_sessio
 
 
 def test_odd_logged_calls_neither_crash_calibrate_nor_replay(tmp_path: Path) -> None:
-    from sim.limits import MAX_JSON_DEPTH
-    from sim.traces.calibrate import calibrated_scenario
-    from sim.traces.sources import read_logs as read
+    from toolturn.limits import MAX_JSON_DEPTH
+    from toolturn.traces.calibrate import calibrated_scenario
+    from toolturn.traces.sources import read_logs as read
 
     deep: dict[str, object] = {}
     for _ in range(MAX_JSON_DEPTH + 2):
@@ -167,10 +168,10 @@ def test_odd_logged_calls_neither_crash_calibrate_nor_replay(tmp_path: Path) -> 
 def test_the_model_remembers_scripted_runs_of_a_bounded_number_of_sessions(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import sim.model.model as model_module
-    from sim.model.config import ModelConfig
-    from sim.model.model import MockModel
-    from sim.model.response import StreamResponse, Turn
+    import toolturn.model.model as model_module
+    from toolturn.model.config import ModelConfig
+    from toolturn.model.model import MockModel
+    from toolturn.model.response import StreamResponse, Turn
 
     monkeypatch.setattr(model_module, "SCRIPTED_RUN_SESSIONS", 2)
     script = {"kind": "explicit", "responses": [{"blocks": [
@@ -178,7 +179,7 @@ def test_the_model_remembers_scripted_runs_of_a_bounded_number_of_sessions(
     model = MockModel(ModelConfig.model_validate({"script": script}), 1)
     body = {"model": model.name, "max_tokens": 100, "messages": [{"role": "user", "content": "x"}]}
     ids = {}
-    for session in (1, 2, 3):  # as sim serve sees unnamed requests: never forgotten
+    for session in (1, 2, 3):  # as toolturn serve sees unnamed requests: never forgotten
         response = model.respond(body, Turn(session, 0, 0))
         assert isinstance(response, StreamResponse)
         ids[session] = next(e["content_block"]["id"] for e in response.events

@@ -1,5 +1,6 @@
-"""`sim serve --record` folders as logged sessions: the real fixture (figures by hand), recordings
-made by the recorder's own code, and broken ones (reported with their file, never a crash)."""
+"""`toolturn serve --record` folders as logged sessions: the real fixture (figures by hand),
+recordings made by the recorder's own code, and broken ones (reported with their file, never a
+crash)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from sim.cli import main
-from sim.errors import UserError
-from sim.model.response import Turn
-from sim.traces.calibrate import calibrated_scenario
-from sim.traces.replay import EMPTY_RESPONSE_TEXT, scripted_responses
-from sim.traces.sources import read_logs
-from sim.traces.stats import trace_stats
-from sim.wire.record_files import RECORDING_FILE, write_recording
-from sim.wire.recorder import Recorder
-from sim.wire.recording import SentCall
+from toolturn.cli import main
+from toolturn.errors import UserError
+from toolturn.model.response import Turn
+from toolturn.traces.calibrate import calibrated_scenario
+from toolturn.traces.replay import EMPTY_RESPONSE_TEXT, scripted_responses
+from toolturn.traces.sources import read_logs
+from toolturn.traces.stats import trace_stats
+from toolturn.wire.record_files import RECORDING_FILE, write_recording
+from toolturn.wire.recorder import Recorder
+from toolturn.wire.recording import SentCall
 
 RECORDINGS = Path(__file__).parent / "fixtures" / "traces" / "serve-record"
 CLEAN = RECORDINGS / "two_calls_clean"
@@ -100,7 +101,7 @@ def test_calibrate_from_recordings_keeps_durations_and_invents_no_inputs() -> No
 
 def _made_recording(folder: Path) -> None:
     """Two prompts of one session, the second with a pairing violation, and a refused body:
-    written by the recorder and the writer `sim serve --record` uses."""
+    written by the recorder and the writer `toolturn serve --record` uses."""
     recorder = Recorder()
     prompt = [{"role": "user", "content": "hi"}]
     first = recorder.arrived(1_000_000, Turn(7, 0, 1), "m", prompt, b"a", [])
@@ -190,7 +191,7 @@ def test_stats_over_a_folder_with_a_broken_recording_reports_and_goes_on(
     out, err = capsys.readouterr()
     assert f"{broken}/requests.parquet:0: skipped: not a Parquet table" in err
     assert "sessions 1" in out and "requests 2" in out
-    assert "2 of them from sim serve --record folders" in out
+    assert "2 of them from toolturn serve --record folders" in out
 
 
 def test_replay_scripts_a_recording_s_tool_sequence_and_round_trips() -> None:
@@ -211,5 +212,6 @@ def test_a_search_finds_recordings_by_their_summary_not_run_folders(tmp_path: Pa
     pq.write_table(pa.table({"a": [1]}), run / "requests.parquet")  # a run's own requests table
     logs = read_logs([str(tmp_path)])
     assert logs.files == [str(tmp_path / "recs" / "two_calls_clean")] and len(logs.skipped) == 0
-    with pytest.raises(UserError, match=r"no \*.jsonl log files or sim serve --record folders"):
+    absent = r"no \*.jsonl log files or toolturn serve --record folders"
+    with pytest.raises(UserError, match=absent):
         read_logs([str(run)])

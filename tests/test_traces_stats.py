@@ -1,4 +1,5 @@
-"""`sim traces stats`: figures checked by hand on the small request-log fixture; the command."""
+"""`toolturn traces stats`: figures checked by hand on the small request-log fixture; the
+command."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from sim.cli import main
-from sim.traces.sources import read_logs
-from sim.traces.stats import trace_stats
+from toolturn.cli import main
+from toolturn.traces.sources import read_logs
+from toolturn.traces.stats import trace_stats
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 SMALL = FIXTURES / "requests" / "small.jsonl"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from sim.cli import main as sim_main
+from toolturn.cli import main as sim_main
 
 SCENARIO = """
 name = "browser_check"
@@ -41,7 +41,7 @@ kind = "generated"
 end_probability = 0.3
 tool_calls = { kind = "uniform", low = 1, high = 3 }
 """
-# plotly's default colours of the first three policies (sim.report.interactive.COLOURS).
+# plotly's default colours of the first three policies (toolturn.report.interactive.COLOURS).
 TRACE_COLOURS = ((0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E), (0x2C, 0xA0, 0x2C))
 MIN_PIXELS_PER_COLOUR = 2_000
 WIDTH, HEIGHT = 1280, 9000

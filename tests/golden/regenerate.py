@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sim.engine.runner import run_scenario
-from sim.metrics.summary import summarize
-from sim.scenario.loader import load_scenario, with_overrides
-from sim.scenario.schema import Scenario
+from toolturn.engine.runner import run_scenario
+from toolturn.metrics.summary import summarize
+from toolturn.scenario.loader import load_scenario, with_overrides
+from toolturn.scenario.schema import Scenario
 
 HERE = Path(__file__).parent
 SHIPPED_DIR = HERE.parent.parent / "scenarios"

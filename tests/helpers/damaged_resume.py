@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.runtime.loop import ToolTurnLoop
+from toolturn.runtime.loop import ToolTurnLoop
 
 LOST = [
     {"role": "user", "content": "earlier"},

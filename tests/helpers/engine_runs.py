@@ -6,10 +6,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from sim.engine.simulation import SimulationResult, simulate
-from sim.metrics.row_columns import Columns
-from sim.scenario.loader import with_overrides
-from sim.scenario.schema import Scenario
+from toolturn.engine.simulation import SimulationResult, simulate
+from toolturn.metrics.row_columns import Columns
+from toolturn.scenario.loader import with_overrides
+from toolturn.scenario.schema import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 # One session, one prompt, fixed latencies, one tool call followed by more text (so message_stop
@@ -81,7 +81,7 @@ def scenario_of(text: str, **overrides: Any) -> Scenario:
 
 
 def default_scenario(sessions: int) -> Scenario:
-    from sim.scenario.loader import load_scenario
+    from toolturn.scenario.loader import load_scenario
 
     return with_overrides(load_scenario(ROOT / "scenarios" / "default.toml"), sessions=sessions)
 

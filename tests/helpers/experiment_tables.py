@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from sim.engine.runner import run_scenario
-from sim.experiment.points import key_text, points_of
-from sim.scenario.schema import Scenario
+from toolturn.engine.runner import run_scenario
+from toolturn.experiment.points import key_text, points_of
+from toolturn.scenario.schema import Scenario
 
 # A small experiment: two points (concurrency 1 and 3), three replications, two policies.
 SCENARIO = """
@@ -31,7 +31,7 @@ replications = 3
 
 
 def experiment_tables(scenario: Scenario) -> dict[str, pa.Table]:
-    """The run tables of an experiment as `sim run` simulates it: every point, with the point
+    """The run tables of an experiment as `toolturn run` simulates it: every point, with the point
     columns."""
     return run_scenario(scenario).tables("run")
 

@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sim.engine import runner
-from sim.scenario.schema import Scenario
+from toolturn.engine import runner
+from toolturn.scenario.schema import Scenario
 
 FAILING_UNITS = (1, 2)
 _real_run_task = runner.run_task

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sim.engine.runner import RunResult
-from sim.metrics.writer import RunMetadata, write_run
+from toolturn.engine.runner import RunResult
+from toolturn.metrics.writer import RunMetadata, write_run
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 

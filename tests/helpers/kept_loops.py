@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sim.runtime.loop import ToolTurnLoop
+from toolturn.runtime.loop import ToolTurnLoop
 
 
 class KeptLoop(ToolTurnLoop):

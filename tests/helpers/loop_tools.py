@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.runtime.loop import ToolTurnLoop
-from sim.runtime.repair import check_pairing, ensure_tool_result_pairing
-from sim.runtime.tooldef import ToolDefinition
 from tests.helpers.runtime_script import (
     message_end,
     message_start,
     text_block,
     tool_use_block,
 )
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.repair import check_pairing, ensure_tool_result_pairing
+from toolturn.runtime.tooldef import ToolDefinition
 
 READ = ToolDefinition(
     "Read",

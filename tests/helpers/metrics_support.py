@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sim.metrics import RunCollector, RunMetadata
+from toolturn.metrics import RunCollector, RunMetadata
 
 SCENARIO = "handmade"
 SEED = 7

@@ -9,12 +9,12 @@ from typing import Any
 from anthropic._streaming import SSEDecoder as SDKDecoder
 from anthropic.lib.streaming._messages import accumulate_event
 
-from sim.model.config import ModelConfig
-from sim.model.model import MockModel
-from sim.model.response import HttpError, Response, StreamResponse, Turn
-from sim.model.tool_inputs import tool_inputs
-from sim.runtime.accumulator import StreamAccumulator
-from sim.tools.catalogue import catalogue
+from toolturn.model.config import ModelConfig
+from toolturn.model.model import MockModel
+from toolturn.model.response import HttpError, Response, StreamResponse, Turn
+from toolturn.model.tool_inputs import tool_inputs
+from toolturn.runtime.accumulator import StreamAccumulator
+from toolturn.tools.catalogue import catalogue
 
 Event = dict[str, Any]
 SPECS = {spec.name: spec for spec in catalogue("default")}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
-from sim.runtime.loop import ToolTurnLoop
+from toolturn.runtime.loop import ToolTurnLoop
 
 Event = dict[str, Any]
 T = TypeVar("T")

@@ -9,11 +9,11 @@ from typing import Any
 
 import anthropic
 
-from sim.model.config import ModelConfig
-from sim.model.model import MockModel
-from sim.wire.background import serve_in_thread
-from sim.wire.server import MockServer
 from tests.helpers.model_support import TOOLS
+from toolturn.model.config import ModelConfig
+from toolturn.model.model import MockModel
+from toolturn.wire.background import serve_in_thread
+from toolturn.wire.server import MockServer
 
 SEED = 7
 FAST = 100.0  # --speed for tests: a 500 ms first token takes 5 ms

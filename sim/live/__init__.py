@@ -1,7 +1,0 @@
-"""The runtime for real: `ToolTurnLoop` driven with asyncio over the official anthropic SDK."""
-
-from sim.live.session import SessionResult, run_session
-from sim.live.simulated_tools import simulated_tools
-from sim.live.tools import LiveCall, LiveTool, ToolError
-
-__all__ = ["LiveCall", "LiveTool", "SessionResult", "ToolError", "run_session", "simulated_tools"]

@@ -1,5 +1,0 @@
-"""Agent session logs in: readers, stats, calibrated scenarios, replays through the simulator.
-
-`sim.traces.sources.read_logs` reads Claude Code session logs and Messages API request logs into
-`sim.traces.logged.LoggedSession`s; `stats`, `calibrate` and `replay` work on those.
-"""

@@ -1,0 +1,31 @@
+"""Offline simulator and benchmark harness for the streaming tool turn of LLM agents.
+
+Dependency order. Each line below names packages and modules of `toolturn`; each may import what the
+lines above it name, and what comes before it on its own line, never what comes after
+(tests/test_layers.py holds every import of `toolturn` to it):
+
+    runtime                         the sans-I/O core: imports nothing else of toolturn
+    limits errors randomness        shared vocabulary: bounds, user errors, keyed draws,
+      distributions counts          durations and counts, errors located at a field,
+      field_problems input_files    input files, Ctrl-C handling, the C allocator's
+      termination malloc            mmap threshold
+    metrics report                  the tables, their run folders, summaries; the page
+    tools                           simulated tools, described by data
+    model                           the scripted mock model (its tool calls from the tools' specs)
+    scenario experiment             the scenario file, which composes the model's and the tools'
+                                    configuration; the points of an experiment
+    user                            the simulated user (prompts, think time, interrupts, ...)
+    wire live                       the HTTP mock server; the runtime live over the SDK (never
+                                    the engine)
+    engine progress                 the simpy engine; its progress display
+    capacity                        capacity search against objectives (runs the engine)
+    probe fidelity traces           real agents under toolturn serve; live runs beside their
+                                    simulated twins; agent session logs in
+    commands cli __main__           the subcommands, one module each; the command line
+
+So data flows one way, scenario -> model and tools -> engine -> runtime -> metrics, and the
+runtime stays at the bottom: the vocabulary a scenario is written in (counts, field problems)
+lives below the tools and the model that use it, not in `scenario`, which sits above them.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,260 @@
+"""`toolturn compare BASE NEW`: the exact gate on simulated metrics between two run folders.
+
+Exit status 0 when nothing moved beyond its tolerance, 1 when something did, 2 for bad input
+(a missing folder, runs of different scenarios, or of different sessions, policies or load
+levels, a malformed tolerance). Every metric is compared per load level. A simulated metric
+that is NaN or infinite in one run and not the same in the other fails whatever its tolerance.
+For runs of the same seed it also shows, per policy and level, the per-turn difference new minus
+base of TTFTS and turn latency (when any turn moved). `--json` prints all of it as one JSON
+object instead of tables. Runs of experiment points compare point by point: each row names its
+point's key and replication (`streaming @ 4 {load.concurrency=4 #1}`; `{... mean}` for the
+rows over a key's replications).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from toolturn.metrics.display import RowFormat, measure_name, metric_label
+from toolturn.metrics.reader import read_run
+from toolturn.metrics.summary import arm_label
+from toolturn.metrics.summary_table import output_console
+from toolturn.report.compare import (
+    MetricChange,
+    RunPairing,
+    compare_runs,
+    paired_between,
+    parse_tolerances,
+    point_label,
+)
+
+EXIT_REGRESSION = 1
+
+
+def add_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="diff two run folders' metrics; exit 1 if one moved beyond its tolerance",
+        description="Compare the summaries and row counts of two run folders of the same "
+        "scenario, sessions, policies and load levels, level by level. Every simulated metric "
+        "must match exactly unless given a relative tolerance; wall-clock metrics are shown but "
+        "never fail the comparison.",
+    )
+    parser.add_argument("base", metavar="BASE", type=Path, help="the reference run folder")
+    parser.add_argument("new", metavar="NEW", type=Path, help="the run folder to check")
+    parser.add_argument(
+        "-t", "--tolerance",
+        metavar="METRIC=REL",
+        action="append",
+        default=[],
+        help="allowed relative change of a metric (a glob such as 'latency_ns.*' works), "
+        "e.g. --tolerance throughput.turns_per_s=0.01; repeatable; default 0 (exact)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the comparison as one JSON object"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    tolerances = parse_tolerances(args.tolerance)
+    base, new = read_run(args.base), read_run(args.new)
+    changes = compare_runs(base, new, tolerances)
+    pairings = paired_between(base, new)
+    moved = [change for change in changes if change.moved]
+    failed = [change for change in moved if change.beyond_tolerance]
+    if args.json:
+        document = comparison_json(args.base, args.new, changes, pairings)
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return EXIT_REGRESSION if failed else 0
+    console = output_console()
+    if base.metadata.get("seed") != new.metadata.get("seed"):
+        console.print(
+            f"note: seeds differ ({base.metadata.get('seed')} vs {new.metadata.get('seed')}); "
+            "turns are not paired"
+        )
+    if moved:
+        console.print(f"{args.base} -> {args.new}", soft_wrap=True)
+        console.print(changes_table(moved))
+    if any(_turns_moved(pairing) for pairing in pairings):
+        console.print(pairings_table(pairings))
+    arms = len({(change.profile, change.policy) for change in changes})
+    levels = len({change.load_level for change in changes})
+    keys = {change.point_key for change in changes if change.point_key is not None}
+    points = f", {len(keys)} point key{'s' if len(keys) != 1 else ''}" if keys else ""
+    console.print(
+        f"compared {len(changes)} metrics over {arms} policies{points} and {levels} load "
+        f"level{'s' if levels != 1 else ''}: {len(moved)} moved, {len(failed)} beyond tolerance"
+    )
+    return EXIT_REGRESSION if failed else 0
+
+
+def comparison_json(
+    base: Path, new: Path, changes: list[MetricChange], pairings: list[RunPairing]
+) -> dict[str, Any]:
+    """Everything the tables show, for programs: every metric compared, and the turn pairing."""
+    return {
+        "base": str(base),
+        "new": str(new),
+        "compared": len(changes),
+        "moved": sum(change.moved for change in changes),
+        "beyond_tolerance": sum(change.beyond_tolerance for change in changes),
+        "changes": [
+            {
+                **_point_json(change.point_key, change.replication),
+                "profile": change.profile,
+                "policy": change.policy,
+                "versus": change.versus,
+                "load_level": change.load_level,
+                "load": change.load,
+                "metric": change.metric,
+                "unit": change.unit,
+                "base": _finite(change.base),
+                "new": _finite(change.new),
+                "relative": change.relative,
+                "tolerance": change.tolerance,
+                "wall_clock": change.wall_clock,
+                "moved": change.moved,
+                "beyond_tolerance": change.beyond_tolerance,
+            }
+            for change in changes
+        ],
+        "paired_new_minus_base": [
+            {
+                **_point_json(pairing.point_key, pairing.replication),
+                "profile": pairing.profile,
+                "policy": pairing.policy,
+                "load_level": pairing.load_level,
+                "load": pairing.load,
+                "column": pairing.column,
+                **pairing.stats.as_dict(),
+            }
+            for pairing in pairings
+        ],
+    }
+
+
+def _point_json(point_key: str | None, replication: int | None) -> dict[str, Any]:
+    # Only runs of experiment points have these fields: a plain run's JSON is as it was.
+    if point_key is None:
+        return {}
+    return {"point_key": point_key, "replication": replication}
+
+
+def _finite(value: float | None) -> float | str | None:
+    # JSON has no NaN or infinity: such a value is given as its name.
+    return value if value is None or math.isfinite(value) else str(value)
+
+
+def _where(
+    profile: str,
+    policy: str,
+    versus: str | None,
+    load: float | None,
+    point_key: str | None = None,
+    replication: int | None = None,
+) -> str:
+    arm = arm_label(profile, policy)
+    name = arm if versus is None else f"{arm} − {versus}"
+    name = name if load is None else f"{name} @ {load:g}"
+    return name if point_key is None else f"{name} {point_label(point_key, replication)}"
+
+
+def changes_table(changes: list[MetricChange]) -> Table:
+    """The moved metrics with base and new values (with their unit), relative change, the
+    tolerance (a column only when one was given) and the verdict."""
+    # No title: the caller prints the two folders on their own line (as the title, a long path
+    # would widen the table to its length and squeeze the values).
+    table = Table()
+    tolerances = any(change.tolerance for change in changes)
+    table.add_column("policy @ load", no_wrap=True)
+    table.add_column("metric", no_wrap=True)
+    for name in ("base", "new", "change") + (("tolerance",) if tolerances else ()):
+        table.add_column(name, justify="right", min_width=8)
+    table.add_column("verdict")
+    for change in changes:
+        shown = RowFormat(change.unit, [v for v in (change.base, change.new) if v is not None])
+        unit = f" {shown.shown_unit}"
+        cells = [
+            escape(
+                _where(
+                    change.profile,
+                    change.policy,
+                    change.versus,
+                    change.load,
+                    change.point_key,
+                    change.replication,
+                )
+            ),
+            metric_label(change.metric),
+            "absent" if change.base is None else shown(change.base) + unit,
+            "absent" if change.new is None else shown(change.new) + unit,
+            _relative(change),
+        ]
+        if tolerances:
+            cells.append(f"{change.tolerance:.2%}")
+        table.add_row(
+            *cells, _verdict(change), style="red" if change.beyond_tolerance else None
+        )
+    return table
+
+
+def _turns_moved(pairing: RunPairing) -> bool:
+    stats = pairing.stats
+    return bool(stats.pairs) and (stats.mean != 0 or stats.median != 0)
+
+
+def pairings_table(pairings: list[RunPairing]) -> Table:
+    """Per simulation and measure, the per-turn difference new minus base."""
+    table = Table(title="Paired per turn: new minus base (same seed)", title_justify="left")
+    for name in ("policy @ load", "measure", "median", "p90", "mean", "sooner", "pairs"):
+        table.add_column(name, justify="left" if name in ("policy @ load", "measure") else "right")
+    for pairing in pairings:
+        stats = pairing.stats
+        shown = RowFormat(
+            "ns", [v for v in (stats.median, stats.p90, stats.mean) if v is not None]
+        )
+        unit = f" {shown.shown_unit}"
+        table.add_row(
+            escape(
+                _where(
+                    pairing.profile,
+                    pairing.policy,
+                    None,
+                    pairing.load,
+                    pairing.point_key,
+                    pairing.replication,
+                )
+            ),
+            measure_name(pairing.column),
+            shown(stats.median) + unit,
+            shown(stats.p90) + unit,
+            shown(stats.mean) + unit,
+            "-" if stats.gained is None else f"{stats.gained:.1%}",
+            f"{stats.pairs:,}",
+        )
+    return table
+
+
+def _relative(change: MetricChange) -> str:
+    if change.relative is not None:
+        return f"{change.relative:+.2%}"
+    if change.not_finite:
+        return "not finite"
+    return "new" if change.base is not None and change.base == 0 else "-"
+
+
+def _verdict(change: MetricChange) -> str:
+    if change.wall_clock:
+        return "not gated"
+    if not change.beyond_tolerance:
+        return "within"
+    return "FAIL (not finite)" if change.not_finite else "FAIL"

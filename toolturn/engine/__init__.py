@@ -1,0 +1,26 @@
+"""The simulator: simpy drives the real runtime (`toolturn.runtime`) under load, in virtual time.
+
+One module per concept:
+
+- `arrivals`      when sessions are due (closed loop, Poisson or trace open loop)
+- `clock`         simpy's environment with integer nanosecond time
+- `draws`         every random draw of a session, keyed for common random numbers
+- `endpoint`      the model endpoint's slots and queue in simulated time
+- `feed_points`   where a response stream needs simulated time of its own
+- `loop_factory`  the `ToolTurnLoop` under test, built from the scenario
+- `tool_run`      one simulated tool call played back by timeouts
+- `session`       one session: a user, a loop, and the commands it hands out, put together
+                  from its parts:
+- `session_state` what the parts of a session share, and the guards of its callbacks
+- `request_path`  a request from endpoint admission to its stream's end
+- `tool_calls`    a session's tool calls and permission answers
+- `user_hooks`    the simulated user's interrupts and attachments
+- `request_log`   what the engine knows of one request beyond the runtime's record
+- `recorder`      a finished session turned into metric rows
+- `event_trace`   every stream event fed, when a trace is asked for
+- `context`       what the sessions of one simulation share
+- `strict`        strict mode's stop
+- `simulation`    one policy at one load level
+- `runner`        every policy at every load level, serially or in worker processes
+- `collector`     the garbage collector run less often while simulating
+"""

@@ -1,0 +1,541 @@
+"""The run summary, in long form, computed from the run tables: per simulation (one arm at one
+load level) one number per metric, and per load level the paired differences between arms. An
+*arm* is one (recovery profile, executor policy) pair.
+
+Every row names its simulation (``profile``, ``policy``, ``load_level``, ``load``): nothing is
+pooled across load levels, whose sessions never coexisted. Definitions (every number is exact for
+given tables, so two runs can be compared exactly):
+
+- ``<column>.p50 ... .p99.9``: percentiles of ``ttfts_ns``, ``latency_ns`` (turns) and
+  ``start_lag_ns`` (tools) by the project's one method (``toolturn.metrics.percentiles``: numpy's
+  ``higher``, a value some row has). ``<column>.count`` counts the non-null values. Percentiles
+  of an empty column are left out.
+- ``paired.<column>.<statistic>`` (``ttfts_ns``, ``latency_ns``): rows whose ``policy`` is the
+  policy under test (the first of ``streaming``, ``at_message_stop``, ``serial`` that ran) and
+  whose ``versus`` names a baseline policy: the per-turn difference policy minus versus
+  (``toolturn.metrics.paired``: median, p90, mean, 95% confidence intervals, the share of pairs that
+  gained, the number of pairs), within the row's ``profile``. Every other row has ``versus`` null.
+- ``paired_profile.<column>.<statistic>``: the same between recovery profiles under one policy:
+  ``profile`` is the profile under test (each one but ``default``), ``versus`` the baseline
+  profile (``default``, else the first profile that ran).
+- ``requests.count``: rows of ``requests`` (model request attempts), the denominator of the rates.
+- ``turns.outcome.<outcome>``: turns by outcome (every outcome seen in the run, for every policy).
+- ``repairs_per_1k_requests.<kind>`` and ``.all``: repair rows per 1,000 requests.
+- When sessions crashed, rewound or were compacted (issue 22): repairs by cause, requests the API
+  would have refused without the boundary layer, calls lost, compactions, sessions stopped on a
+  broken transcript, the time from a crash to the next request
+  (``toolturn.metrics.session_faults``).
+- ``synthetic_per_1k_requests.<cause>`` and ``.all``: tool rows with a ``synthetic_cause`` per
+  1,000 requests.
+- ``status_per_1k_requests.<status>``: request attempts per 1,000 by HTTP status (``200``,
+  ``429``, ``529``, ...) or the engine's ``pending``/``cancelled``. Rates are left out for a
+  simulation without requests.
+- ``simulated_span_ns``: last ``turn_end_ns`` minus first ``request_sent_ns`` of the
+  simulation's turns; ``throughput.turns_per_s`` (turns whose outcome is ``completed``),
+  ``throughput.output_tokens_per_s`` (``requests.output_tokens``) and
+  ``throughput.input_tokens_per_s`` (``requests.input_tokens``: what the transcripts sent cost)
+  are per simulated second of it.
+- ``harness.events_per_wall_s``: the harness's own speed, passed in; wall-clock, so it is marked
+  ``wall_clock`` and never part of an exact comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolturn.metrics import session_faults
+from toolturn.metrics.arm_fold import ArmFold, fold_tables
+from toolturn.metrics.paired import PAIRED_COLUMNS, comparisons, paired_differences, paired_stats
+from toolturn.metrics.percentiles import percentiles
+from toolturn.metrics.replications import replication_rows
+from toolturn.metrics.schema import (
+    COMPLETED,
+    EXPERIMENT_COLUMNS,
+    POINT_SUMMARY_SCHEMA,
+    SUMMARY_SCHEMA,
+)
+from toolturn.metrics.summary_row import POLICY_ORDER, Arm, SummaryRow, treatment_of
+
+PERCENTILES: tuple[tuple[str, float], ...] = (
+    ("p50", 50.0),
+    ("p90", 90.0),
+    ("p95", 95.0),
+    ("p99", 99.0),
+    ("p99.9", 99.9),
+)
+# (table, column, unit of its count)
+DISTRIBUTIONS: tuple[tuple[str, str, str], ...] = (
+    ("turns", "ttfts_ns", "turns"),
+    ("turns", "latency_ns", "turns"),
+    ("tools", "start_lag_ns", "tools"),
+)
+PER_1K = "per 1k requests"
+NS_PER_S = 1_000_000_000
+EVENTS_PER_WALL_S = "harness.events_per_wall_s"
+PAIRED_PREFIX = "paired."
+PAIRED_PROFILE_PREFIX = "paired_profile."
+# The profile the others are compared to, when it ran.
+BASE_PROFILE = "default"
+# A simulation of the run: (profile, policy, load_level), and in a run of several experiment
+# points (profile, policy, load_level, point).
+UnitKey = tuple[str, str, int]
+PointUnitKey = tuple[str, str, int, int]
+# Re-exported: where the rows' readers have always found them.
+__all__ = ["POLICY_ORDER", "Arm", "SummaryRow", "treatment_of"]
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """Throughput and tail latency of one arm at one offered load of a load sweep."""
+
+    policy: str
+    load_level: int
+    load: float
+    turns: int
+    turns_per_s: float
+    latency_p99_ns: float
+    profile: str = "default"
+
+
+def summarize(
+    tables: Mapping[str, pa.Table],
+    *,
+    events_per_wall_s: Mapping[UnitKey, float] | Mapping[PointUnitKey, float] | None = None,
+) -> list[SummaryRow]:
+    """The summary of a run's tables: level by level, the paired rows first, then each arm in
+    sorted order (profile, then policy) with its metrics in a fixed order.
+
+    ``events_per_wall_s`` maps a simulation (profile, policy, load_level) to the harness speed
+    measured while it ran.
+
+    Tables of several experiment points (with ``EXPERIMENT_COLUMNS``) are summarised point by
+    point, in point order, each row naming its point, replication and key; the rows over each
+    key's replications follow (toolturn.metrics.replications). The categories of the count and rate
+    metrics are the whole run's, so every replication has the same metrics. A simulation's
+    harness speed is then keyed (profile, policy, load_level, point).
+    """
+    speeds: dict[tuple[Any, ...], float] = dict(events_per_wall_s or {})
+    found = Categories(
+        outcomes=categories(tables["turns"], "outcome"),
+        kinds=categories(tables["repairs"], "kind"),
+        causes=categories(tables["tools"], "synthetic_cause"),
+        statuses=categories(tables["requests"], "status"),
+        faults_ran=session_faults.ran(tables),
+    )
+    if not has_points(tables["turns"]):
+        return _summarize_point(tables, {u[:3]: v for u, v in speeds.items() if len(u) == 3}, found)
+    rows: list[SummaryRow] = []
+    for point, replication, key in points_in(tables["sessions"]):
+        mine = {name: rows_of_point(table, point) for name, table in tables.items()}
+        point_speeds = {u[:3]: v for u, v in speeds.items() if len(u) == 4 and u[3] == point}
+        rows += [
+            replace(row, point=point, replication=replication, point_key=key)
+            for row in _summarize_point(mine, point_speeds, found)
+        ]
+    return rows + replication_rows(rows)
+
+
+@dataclass(frozen=True)
+class Categories:
+    """The categories of the count and rate metrics, and whether session faults ran: the whole
+    run's."""
+
+    outcomes: list[str]
+    kinds: list[str]
+    causes: list[str]
+    statuses: list[str]
+    faults_ran: bool
+
+
+def has_points(table: pa.Table) -> bool:
+    """Whether a run table is of several experiment points (has ``EXPERIMENT_COLUMNS``)."""
+    return set(EXPERIMENT_COLUMNS) <= set(table.column_names)
+
+
+def points_in(table: pa.Table) -> list[tuple[int, int, str]]:
+    """The (point, replication, point_key) triples of a table's rows, by point."""
+    if table.num_rows == 0:
+        return []
+    triples = pa.table(
+        {name: _decoded(table[name]) for name in EXPERIMENT_COLUMNS}
+    ).group_by(list(EXPERIMENT_COLUMNS)).aggregate([])
+    return sorted(
+        (int(e["point"]), int(e["replication"]), str(e["point_key"])) for e in triples.to_pylist()
+    )
+
+
+def rows_of_point(table: pa.Table, point: int) -> pa.Table:
+    """The rows of one experiment point."""
+    return table.filter(pc.equal(table["point"], point))
+
+
+def _summarize_point(
+    tables: Mapping[str, pa.Table],
+    speeds: Mapping[tuple[str, str, int], float],
+    found: Categories,
+) -> list[SummaryRow]:
+    """The summary of one simulation's (or a plain run's) tables, as ``summarize`` says."""
+    rows: list[SummaryRow] = []
+    for level, load in load_levels(tables):
+        at_level = {name: rows_at_level(table, level) for name, table in tables.items()}
+        rows += level_rows(
+            level,
+            load,
+            {arm for table in at_level.values() for arm in arms_of(table)},
+            partial(_paired_rows, at_level["turns"]),
+            partial(_arm_fold, at_level),
+            found,
+            speeds,
+        )
+    return rows
+
+
+def _arm_fold(
+    at_level: Mapping[str, pa.Table], profile: str, policy: str, faults: bool
+) -> ArmFold:
+    return fold_tables(
+        {name: rows_of(table, policy, profile) for name, table in at_level.items()},
+        faults=faults,
+    )
+
+
+def level_rows(
+    level: int,
+    load: float | None,
+    found_arms: set[Arm],
+    paired: Callable[[list[Arm]], list[SummaryRow]],
+    arm_fold: Callable[[str, str, bool], ArmFold],
+    found: Categories,
+    speeds: Mapping[tuple[str, str, int], float],
+) -> list[SummaryRow]:
+    """One load level's rows, wherever its tables come from (whole tables here, a run folder
+    read arm by arm in toolturn.metrics.summary_files): the paired rows of its arms (`paired`), then
+    each arm's metrics from its rows folded (`arm_fold(profile, policy, faults_ran)`) and its
+    harness speed.
+    The arms are those with rows and those with a measured speed, in sorted order."""
+    arms = sorted(
+        found_arms
+        | {(profile, policy) for profile, policy, key_level in speeds if key_level == level}
+    )
+    rows = paired(arms)
+    for profile, policy in arms:
+        arm_rows = metric_rows(policy, arm_fold(profile, policy, found.faults_ran), found)
+        if (profile, policy, level) in speeds:
+            speed = float(speeds[profile, policy, level])
+            arm_rows.append(
+                SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
+            )
+        rows += [replace(row, profile=profile) for row in arm_rows]
+    return [replace(row, load_level=level, load=load) for row in rows]
+
+
+def metric_rows(policy: str, fold: ArmFold, found: Categories) -> list[SummaryRow]:
+    """One arm's metrics at one level, in their fixed order, from its rows folded
+    (`toolturn.metrics.arm_fold`: whole tables here, a run folder's row groups in
+    toolturn.metrics.summary_files)."""
+    rows = _distribution_rows(policy, fold)
+    rows += _count_rows(policy, fold, found.outcomes)
+    rows += _rate_rows(policy, fold, found.kinds, found.causes, found.statuses)
+    rows += _throughput_rows(policy, fold)
+    if fold.faults is not None:
+        rows += [
+            SummaryRow(policy, metric, value, unit)
+            for metric, value, unit in fold.faults.metrics(fold.rows["requests"])
+        ]
+    return rows
+
+
+def load_levels(tables: Mapping[str, pa.Table]) -> list[tuple[int, float | None]]:
+    """The (load_level, load) pairs that occur in the tables, by level."""
+    seen: dict[int, float | None] = {}
+    for table in tables.values():
+        pairs = table.select(["load_level", "load"]).group_by(["load_level", "load"]).aggregate([])
+        for entry in pairs.to_pylist():
+            seen.setdefault(int(entry["load_level"]), entry["load"])
+    return sorted(seen.items())
+
+
+def _paired_rows(turns: pa.Table, arms: list[Arm]) -> list[SummaryRow]:
+    """Policies compared within each profile (``paired.``), then each profile compared with the
+    base profile within each policy (``paired_profile.``)."""
+    rows: list[SummaryRow] = []
+    profiles = list(dict.fromkeys(profile for profile, _ in arms))
+    for profile in profiles:
+        policies = [policy for pr, policy in arms if pr == profile]
+        treatment = treatment_of(policies)
+        if treatment is None:
+            continue
+        baselines = [p for p in POLICY_ORDER if p in policies] + [
+            p for p in policies if p not in POLICY_ORDER
+        ]
+        mine = turns.filter(pc.equal(_decoded(turns["profile"]), profile))
+        for _, baseline in comparisons(baselines, treatment):
+            pairs = partial(_differences, mine, "policy", treatment, baseline)
+            rows += paired_stat_rows(pairs, baseline, PAIRED_PREFIX, (profile, treatment))
+    base = BASE_PROFILE if BASE_PROFILE in profiles else (profiles[0] if profiles else None)
+    for policy in dict.fromkeys(policy for _, policy in arms):
+        mine = turns.filter(pc.equal(_decoded(turns["policy"]), policy))
+        for profile in profiles:
+            if profile != base and base is not None and (profile, policy) in arms:
+                pairs = partial(_differences, mine, "profile", profile, base)
+                rows += paired_stat_rows(pairs, base, PAIRED_PROFILE_PREFIX, (profile, policy))
+    return rows
+
+
+def _differences(
+    turns: pa.Table, dimension: str, treatment: str, baseline: str, column: str
+) -> np.ndarray:
+    pairs = paired_differences(
+        turns, column, dimension=dimension, treatment=treatment, baseline=baseline
+    )
+    differences: np.ndarray = pairs["difference"].to_numpy()
+    return differences
+
+
+def paired_stat_rows(
+    differences: Callable[[str], np.ndarray], baseline: str, prefix: str, arm: Arm
+) -> list[SummaryRow]:
+    """The paired statistics of an arm minus `baseline`, as rows of `arm` (profile, policy)
+    versus `baseline`: `differences(column)` gives each paired column's differences in key
+    order (`toolturn.metrics.paired.paired_differences`)."""
+    rows: list[SummaryRow] = []
+    for column in PAIRED_COLUMNS:
+        stats = paired_stats(differences(column))
+        for name, value in stats.as_dict().items():
+            unit = "share" if name == "gained" else "pairs" if name == "pairs" else "ns"
+            rows.append(
+                SummaryRow(
+                    arm[1], f"{prefix}{column}.{name}", value, unit, versus=baseline,
+                    profile=arm[0],
+                )
+            )
+    return rows
+
+
+def arm_label(profile: str, policy: str) -> str:
+    """How an arm is shown: its policy alone under the ``default`` profile, else the policy and
+    the profile in brackets (``streaming [claude-code]``)."""
+    return policy if profile == "default" else f"{policy} [{profile}]"
+
+
+def arms_of(table: pa.Table) -> list[Arm]:
+    """The distinct (profile, policy) pairs of a table's rows, sorted."""
+    if table.num_rows == 0:
+        return []
+    pairs = pa.table({"profile": _decoded(table["profile"]), "policy": _decoded(table["policy"])})
+    unique = pairs.group_by(["profile", "policy"]).aggregate([])
+    return sorted(zip(unique["profile"].to_pylist(), unique["policy"].to_pylist(), strict=True))
+
+
+def load_sweep(turns: pa.Table) -> list[LoadPoint]:
+    """Per policy and load level, sorted: completed turns/s and p99 latency; empty if no sweep.
+
+    A run swept load when its turns have two or more load levels.
+    """
+    levels = [(level, load) for level, load in load_levels({"turns": turns}) if load is not None]
+    if len(levels) < 2:
+        return []
+    points = []
+    for profile, policy in arms_of(turns):
+        mine = rows_of(turns, policy, profile)
+        for level, load in levels:
+            at_level = rows_at_level(mine, level)
+            if at_level.num_rows == 0:
+                continue
+            (p99,) = percentiles(values(at_level, "latency_ns"), (99.0,))
+            points.append(
+                LoadPoint(
+                    policy=policy,
+                    load_level=level,
+                    load=float(load),
+                    turns=at_level.num_rows,
+                    turns_per_s=_per_second(_completed(at_level), _span_ns(at_level)),
+                    latency_p99_ns=p99,
+                    profile=profile,
+                )
+            )
+    return points
+
+
+def summary_to_arrow(rows: Iterable[SummaryRow]) -> pa.Table:
+    """The summary rows as a table of ``SUMMARY_SCHEMA``, in their given order; of
+    ``POINT_SUMMARY_SCHEMA`` when they are of experiment points."""
+    rows = list(rows)
+    columns = {
+        "policy": pa.array([row.policy for row in rows], type=pa.string()).dictionary_encode(),
+        "profile": pa.array([row.profile for row in rows], type=pa.string()).dictionary_encode(),
+        "versus": pa.array([row.versus for row in rows], type=pa.string()).dictionary_encode(),
+        "load_level": pa.array([row.load_level for row in rows], type=pa.int64()),
+        "load": pa.array([row.load for row in rows], type=pa.float64()),
+        "metric": pa.array([row.metric for row in rows], type=pa.string()),
+        "value": pa.array([row.value for row in rows], type=pa.float64()),
+        "unit": pa.array([row.unit for row in rows], type=pa.string()).dictionary_encode(),
+        "wall_clock": pa.array([row.wall_clock for row in rows], type=pa.bool_()),
+    }
+    if not any(row.point_key is not None for row in rows):
+        return pa.Table.from_pydict(columns, schema=SUMMARY_SCHEMA)
+    for name in ("point", "replication", "point_key", "ci_low", "ci_high"):
+        columns[name] = pa.array(
+            [getattr(row, name) for row in rows], type=POINT_SUMMARY_SCHEMA.field(name).type
+        )
+    return pa.Table.from_pydict(columns, schema=POINT_SUMMARY_SCHEMA)
+
+
+def summary_groups(summary: list[SummaryRow]) -> list[dict[str, Any]]:
+    """The summary for people and JSON readers: one object per (load level, profile, policy,
+    versus), in summary order, with its metrics by name (a paired group's metrics keep their
+    prefix, which says what `versus` is). In a run of experiment points, one object per point
+    and replication as well (``point``, ``replication``, ``point_key``; both of the first null
+    for the rows over a key's replications, whose ``intervals`` give each metric's
+    ``[ci_low, ci_high]``)."""
+    groups: dict[tuple[str | None, int | None, int, str, str, str | None, bool], Any] = {}
+    for row in summary:
+        by_profile = row.metric.startswith(PAIRED_PROFILE_PREFIX)
+        key = (
+            row.point_key, row.replication, row.load_level, row.profile, row.policy, row.versus,
+            by_profile,
+        )
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {
+                "load_level": row.load_level,
+                "load": row.load,
+                "profile": row.profile,
+                "policy": row.policy,
+                "versus": row.versus,
+                "metrics": {},
+            }
+            if row.point_key is not None:
+                group |= {
+                    "point": row.point,
+                    "replication": row.replication,
+                    "point_key": row.point_key,
+                }
+        group["metrics"][row.metric] = row.value
+        if row.ci_low is not None and row.ci_high is not None:
+            group.setdefault("intervals", {})[row.metric] = [row.ci_low, row.ci_high]
+    return list(groups.values())
+
+
+def summary_from_arrow(table: pa.Table) -> list[SummaryRow]:
+    """The rows of a table written by ``summary_to_arrow``."""
+    return [SummaryRow(**row) for row in table.to_pylist()]
+
+
+def categories(table: pa.Table, column: str) -> list[str]:
+    """The distinct non-null values of a category column, sorted."""
+    return sorted(str(value) for value in _distinct(table[column]))
+
+
+def _distinct(column: pa.ChunkedArray) -> list[Any]:
+    return [value for value in pc.unique(_decoded(column)).to_pylist() if value is not None]
+
+
+def rows_of(table: pa.Table, policy: str, profile: str | None = None) -> pa.Table:
+    """The rows of one policy (of one profile, when given)."""
+    chosen = pc.equal(_decoded(table["policy"]), policy)
+    if profile is not None:
+        chosen = pc.and_(chosen, pc.equal(_decoded(table["profile"]), profile))
+    return table.filter(chosen)
+
+
+def rows_at_level(table: pa.Table, level: int) -> pa.Table:
+    """The rows of one load level."""
+    return table.filter(pc.equal(table["load_level"], level))
+
+
+def values(table: pa.Table, column: str) -> np.ndarray:
+    """A column's non-null values as a numpy array (int64 for the ``*_ns`` columns)."""
+    array: np.ndarray = table[column].drop_null().to_numpy()
+    return array
+
+
+def _decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_dictionary(column.type):
+        return column.cast(column.type.value_type)
+    return column
+
+
+def _distribution_rows(policy: str, fold: ArmFold) -> list[SummaryRow]:
+    rows = []
+    for table_name, column, count_unit in DISTRIBUTIONS:
+        data = fold.values(table_name, column)
+        if data.size:
+            quantiles = percentiles(data, [q for _, q in PERCENTILES])
+            for (label, _), quantile in zip(PERCENTILES, quantiles, strict=True):
+                rows.append(SummaryRow(policy, f"{column}.{label}", float(quantile), "ns"))
+        rows.append(SummaryRow(policy, f"{column}.count", float(data.size), count_unit))
+    return rows
+
+
+def _count_rows(policy: str, fold: ArmFold, outcomes: list[str]) -> list[SummaryRow]:
+    rows = [SummaryRow(policy, "requests.count", float(fold.rows["requests"]), "requests")]
+    for outcome in outcomes:
+        count = fold.count("turns", "outcome", outcome)
+        rows.append(SummaryRow(policy, f"turns.outcome.{outcome}", float(count), "turns"))
+    return rows
+
+
+def _rate_rows(
+    policy: str, fold: ArmFold, kinds: list[str], causes: list[str], statuses: list[str]
+) -> list[SummaryRow]:
+    requests = fold.rows["requests"]
+    if requests == 0:
+        return []
+    rows = []
+    for metric, table, column, categories in (
+        ("repairs_per_1k_requests", "repairs", "kind", kinds),
+        ("synthetic_per_1k_requests", "tools", "synthetic_cause", causes),
+    ):
+        counts = {c: fold.count(table, column, c) for c in categories}
+        total = sum(counts.values())
+        rows.append(SummaryRow(policy, f"{metric}.all", total * 1000 / requests, PER_1K))
+        for category in categories:
+            rate = counts[category] * 1000 / requests
+            rows.append(SummaryRow(policy, f"{metric}.{category}", rate, PER_1K))
+    for value in statuses:
+        count = fold.count("requests", "status", value)
+        rows.append(
+            SummaryRow(policy, f"status_per_1k_requests.{value}", count * 1000 / requests, PER_1K)
+        )
+    return rows
+
+
+def _throughput_rows(policy: str, fold: ArmFold) -> list[SummaryRow]:
+    if fold.rows["turns"] == 0:
+        return []
+    assert fold.first_sent_ns is not None and fold.last_end_ns is not None
+    span = fold.last_end_ns - fold.first_sent_ns
+    rows = [SummaryRow(policy, "simulated_span_ns", float(span), "ns")]
+    if span > 0:
+        completed = fold.count("turns", "outcome", COMPLETED)
+        rows.append(
+            SummaryRow(policy, "throughput.turns_per_s", _per_second(completed, span), "turns/s")
+        )
+        for column in ("output_tokens", "input_tokens"):
+            tokens = fold.sums["requests", column]
+            rows.append(
+                SummaryRow(
+                    policy, f"throughput.{column}_per_s", _per_second(tokens, span), "tokens/s"
+                )
+            )
+    return rows
+
+
+def _completed(turns: pa.Table) -> int:
+    return pc.sum(pc.equal(_decoded(turns["outcome"]), COMPLETED)).as_py() or 0
+
+
+def _span_ns(turns: pa.Table) -> int:
+    return int(pc.max(turns["turn_end_ns"]).as_py() - pc.min(turns["request_sent_ns"]).as_py())
+
+
+def _per_second(count: int, span_ns: int) -> float:
+    return count * NS_PER_S / span_ns if span_ns > 0 else 0.0

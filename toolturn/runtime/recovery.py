@@ -1,0 +1,254 @@
+"""Recovery profiles: the loop's choices on faults, as data (`toolturn.runtime.loop` reads them).
+
+A `RecoveryPolicy` names one answer to each question the loop meets when a response goes wrong:
+what a cut stream, a mid-stream error, max_tokens, bad tool JSON or a duplicate id lead to, in
+which order results go back, how often and how long to retry, and how the runtime words its own
+error results. The loop's rules (`toolturn.runtime.loop`, rules 9a-9f and 13) say what each answer
+does; a profile is never a subclass or a copy of the loop.
+
+Two profiles are built in (`PROFILES`):
+
+- `default`: the project's own (every rule as it was before profiles existed).
+- `claude-code`: the public Claude Code CLI 2.1.x as observed against a loopback mock (issue 16).
+  Where the CLI was not observed (its backoff cap, its cancelled-call wording) the value is ours
+  and says so.
+
+    ToolTurnLoop(tools, model="m", profile="claude-code")      # or profile=CLAUDE_CODE
+    replace(DEFAULT, result_order=ResultOrder.COMPLETION)       # a profile of one's own
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+from typing import Any
+
+from toolturn.runtime.results import ErrorTexts
+from toolturn.runtime.retry import RetrySettings
+
+
+class ResultOrder(str, Enum):
+    """The order of the tool_results in a batch's user message."""
+
+    TOOL_USE = "tool_use"
+    COMPLETION = "completion"
+
+
+class AfterToolUseCut(str, Enum):
+    """A cut (or an error taken as one) after at least one tool_use block completed."""
+
+    END_SESSION = "end_session"
+    # Keep the completed blocks, run the kept calls to the end, send the ordinary next turn.
+    CONTINUE = "continue"
+
+
+class AfterTextCut(str, Enum):
+    """A cut after content began but before any tool_use completed."""
+
+    END_SESSION = "end_session"
+    # Keep the completed blocks, append `resume_text` as a user message, send at once.
+    RESUME = "resume"
+
+
+class BeforeContentCut(str, Enum):
+    """A cut before any content block started (message_start alone does not count)."""
+
+    END_SESSION = "end_session"
+    # Retry the identical request after the backoff.
+    RETRY = "retry"
+
+
+class OverloadedAfterContent(str, Enum):
+    """An `overloaded_error` event after at least one block completed."""
+
+    # Discard the attempt and retry it, or fall back (rules 7, 8).
+    RETRY = "retry"
+    # As a cut: the choices above decide.
+    AS_CUT = "as_cut"
+
+
+class ErrorEvent(str, Enum):
+    """An `error` event of another type than `overloaded_error`."""
+
+    # The stream error of rule 9: keep, answer, end the session.
+    END_SESSION = "end_session"
+    # As a cut: the choices above decide.
+    AS_CUT = "as_cut"
+
+
+class MaxTokens(str, Enum):
+    """max_tokens with no complete tool_use in the response."""
+
+    END_SESSION = "end_session"
+    # Append `continue_text` as a user message and send the next turn at once.
+    CONTINUE = "continue"
+
+
+class InvalidJsonInput(str, Enum):
+    """What a tool_use whose input JSON did not parse keeps as its input in the transcript."""
+
+    EMPTY = "empty"  # {}
+    UNPARSED = "unparsed"  # {"__unparsedToolInput": {"raw": text, "len": len(text)}}
+
+
+class DuplicateIds(str, Enum):
+    """Two tool_use blocks of one response with one id (the transcript keeps the first either
+    way, with the first result)."""
+
+    RUN_FIRST = "run_first"
+    # Each runs, one after the other.
+    RUN_EACH = "run_each"
+
+
+class RunningOnCut(str, Enum):
+    """Running calls when a cut ends the session."""
+
+    CANCEL = "cancel"  # the cancellable ones
+    FINISH = "finish"
+
+
+class SiblingErrors(str, Enum):
+    """A failing call of a tool marked `cancels_siblings`."""
+
+    CANCEL_SIBLINGS = "cancel_siblings"  # the tool's rule (executor rule 8)
+    IGNORE = "ignore"  # cancels nothing
+
+
+# Per-call concurrency safety: tool input -> whether this call may run beside other safe calls.
+CallSafety = Callable[[Mapping[str, Any]], bool]
+
+
+# Redirects, pipes, command separators, substitutions, a second line: a command holding one may
+# write or run more than its pattern shows.
+SHELL_METACHARACTERS = "<>|;&`$\n"
+
+
+@dataclass(frozen=True, slots=True)
+class InputPattern:
+    """A call is safe when the string at `field` of its input fully matches `matches` and holds
+    none of the characters of `forbid` (redirects, pipes, command separators, substitutions).
+    Data, so a scenario can declare it; a callable, so a `ToolDefinition` can use it."""
+
+    field: str
+    matches: str
+    forbid: str = SHELL_METACHARACTERS
+    # `matches` compiled, once per pattern (it is asked of every call of its tool).
+    # (`dataclasses.field`: `field` is the name of a field here.)
+    _compiled: re.Pattern[str] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # A bad pattern fails here, not at the first call.
+        object.__setattr__(self, "_compiled", re.compile(self.matches))
+
+    def __call__(self, tool_input: Mapping[str, Any]) -> bool:
+        value = tool_input.get(self.field)
+        if not isinstance(value, str) or any(char in value for char in self.forbid):
+            return False
+        return self._compiled.fullmatch(value) is not None
+
+
+# Commands that only read: what Claude Code runs in parallel (observed with these; the list is
+# ours and deliberately short).
+READ_ONLY_COMMAND = (
+    r"\s*(ls|cat|head|tail|wc|pwd|echo|grep|rg|find|which|file|stat|du|df|tree"
+    r"|git (status|diff|log|show|branch|rev-parse|ls-files|blame))(\s.*)?"
+)
+READ_ONLY_BASH = InputPattern("command", READ_ONLY_COMMAND)
+
+RESUME_TEXT = (
+    "Your response above was cut off mid-stream. Resume directly from where it stops — no "
+    "apology, no recap. If none of it survived, answer the request from the start."
+)
+CONTINUE_TEXT = (
+    "Output token limit hit. Resume directly — no apology, no recap of what you were doing. Pick "
+    "up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
+)
+UNPARSED_INPUT_KEY = "__unparsedToolInput"
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryPolicy:
+    """One answer to each of the loop's recovery questions (the module docstring)."""
+
+    name: str
+    result_order: ResultOrder = ResultOrder.TOOL_USE
+    after_tool_use_cut: AfterToolUseCut = AfterToolUseCut.END_SESSION
+    after_text_cut: AfterTextCut = AfterTextCut.END_SESSION
+    resume_text: str = RESUME_TEXT
+    before_content_cut: BeforeContentCut = BeforeContentCut.END_SESSION
+    overloaded_after_content: OverloadedAfterContent = OverloadedAfterContent.RETRY
+    error_event: ErrorEvent = ErrorEvent.END_SESSION
+    max_tokens: MaxTokens = MaxTokens.END_SESSION
+    continue_text: str = CONTINUE_TEXT
+    invalid_json_input: InvalidJsonInput = InvalidJsonInput.EMPTY
+    duplicate_ids: DuplicateIds = DuplicateIds.RUN_FIRST
+    running_on_cut: RunningOnCut = RunningOnCut.CANCEL
+    sibling_errors: SiblingErrors = SiblingErrors.CANCEL_SIBLINGS
+    # None: the loop's own `retry` argument (the scenario's [runtime.retries] in the simulator).
+    retry: RetrySettings | None = None
+    # The largest fraction of a backoff a driver's jitter draw gives (added or cut, as `retry`
+    # says); used by drivers that draw the jitter themselves.
+    retry_jitter: float = 0.0
+    error_texts: ErrorTexts = ErrorTexts()
+    # Per-call safety for tools by name, over the tool's own (section 2 of issue 16).
+    safe_when: Mapping[str, CallSafety] = field(default_factory=lambda: MappingProxyType({}))
+
+    def input_in_transcript(self, raw: str) -> dict[str, Any]:
+        """The input a tool_use whose JSON did not parse keeps in the transcript (rule 13)."""
+        if self.invalid_json_input is InvalidJsonInput.UNPARSED:
+            return {UNPARSED_INPUT_KEY: {"raw": raw, "len": len(raw)}}
+        return {}
+
+
+DEFAULT = RecoveryPolicy("default")
+
+CLAUDE_CODE = RecoveryPolicy(
+    "claude-code",
+    result_order=ResultOrder.COMPLETION,
+    after_tool_use_cut=AfterToolUseCut.CONTINUE,
+    after_text_cut=AfterTextCut.RESUME,
+    before_content_cut=BeforeContentCut.RETRY,
+    overloaded_after_content=OverloadedAfterContent.AS_CUT,
+    error_event=ErrorEvent.AS_CUT,
+    max_tokens=MaxTokens.CONTINUE,
+    invalid_json_input=InvalidJsonInput.UNPARSED,
+    duplicate_ids=DuplicateIds.RUN_EACH,
+    # The CLI aborts on a user interrupt; on a cut it continues (above), so this only matters
+    # when a cut still ends the session (a retry budget spent).
+    running_on_cut=RunningOnCut.FINISH,
+    sibling_errors=SiblingErrors.IGNORE,
+    # 529/429 retried up to 10 times, 500 ms x 2^(n-1) plus up to 25 %. The 32 s cap is ours.
+    retry=RetrySettings(
+        max_retries=10, initial_delay_ns=500_000_000, max_delay_ns=32_000_000_000,
+        jitter_adds=True,
+    ),
+    retry_jitter=0.25,
+    error_texts=ErrorTexts(
+        unknown_tool="<tool_use_error>Error: No such tool available: {name}</tool_use_error>",
+        invalid_json="<tool_use_error>Error: input for tool {name!r} is not valid JSON: {why}"
+        "</tool_use_error>",
+        invalid_input="<tool_use_error>Error: input for tool {name!r} is invalid: {why}"
+        "</tool_use_error>",
+    ),
+    safe_when=MappingProxyType({"Bash": READ_ONLY_BASH}),
+)
+
+PROFILES: Mapping[str, RecoveryPolicy] = MappingProxyType(
+    {profile.name: profile for profile in (DEFAULT, CLAUDE_CODE)}
+)
+
+
+def profile_of(profile: RecoveryPolicy | str) -> RecoveryPolicy:
+    """A profile given as itself or by name; an unknown name is a ValueError listing the
+    known ones."""
+    if isinstance(profile, RecoveryPolicy):
+        return profile
+    try:
+        return PROFILES[profile]
+    except KeyError:
+        known = ", ".join(PROFILES)
+        raise ValueError(f"unknown recovery profile {profile!r} (known: {known})") from None

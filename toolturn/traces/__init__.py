@@ -1,0 +1,5 @@
+"""Agent session logs in: readers, stats, calibrated scenarios, replays through the simulator.
+
+`toolturn.traces.sources.read_logs` reads Claude Code session logs and Messages API request logs
+into `toolturn.traces.logged.LoggedSession`s; `stats`, `calibrate` and `replay` work on those.
+"""

@@ -1,0 +1,238 @@
+"""Claude Code session logs: `~/.claude/projects/<project>/<session>.jsonl`.
+
+The format, as Claude Code 2.1 writes it (the fixtures under tests/fixtures/traces/claude-code are
+real files it wrote against `toolturn serve`): one JSON object per line, with a `type`.
+
+- `user`: `message` is `{"role": "user", "content": str | [blocks]}`. Content holding
+  `tool_result` blocks answers tool calls; any other content is a prompt (a line whose text starts
+  `[Request interrupted by user` joins the history but is not counted as a prompt). `isMeta` lines
+  (local command caveats) are left out.
+- `assistant`: `message` is the API's message object, holding ONE content block per line: a
+  response of three blocks is three lines sharing `message.id`, each written when its block
+  stopped, and tool results may be written between them (Claude Code starts tools while the
+  model still streams). `isApiErrorMessage: true` marks the synthetic message Claude Code writes
+  when a request failed for good.
+- `system` with `subtype: "api_error"`: a failed attempt (Claude Code retries it).
+- `summary`, `attachment`, `queue-operation`, `last-prompt`, `mode`, `file-history-snapshot`,
+  other `system` lines and any type not listed: no part of the conversation, counted by type.
+
+Every line carries `timestamp` (ISO 8601), `uuid`, `parentUuid`, `sessionId` and `isSidechain`
+(a sub-agent's conversation). Lines are read in file order; a sidechain is a session of its own
+(keyed by `agentId` when the line has one). A line that is not a JSON object, lacks `type`, or
+whose message or timestamp has the wrong shape is skipped and reported with its line number.
+
+Each session's steps carry the history the log implies for each request: prompts, assistant
+messages merged by `message.id`, each batch of tool results as one user message after them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolturn.traces.logged import LoggedSession, Step, ToolCall, describe_api_error, tool_call_of
+from toolturn.traces.skipped import Skipped
+from toolturn.traces.timestamps import epoch_ms
+
+INTERRUPTED_PREFIX = "[Request interrupted by user"
+
+
+class _LineError(ValueError):
+    """This line cannot be read; the message says why."""
+
+
+@dataclass(slots=True)
+class _Builder:
+    """One session being read: its history so far and the step whose response is arriving."""
+
+    session: LoggedSession
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    step: Step | None = None
+    message_id: str | None = None
+    results: list[dict[str, Any]] = field(default_factory=list)
+    calls: dict[str, ToolCall] = field(default_factory=dict)
+    last_user_ms: float | None = None
+    prompt_index: int = -1
+
+    def commit(self) -> None:
+        """The step's response and its results join the history."""
+        if self.step is not None and self.step.api_error is None:
+            self.messages.append({"role": "assistant", "content": list(self.step.blocks)})
+        if self.results:
+            self.messages.append({"role": "user", "content": self.results})
+        self.step, self.message_id, self.results = None, None, []
+
+    def assistant(self, message: dict[str, Any], at_ms: float | None, where: str) -> None:
+        message_id = message.get("id")
+        if self.step is None or message_id is None or message_id != self.message_id:
+            self.commit()
+            self.step = Step(
+                where=where,
+                messages=list(self.messages),
+                prompt_index=max(self.prompt_index, 0),
+                sent_ms=self.last_user_ms,
+                first_block_ms=at_ms,
+            )
+            self.session.steps.append(self.step)
+            self.message_id = message_id
+        step = self.step
+        step.last_block_ms = at_ms if at_ms is not None else step.last_block_ms
+        step.model = message.get("model") or step.model
+        step.stop_reason = message.get("stop_reason") or step.stop_reason
+        usage = message.get("usage")
+        if isinstance(usage, dict):
+            if isinstance(usage.get("output_tokens"), int):
+                step.output_tokens = usage["output_tokens"]
+            if isinstance(usage.get("input_tokens"), int):
+                step.input_tokens = usage["input_tokens"]
+        for block in message["content"]:
+            step.blocks.append(block)
+            if block.get("type") == "tool_use":
+                call = tool_call_of(block, where, at_ms)
+                step.tool_calls.append(call)
+                self.calls[call.tool_use_id] = call
+
+    def api_error(self, text: str, where: str) -> None:
+        self.commit()
+        self.session.steps.append(
+            Step(where=where, messages=list(self.messages), prompt_index=max(self.prompt_index, 0),
+                 sent_ms=self.last_user_ms, api_error=text)
+        )
+
+    def user(self, content: list[dict[str, Any]] | str, at_ms: float | None) -> None:
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if any(block.get("type") == "tool_result" for block in blocks):
+            for block in blocks:
+                if block.get("type") == "tool_result":
+                    self._result(block, at_ms)
+            self.results.extend(blocks)
+        else:
+            self.commit()
+            self.messages.append({"role": "user", "content": content})
+            text = content if isinstance(content, str) else _first_text(blocks)
+            if not text.startswith(INTERRUPTED_PREFIX):
+                self.session.prompts_ms.append(at_ms)
+                self.prompt_index += 1
+        self.last_user_ms = at_ms
+
+    def _result(self, block: dict[str, Any], at_ms: float | None) -> None:
+        call = self.calls.get(str(block.get("tool_use_id")))
+        if call is None:
+            return  # an orphan: the history keeps it, the repair will say so
+        call.result_ms = at_ms
+        call.result_text = _result_text(block.get("content"))
+        call.is_error = block.get("is_error") is True
+
+
+def _first_text(blocks: list[dict[str, Any]]) -> str:
+    for block in blocks:
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            return str(block["text"])
+    return ""
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def _message(line: dict[str, Any], role: str) -> dict[str, Any]:
+    message = line.get("message")
+    if not isinstance(message, dict):
+        raise _LineError(f"bad message: {role} line: 'message' must be an object")
+    content = message.get("content")
+    if role == "assistant" and not isinstance(content, list):
+        raise _LineError("bad message: assistant line: message.content must be a list of blocks")
+    if not isinstance(content, str | list):
+        raise _LineError(
+            f"bad message: {role} line: message.content must be a string or a list of blocks"
+        )
+    if isinstance(content, list) and not all(
+        isinstance(b, dict) and isinstance(b.get("type"), str) for b in content
+    ):
+        raise _LineError(
+            f"bad message: {role} line: every content block must be an object with a 'type'"
+        )
+    return message
+
+
+def _timestamp(line: dict[str, Any]) -> float | None:
+    if "timestamp" not in line:
+        return None
+    try:
+        return epoch_ms(line["timestamp"])
+    except ValueError as error:
+        raise _LineError(f"bad timestamp: {error}") from None
+
+
+class ClaudeCodeReader:
+    """Reads Claude Code session files into `LoggedSession`s; one reader may read many files."""
+
+    def __init__(self, skipped: Skipped) -> None:
+        self.skipped = skipped
+        # Lines that are no part of a conversation, by type.
+        self.other_lines: dict[str, int] = {}
+
+    def read(self, path: Path, lines: list[tuple[int, dict[str, Any]]]) -> list[LoggedSession]:
+        """The sessions of one file, given its lines already parsed as JSON objects (with their
+        line numbers; `toolturn.traces.sources` reports the lines that are not JSON objects)."""
+        builders: dict[tuple[str, str], _Builder] = {}
+        for number, line in lines:
+            where = f"{path}:{number}"
+            try:
+                self._line(path, line, where, builders)
+            except _LineError as error:
+                self.skipped.add(str(path), number, str(error))
+        for builder in builders.values():
+            builder.commit()
+        return [b.session for b in builders.values() if b.session.steps or b.session.prompts_ms]
+
+    def _line(
+        self,
+        path: Path,
+        line: dict[str, Any],
+        where: str,
+        builders: dict[tuple[str, str], _Builder],
+    ) -> None:
+        kind = line.get("type")
+        if not isinstance(kind, str):
+            raise _LineError("no type: the line has no 'type' string")
+        if kind not in ("user", "assistant") and not (
+            kind == "system" and line.get("subtype") == "api_error"
+        ):
+            self.other_lines[kind] = self.other_lines.get(kind, 0) + 1
+            return
+        at_ms = _timestamp(line)
+        builder = self._builder(path, line, builders)
+        if kind == "system":
+            error = line.get("error") or line.get("content") or "api_error"
+            builder.api_error(f"retried: {describe_api_error(error)}", where)
+        elif kind == "assistant":
+            message = _message(line, "assistant")
+            if line.get("isApiErrorMessage") is True:
+                builder.api_error(_first_text(message["content"]) or "API error", where)
+            else:
+                builder.assistant(message, at_ms, where)
+        elif line.get("isMeta") is not True:
+            builder.user(_message(line, "user")["content"], at_ms)
+
+    @staticmethod
+    def _builder(
+        path: Path, line: dict[str, Any], builders: dict[tuple[str, str], _Builder]
+    ) -> _Builder:
+        session_id = str(line.get("sessionId") or path.stem)
+        sidechain = line.get("isSidechain") is True
+        agent = str(line.get("agentId") or "agent") if sidechain else ""
+        key = (session_id, agent)
+        if key not in builders:
+            name = f"{session_id}/{agent}" if sidechain else session_id
+            builders[key] = _Builder(LoggedSession(str(path), name, sidechain=sidechain))
+        return builders[key]

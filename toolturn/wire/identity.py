@@ -1,0 +1,125 @@
+"""Who is asking: the `Turn` (session, turn, attempt) that keys the mock model's draws for a
+request arriving over HTTP.
+
+1. Session, named by the client: the `x-sim-session` header. A decimal number below 2**63 is
+   the session id itself (so `x-sim-session: 7` gets the draws the simulator gives session 7);
+   any other text (a longer number included: Python refuses to read one of more than 4,300
+   digits) is hashed to a stable id with the top bit set, which no plain number has.
+2. Session, found from the conversation: without our header, the id is a hash of the client's
+   own session header (`x-claude-code-session-id`, if sent), the request's `metadata.user_id`
+   and its first user message (without `cache_control` markers, which a client moves from
+   request to request). Every request of one conversation has the same first message, so it
+   gets the same session; two conversations of one client session (a sub-agent beside its
+   parent) start differently and do not mix.
+3. Turn index: the number of assistant messages in the request (0 for the first turn), which is
+   how many turns the conversation has had; or the `x-sim-turn` header, a decimal number, when a
+   client counts its turns itself (`toolturn live` does: a turn interrupted before any block
+   completed leaves no assistant message, so the count would give the next turn the interrupted
+   one's index).
+4. Attempt: 1 for the first request of a session's turn, 2 for the next with the same turn
+   index, and so on, as the simulator numbers attempts (`SendRequest.attempt`): a retry gets
+   fresh draws instead of replaying the failure it retries, and a served request gets the
+   draws of its simulated twin. Only each session's latest turn is remembered (a request for an
+   earlier turn starts its count again), and only the `TRACKED_SESSIONS` sessions heard from
+   most recently: a server that runs for days keeps bounded memory, and a session silent for
+   that many others' requests starts again at 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+from toolturn.model.response import Turn
+
+SESSION_HEADER = "x-sim-session"
+TURN_HEADER = "x-sim-turn"
+CLIENT_SESSION_HEADER = "x-claude-code-session-id"
+TRACKED_SESSIONS = 100_000
+FIRST_ATTEMPT = 1
+_HASHED_BIT = 1 << 63
+
+
+def _hashed(text: str) -> int:
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") | _HASHED_BIT
+
+
+def session_id_from_header(value: str) -> int:
+    """The session id a header value names: its number, or a stable 63-bit hash of its text."""
+    text = value.strip()
+    # 19 digits hold every number below 2**63; only then is `int` asked (rule 1).
+    if text.isdecimal() and text.isascii() and len(text) <= 19 and int(text) < _HASHED_BIT:
+        return int(text)
+    return _hashed(text)
+
+
+def _without_cache_control(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_without_cache_control(item) for item in value]
+    return value
+
+
+def conversation_session_id(headers: Mapping[str, str], body: Mapping[str, Any]) -> int:
+    """The session id of a request without our header (rule 2)."""
+    messages = body.get("messages")
+    first = next(
+        (m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"),
+        None,
+    ) if isinstance(messages, list) else None
+    metadata = body.get("metadata")
+    user_id = metadata.get("user_id") if isinstance(metadata, dict) else None
+    key = json.dumps(
+        [headers.get(CLIENT_SESSION_HEADER, ""), user_id, _without_cache_control(first)],
+        sort_keys=True, ensure_ascii=True, separators=(",", ":"),
+    )
+    return _hashed(key)
+
+
+def assistant_messages(messages: Any) -> int:
+    """How many messages of a request's `messages` list are the assistant's."""
+    if not isinstance(messages, list):
+        return 0
+    return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+class TurnIdentities:
+    """Hands each request its `Turn`; remembers the attempts of recent sessions."""
+
+    def __init__(self, tracked_sessions: int = TRACKED_SESSIONS) -> None:
+        self._tracked = tracked_sessions
+        # session id -> (its latest turn index, requests seen for it), least recent first
+        self._attempts: OrderedDict[int, tuple[int, int]] = OrderedDict()
+
+    def session_for(self, headers: Mapping[str, str], body: Mapping[str, Any]) -> int:
+        """The session a request belongs to (rules 1 and 2). `headers` in lower case."""
+        named = headers.get(SESSION_HEADER)
+        if named is not None:
+            return session_id_from_header(named)
+        return conversation_session_id(headers, body)
+
+    def turn_for(self, headers: Mapping[str, str], body: Mapping[str, Any]) -> Turn:
+        """The identity of a request with these `headers` (names in lower case) and `body`."""
+        return self.turn_of(
+            self.session_for(headers, body), body.get("messages"), headers.get(TURN_HEADER)
+        )
+
+    def turn_of(self, session_id: int, messages: Any, turn_header: str | None = None) -> Turn:
+        """The identity of the next request of `session_id` carrying `messages` and the
+        `x-sim-turn` header's value `turn_header` (None: absent; rule 3)."""
+        turn_text = (turn_header or "").strip()
+        if turn_text.isdecimal() and turn_text.isascii() and len(turn_text) <= 19:
+            turn_index = int(turn_text)
+        else:
+            turn_index = assistant_messages(messages)
+        latest = self._attempts.pop(session_id, None)
+        seen = latest[1] if latest is not None and latest[0] == turn_index else 0
+        self._attempts[session_id] = (turn_index, seen + 1)
+        if len(self._attempts) > self._tracked:
+            self._attempts.popitem(last=False)
+        return Turn(session_id, turn_index, FIRST_ATTEMPT + seen)

@@ -1,0 +1,478 @@
+"""`toolturn serve`'s server: the mock model behind an Anthropic-compatible `POST /v1/messages`.
+
+    server = MockServer(model, speed=10.0)
+    await server.start("127.0.0.1", 0)          # port 0: any free port; see server.base_url
+    await server.serve_forever()                # or run clients, then: await server.close()
+
+Behaviour, request by request:
+
+1. The body must be a JSON object (strict JSON: no NaN, no Infinity, not nested too deep) of
+   the Messages API's shape (`toolturn.wire.request_shape`); otherwise 400 `invalid_request_error`
+   worded as the API words it. `POST /v1/messages/count_tokens` and `GET /v1/models` are
+   answered too (`toolturn.wire.side_endpoints`); other paths answer 404, other methods 405, in the
+   API's JSON error shape. A query string (`?beta=true`) is ignored.
+2. Identity (`toolturn.wire.identity`): session from the `x-sim-session` header or from the
+   conversation itself, turn index from the `x-sim-turn` header or the assistant messages,
+   attempt (from 1) from the session's earlier requests of that turn. The model sees the body
+   with any model name mapped to the scenario's (unless `strict_models`) and system-role
+   messages taken out.
+3. Admission: the scenario's endpoint capacity counts requests in flight across every
+   connection; beyond it a request waits in line or is refused (429/529 with retry-after), as
+   `[model.endpoint]` says. A request holds its slot until its response is over; the model's
+   delays count from admission, so time in the queue comes on top.
+4. The mock model answers (`MockModel.answer`, or `reject` with the first violation of the
+   pairing check made on arrival): an HTTP error (400 with `check_pairing`'s
+   wording for a broken transcript, 404 for an unknown model, 429 / 529 / 500 faults), sent
+   after its delay with the API's JSON error body, a `request-id` header and, for 429 and 529,
+   `retry-after` (whole seconds, rounded up) and `retry-after-ms`; or a timed stream.
+5. `stream: true`: 200 `text/event-stream` at once, then each event at its time from the
+   request's admission (pings, `event: error` included). A stream the model cuts ends with the
+   connection dropped mid-body, after any silence before the cut.
+6. `stream: false`: after the whole stream's time, the accumulated Message JSON; a stream that
+   would end with an `error` event answers that error's status (529 overloaded, 500 otherwise)
+   instead, and a cut stream drops the connection without a response.
+7. `speed` divides every delay, retry-after included: at 10 the model is ten times faster. A
+   delay is at most `MAX_DELAY_NS` (a year) whatever the speed.
+8. A failure of the server's own (a bug) answers 500 `api_error`, as the API answers its own, or
+   cuts a response already begun; the log line names the exception.
+9. With `client_tools`, the model calls the tools the request declares, with safe inputs
+   (`toolturn.wire.client_tools`); without, the scenario's own tools, as the simulator does.
+10. No client holds the server forever: idle, header, body and write timeouts
+   (`toolturn.wire.connection.Timeouts`; 408 for a request begun but late), and at most
+   `max_connections` open at once: one more is closed as soon as it is accepted.
+
+One line per request goes to the log (stderr by default): method, path, status, how the answer
+ended, the turn's identity, the faults that fired and the time taken. JSON goes out as UTF-8 with
+non-ASCII text unescaped, except lone surrogates (a request's `\\ud800` escape, echoed in an
+error message), which UTF-8 cannot carry: they stay escapes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from toolturn.model.api_errors import INVALID_REQUEST, STATUS_ERRORS, error_body
+from toolturn.model.model import MockModel
+from toolturn.model.response import HttpError, Response, StreamResponse, Turn
+from toolturn.runtime.accumulator import StreamAccumulator
+from toolturn.runtime.pairing import TranscriptShapeError, check_pairing
+from toolturn.runtime.strict_json import parse_json
+from toolturn.wire.admission import AsyncEndpoint
+from toolturn.wire.client_tools import ClientToolModels, ClientTools
+from toolturn.wire.connection import BadRequest, HttpConnection, HttpRequest, Timeouts
+from toolturn.wire.identity import TurnIdentities
+from toolturn.wire.recorder import Recorder
+from toolturn.wire.recording import SentCall, sent_parts
+from toolturn.wire.request_shape import count_tokens_problem, request_problem
+from toolturn.wire.side_endpoints import (
+    COUNT_TOKENS_PATH,
+    MESSAGES_PATH,
+    MODELS_PATH,
+    count_tokens,
+    mapped_profile,
+    model_body,
+    model_info,
+    model_list,
+    served_names,
+)
+from toolturn.wire.sse import encode_event
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+# The longest delay served: no client waits longer. A speed near zero (1e-300) made delays
+# infinite, which `round` cannot turn into nanoseconds.
+MAX_DELAY_NS = 365 * 24 * 3600 * NS_PER_S
+# Open connections at most; one more is closed at once (rule 10). nginx's worker default, more
+# than any load test of ours opens, and far below the descriptors a process may hold.
+MAX_CONNECTIONS = 1024
+
+# The status an `error` event's type stands for when the answer is not streamed.
+_ERROR_STATUS = {error_type: status for status, (error_type, _) in STATUS_ERRORS.items()}
+_JSON = ("content-type", "application/json")
+_EVENT_STREAM = ("content-type", "text/event-stream; charset=utf-8")
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def log_to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def final_message(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Message a complete stream amounts to (what a non-streaming request answers)."""
+    accumulator = StreamAccumulator()
+    for event in events:
+        accumulator.feed(event)
+    return accumulator.snapshot()
+
+
+def _decoded(data: bytes, *, counting: bool) -> tuple[Any, str | None]:
+    """A request's body and why it is refused (None: it is not), as the API words it."""
+    try:
+        body = parse_json(data.decode("utf-8"))
+    except ValueError as error:  # UnicodeDecodeError included
+        return None, f"request body is not valid JSON: {error}"
+    return body, count_tokens_problem(body) if counting else request_problem(body)
+
+
+class MockServer:
+    """The mock model over HTTP/1.1 (h11) on one asyncio event loop."""
+
+    def __init__(
+        self,
+        model: MockModel,
+        *,
+        speed: float = 1.0,
+        log: Callable[[str], None] = log_to_stderr,
+        timeouts: Timeouts | None = None,
+        max_connections: int = MAX_CONNECTIONS,
+        strict_models: bool = False,
+        client_tools: ClientTools | None = None,
+        recorder: Recorder | None = None,
+        rewrite: Callable[[Turn, Response], Response] | None = None,
+    ) -> None:
+        if not (math.isfinite(speed) and speed > 0):
+            raise ValueError(f"speed must be a positive number, got {speed}")
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, got {max_connections}")
+        self.model = model
+        self.speed = speed
+        self.timeouts = timeouts or Timeouts()
+        self.max_connections = max_connections
+        self.recorder = recorder
+        # A probe's fault plan: the model's answer to a turn, changed before it is sent.
+        self._rewrite = rewrite
+        self._origin_ns = time.monotonic_ns()
+        # None: the model calls the scenario's own tools, as in the simulator (its twin).
+        self.strict_models = strict_models or model.config.serve.strict_model_names
+        self._models = ClientToolModels(model, client_tools)
+        self._log = log
+        self._endpoint = AsyncEndpoint(model.endpoint)
+        self._identities = TurnIdentities()
+        self._server: asyncio.Server | None = None
+        self._connections: dict[asyncio.Task[None], HttpConnection] = {}
+        self._rejected = 0
+
+    async def start(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+        """Listen on `host`:`port` (0: a free port). Raises OSError if it cannot."""
+        self._server = await asyncio.start_server(self._serve_connection, host, port)
+
+    @property
+    def port(self) -> int:
+        """The port listened on (the real one when started with port 0)."""
+        if self._server is None:
+            raise RuntimeError("the server has not been started")
+        return int(self._server.sockets[0].getsockname()[1])
+
+    @property
+    def base_url(self) -> str:
+        """What to give a client as `base_url`, e.g. `http://127.0.0.1:8765`."""
+        port = self.port  # raises if not started
+        assert self._server is not None
+        host = self._server.sockets[0].getsockname()[0]
+        return f"http://{host}:{port}"
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being answered now (holding an endpoint slot)."""
+        return self._endpoint.in_flight
+
+    async def serve_forever(self) -> None:
+        """Serve until cancelled."""
+        if self._server is None:
+            raise RuntimeError("the server has not been started")
+        await self._server.serve_forever()
+
+    async def close(self) -> None:
+        """Stop listening and drop every open connection (responses in progress are cut)."""
+        if self._server is None:
+            return
+        self._server.close()
+        connections = list(self._connections.items())
+        for task, http in connections:
+            http.cut()  # a reader then sees the end at once, whatever it awaits
+            task.cancel()
+        await asyncio.gather(*(task for task, _ in connections), return_exceptions=True)
+        await self._server.wait_closed()
+
+    # ----- one connection -----
+
+    async def _serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        if len(self._connections) >= self.max_connections:
+            writer.transport.abort()  # refused before a byte is read: the client sees a reset
+            self._log(f"- connection refused: {self.max_connections} connections open")
+            return
+        http = HttpConnection(reader, writer, self.timeouts)
+        self._connections[task] = http
+        try:
+            while True:
+                try:
+                    request = await http.next_request()
+                except BadRequest as error:
+                    if http.can_respond:
+                        await self._reject(http, "-", error.status, INVALID_REQUEST, str(error),
+                                           [("connection", "close")])
+                        await http.linger_and_close()
+                    break
+                if request is None or not await self._answer(http, request):
+                    break
+        except ConnectionError:
+            pass  # The client went away; nothing is owed to it.
+        except asyncio.CancelledError:
+            # `close()` cancels connections. The task ends here, quietly: asyncio 3.11's stream
+            # server asks a cancelled handler task for its exception and logs a traceback.
+            pass
+        finally:
+            self._connections.pop(task, None)
+            http.close()
+
+    async def _answer(self, http: HttpConnection, request: HttpRequest) -> bool:
+        """Answer one request; False if the connection is not to be used again (a cut)."""
+        arrived_ns = time.monotonic_ns()
+        path = request.target.partition("?")[0]  # Claude Code posts to /v1/messages?beta=true
+        where = f"{request.method} {path}"
+        method = "GET" if path == MODELS_PATH or path.startswith(MODELS_PATH + "/") else "POST"
+        if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) and method != "GET":
+            # HEAD / as well: the API answers 404 there.
+            await self._reject(http, where, 404, "not_found_error", f"{where}: not found")
+            return True
+        # A HEAD (Bun's connection check before Claude Code's first request) is a GET without
+        # its body.
+        if request.method not in (method, "HEAD" if method == "GET" else method):
+            await self._reject(http, where, 405, INVALID_REQUEST, f"{where}: use {method}")
+            return True
+        if method == "GET":
+            await self._answer_models(http, where, path)
+            return True
+        body, problem = _decoded(request.body, counting=path == COUNT_TOKENS_PATH)
+        if problem is not None:
+            if self.recorder is not None and path == MESSAGES_PATH:
+                self.recorder.refused(arrived_ns - self._origin_ns, 400, problem)
+            await self._reject(http, where, 400, INVALID_REQUEST, problem)
+            return True
+        if path == COUNT_TOKENS_PATH:
+            await self._send_json(http, 200, count_tokens(body))
+            self._log(f"{where} 200")
+            return True
+        return await self._answer_messages(http, request, body, where, arrived_ns)
+
+    async def _answer_models(self, http: HttpConnection, where: str, path: str) -> None:
+        name = path[len(MODELS_PATH) + 1:]
+        if not name:
+            await self._send_json(http, 200, model_list(self.model))
+        elif self.strict_models and name not in served_names(self.model):
+            await self._reject(http, where, 404, "not_found_error", f"model: {name}")
+            return
+        else:
+            await self._send_json(http, 200, model_info(name))
+        self._log(f"{where} 200")
+
+    async def _answer_messages(
+        self,
+        http: HttpConnection,
+        request: HttpRequest,
+        body: dict[str, Any],
+        where: str,
+        arrived_ns: int,
+    ) -> bool:
+        turn = self._identities.turn_for(request.headers, body)
+        matched, profile = mapped_profile(body["model"], self.model)
+        model = self._models.for_request(body, profile)
+        seen = model_body(body, model, self.strict_models, matched=matched)
+        try:
+            violations = check_pairing(seen["messages"])
+        except TranscriptShapeError as error:
+            violations = [str(error)]
+        index = None if self.recorder is None else self.recorder.arrived(
+            arrived_ns - self._origin_ns, turn, seen["model"], body["messages"], request.body,
+            violations)
+        response: Response | None = None
+        holds_slot = await self._endpoint.acquire()
+        # The model's times count from admission: time spent in the queue comes on top.
+        admitted_ns = time.monotonic_ns()
+        outcome = "aborted"  # the client went away, or the server is closing
+        # A refusal is the endpoint's doing, not one of the model's faults: named here.
+        faults: tuple[str, ...] = () if holds_slot else ("endpoint_refused",)
+        try:
+            response = self._respond(model, seen, turn, holds_slot, violations)
+            if holds_slot:
+                faults = response.faults
+            if isinstance(response, HttpError):
+                outcome = await self._send_http_error(http, response, admitted_ns)
+                return True
+            request_id = self.model.request_id(turn)
+            if body.get("stream", False):
+                outcome = await self._send_stream(http, response, request_id, admitted_ns)
+            else:
+                outcome = await self._send_message(http, response, request_id, admitted_ns)
+            return response.ending != "cut"
+        except ConnectionError:
+            raise  # the client went away: nothing is owed to it
+        except Exception as error:
+            # A bug: answered as the API answers its own, rather than the connection dropped
+            # without a word and asyncio's "Unhandled exception in client_connected_cb".
+            outcome = f"500 api_error ({type(error).__name__}: {error})"
+            if not http.can_respond:
+                http.cut()
+                return False
+            error_type, message = STATUS_ERRORS[500]
+            request_id = self.model.request_id(turn)
+            await self._send_json(http, 500, error_body(error_type, message, request_id),
+                                  [("request-id", request_id)])
+            return True
+        finally:
+            if holds_slot:
+                self._endpoint.release()
+            elapsed_ms = (time.monotonic_ns() - arrived_ns) // NS_PER_MS
+            who = f"session={turn.session_id} turn={turn.turn_index} attempt={turn.attempt}"
+            self._log(f"{where} {outcome} {who} faults={','.join(faults) or '-'} {elapsed_ms}ms")
+            if index is not None:
+                self._record(index, response, outcome, faults, admitted_ns,
+                             streamed=bool(body.get("stream", False)))
+
+    def _record(self, index: int, response: Response | None, outcome: str,
+                faults: tuple[str, ...], admitted_ns: int, *, streamed: bool) -> None:
+        """Tell the recorder how request `index` was answered (`outcome` as logged)."""
+        assert self.recorder is not None
+        first = outcome.split(" ", 1)[0]
+        ending = ("aborted" if response is None or outcome == "aborted"
+                  else "server_error" if " api_error (" in outcome
+                  else "http_error" if isinstance(response, HttpError) else response.ending)
+        blocks: list[dict[str, Any]] = []
+        calls: list[SentCall] = []
+        stop: int | None = None
+        end_ns = self.clock_ns()
+        if isinstance(response, StreamResponse) and ending not in ("aborted", "server_error"):
+            start = admitted_ns - self._origin_ns
+            if streamed:
+                times = [start + self._scaled(t_ns) for t_ns in response.times]
+                blocks, calls, stop = sent_parts(response.events, times)
+            elif response.ending == "complete":  # a whole Message: every block at its end
+                blocks, calls, stop = sent_parts(response.events, [end_ns] * len(response.events))
+        self.recorder.answered(index, status=int(first) if first.isdigit() else None,
+                               ending=ending, faults=faults, end_ns=end_ns, blocks=blocks,
+                               calls=calls, message_stop_ns=stop)
+
+    def clock_ns(self) -> int:
+        """The recording's clock: monotonic nanoseconds since the server was made."""
+        return time.monotonic_ns() - self._origin_ns
+
+    def _respond(self, model: MockModel, body: Mapping[str, Any], turn: Turn, holds_slot: bool,
+                 pairing: list[str]) -> Response:
+        """The model's answer; a request refused for capacity gets the endpoint's refusal."""
+        if not holds_slot:
+            return self.model.refuse(turn, self._endpoint.utilisation())
+        # The body's shape was checked on arrival and its pairing just now: the model answers
+        # without checking either again.
+        utilisation = self._endpoint.utilisation_of_others()
+        if pairing:
+            response: Response = model.reject(pairing[0], turn, utilisation)
+        else:
+            response = model.answer(body, turn, utilisation)
+        if self._rewrite is None or (isinstance(response, HttpError) and response.status == 400):
+            return response  # a broken transcript is refused whatever the plan
+        return self._rewrite(turn, response)
+
+    async def _reject(
+        self,
+        http: HttpConnection,
+        where: str,
+        status: int,
+        error_type: str,
+        message: str,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
+        """Answer a request the mock model never sees, and log it."""
+        self._rejected += 1
+        request_id = f"req_serve_{self._rejected:08d}"
+        await self._send_json(http, status, error_body(error_type, message, request_id),
+                              [("request-id", request_id), *(headers or [])])
+        self._log(f"{where} {status} {message}")
+
+    # ----- answers -----
+
+    async def _send_http_error(
+        self, http: HttpConnection, error: HttpError, admitted_ns: int
+    ) -> str:
+        await self._sleep_until(admitted_ns, error.at_ns)
+        headers = [("request-id", str(error.body.get("request_id", "")))]
+        if error.retry_after_ns is not None:
+            wait_ns = self._scaled(error.retry_after_ns)
+            headers += [
+                ("retry-after", str(-(-wait_ns // NS_PER_S))),
+                ("retry-after-ms", str(-(-wait_ns // NS_PER_MS))),
+            ]
+        await self._send_json(http, error.status, error.body, headers)
+        return f"{error.status} {error.body['error']['type']}"
+
+    async def _send_stream(
+        self, http: HttpConnection, response: StreamResponse, request_id: str, admitted_ns: int
+    ) -> str:
+        await http.start(200, [_EVENT_STREAM, ("cache-control", "no-cache"),
+                               ("request-id", request_id)])
+        due: list[bytes] = []  # events whose time has come, written together
+        for t_ns, event in zip(response.times, response.events, strict=True):
+            if admitted_ns + self._scaled(t_ns) > time.monotonic_ns():
+                await http.send_data(b"".join(due))
+                due = []
+                await self._sleep_until(admitted_ns, t_ns)
+            due.append(encode_event(event))
+        await http.send_data(b"".join(due))
+        await self._sleep_until(admitted_ns, response.end_ns)
+        if response.ending == "cut":
+            http.cut()
+            return "200 stream cut"
+        await http.end()
+        return f"200 stream {response.ending}"
+
+    async def _send_message(
+        self, http: HttpConnection, response: StreamResponse, request_id: str, admitted_ns: int
+    ) -> str:
+        await self._sleep_until(admitted_ns, response.end_ns)
+        if response.ending == "cut":
+            http.cut()
+            return "- message cut"
+        headers = [("request-id", request_id)]
+        if response.ending == "error_event":
+            error = response.events[-1]["error"]
+            status = _ERROR_STATUS.get(error["type"], 500)
+            await self._send_json(http, status, error_body(error["type"], error["message"],
+                                                           request_id), headers)
+            return f"{status} message error_event"
+        await self._send_json(http, 200, final_message(response.events), headers)
+        return "200 message"
+
+    async def _send_json(
+        self,
+        http: HttpConnection,
+        status: int,
+        body: Mapping[str, Any],
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
+        # backslashreplace acts on lone surrogates only, which json leaves only inside strings:
+        # `\\ud800` there is the JSON escape of the same character.
+        await http.send(status, [_JSON, *(headers or [])],
+                        _ENCODE(body).encode("utf-8", "backslashreplace"))
+
+    # ----- time -----
+
+    def _scaled(self, delay_ns: int) -> int:
+        """A delay of the model's, at the server's speed (at most `MAX_DELAY_NS`)."""
+        return round(min(delay_ns / self.speed, MAX_DELAY_NS))
+
+    async def _sleep_until(self, admitted_ns: int, t_ns: int) -> None:
+        """Sleep until `t_ns` (model time, from the request's admission) has come."""
+        wait_ns = admitted_ns + self._scaled(t_ns) - time.monotonic_ns()
+        if wait_ns > 0:
+            await asyncio.sleep(wait_ns / NS_PER_S)
