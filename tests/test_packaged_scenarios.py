@@ -145,3 +145,18 @@ def test_the_wheels_sim_inits_and_runs_the_default(wheel: Path, tmp_path: Path) 
     assert "wrote out" in sim("run", "default", "--sessions", "2", "--no-report", "--out", "out")
     assert (work / "out" / "run.json").is_file()
 
+
+def test_the_wheel_is_toolturn_under_apache_2_with_both_script_names(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = [name for name in names if name.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode()
+        (entry_points,) = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
+        scripts = archive.read(entry_points).decode()
+    assert not any(name.startswith("sim/") for name in names), "no top-level `sim` package"
+    assert "License-Expression: Apache-2.0" in text
+    assert any(name.endswith("licenses/LICENSE") for name in names)
+    assert "Author: toolturn-sim developers" in text
+    assert "Classifier: Programming Language :: Python :: 3.13" in text
+    assert "toolturn = toolturn.cli:console" in scripts
+    assert "sim = toolturn.cli:console" in scripts
