@@ -1,5 +1,5 @@
-"""`toolturn compare`: the exact gate (exit 0/1), tolerances, wall-clock metrics, bad input (exit
-2)."""
+"""`toolturn compare`: the exact gate (exit 0/1), tolerances, wall-clock
+metrics, bad input (exit 2)."""
 
 from __future__ import annotations
 

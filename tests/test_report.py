@@ -1,5 +1,5 @@
-"""`toolturn report`: figures and page written atomically into RUN_DIR/report/; bad input exits
-2."""
+"""`toolturn report`: figures and page written atomically into RUN_DIR/report/;
+bad input exits 2."""
 
 from __future__ import annotations
 

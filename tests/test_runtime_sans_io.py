@@ -1,5 +1,5 @@
-"""DESIGN.md rule 1: `toolturn/runtime/` never imports I/O, clocks, concurrency or the rest of
-`toolturn`."""
+"""DESIGN.md rule 1: `toolturn/runtime/` never imports I/O, clocks, concurrency or
+the rest of `toolturn`."""
 
 import ast
 from pathlib import Path

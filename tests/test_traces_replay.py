@@ -1,5 +1,5 @@
-"""`toolturn traces replay`: a logged session as an explicit script, its logged tool runs
-scripted."""
+"""`toolturn traces replay`: a logged session as an explicit script, its logged
+tool runs scripted."""
 
 from __future__ import annotations
 

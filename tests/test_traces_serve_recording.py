@@ -1,6 +1,6 @@
-"""`toolturn serve --record` folders as logged sessions: the real fixture (figures by hand),
-recordings made by the recorder's own code, and broken ones (reported with their file, never a
-crash)."""
+"""`toolturn serve --record` folders as logged sessions: the real fixture (figures by
+hand), recordings made by the recorder's own code, and broken ones (reported with
+their file, never a crash)."""
 
 from __future__ import annotations
 

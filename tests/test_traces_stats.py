@@ -1,5 +1,5 @@
-"""`toolturn traces stats`: figures checked by hand on the small request-log fixture; the
-command."""
+"""`toolturn traces stats`: figures checked by hand on the small request-log
+fixture; the command."""
 
 from __future__ import annotations
 
