@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test test-ray lint gate baseline bench bench-gate bench-icount bench-icount-gate bench-fidelity \
-	soak probe-sdk probe-claude report-check clean
+	soak probe-sdk probe-claude report-check docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -128,6 +128,11 @@ probe-claude: $(STAMP) $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION)
 report-check: $(STAMP)
 	command -v chromium > /dev/null || (apt-get update && apt-get install -y chromium)
 	$(BIN)/python -m tests.browser.check_report
+
+# The references in docs/reference/ (scenario keys, tables and columns, commands), made from the
+# code; tests/test_docs_references.py fails when a committed page is stale.
+docs: $(STAMP)
+	$(BIN)/python -m toolturn.reference
 
 clean:
 	rm -rf $(VENV) results/run-* $(CLAUDE_DIR)

@@ -22,6 +22,8 @@ lines above it name, and what comes before it on its own line, never what comes 
     probe fidelity traces           real agents under toolturn serve; live runs beside their
                                     simulated twins; agent session logs in
     commands cli __main__           the subcommands, one module each; the command line
+    reference                       the references of docs/reference/, made from the schema,
+                                    the column specs and the commands' parsers
 
 So data flows one way, scenario -> model and tools -> engine -> runtime -> metrics, and the
 runtime stays at the bottom: the vocabulary a scenario is written in (counts, field problems)

@@ -67,7 +67,7 @@ class _Distribution(BaseModel):
 
 class Fixed(_Distribution):
     kind: Literal["fixed"]
-    ms: float = Field(ge=0, le=MAX_DURATION_MS)
+    ms: float = Field(ge=0, le=MAX_DURATION_MS, description="The duration, every time.")
 
     def sample_ns(self, rng: np.random.Generator) -> int:
         return ms_to_ns(self.ms)
@@ -82,8 +82,10 @@ class Fixed(_Distribution):
 
 class Uniform(_Distribution):
     kind: Literal["uniform"]
-    low_ms: float = Field(ge=0, le=MAX_DURATION_MS)
-    high_ms: float = Field(ge=0, le=MAX_DURATION_MS)
+    low_ms: float = Field(ge=0, le=MAX_DURATION_MS, description="Shortest duration.")
+    high_ms: float = Field(
+        ge=0, le=MAX_DURATION_MS, description="Longest duration (at least low_ms)."
+    )
 
     @model_validator(mode="after")
     def _ordered(self) -> Uniform:
@@ -106,11 +108,14 @@ class LogNormal(_Distribution):
     """Parameterised by its median (intuitive for latencies) and the sigma of the log."""
 
     kind: Literal["lognormal"]
-    median_ms: float = Field(gt=0, le=MAX_DURATION_MS)
-    sigma: float = Field(ge=0)
+    median_ms: float = Field(gt=0, le=MAX_DURATION_MS, description="Median duration.")
+    sigma: float = Field(ge=0, description="Standard deviation of the natural log of a draw.")
     # A cap keeps one extreme draw from dominating a small run; None means no cap but
     # `MAX_DURATION_MS`.
-    max_ms: float | None = Field(default=None, gt=0, le=MAX_DURATION_MS)
+    max_ms: float | None = Field(
+        default=None, gt=0, le=MAX_DURATION_MS,
+        description="Cap on a draw; none: the largest duration a scenario may hold.",
+    )
 
     @property
     def cap_ms(self) -> float:
@@ -151,7 +156,9 @@ class Empirical(_Distribution):
     """Draws uniformly from observed values (a recorded trace of latencies, say)."""
 
     kind: Literal["empirical"]
-    values_ms: list[Annotated[float, Field(ge=0, le=MAX_DURATION_MS)]] = Field(min_length=1)
+    values_ms: list[Annotated[float, Field(ge=0, le=MAX_DURATION_MS)]] = Field(
+        min_length=1, description="Observed durations, each drawn with equal chance."
+    )
 
     def sample_ns(self, rng: np.random.Generator) -> int:
         return round(self.values_ms[int(rng.integers(0, len(self.values_ms)))] * NS_PER_MS)

@@ -1,0 +1,4 @@
+"""The references of docs/reference/, generated from the code: the scenario keys from the
+pydantic schema (`scenario_keys`), the run tables' columns from their specs (`tables`), the
+commands from argparse (`commands`). `python -m toolturn.reference` (or `make docs`) writes them;
+`--check` says which committed page is stale."""
