@@ -1,7 +1,8 @@
-"""The README's Python examples run and its scenario example loads (docs that match the code).
+"""The Python examples of the README and the guides in docs/ run, and their scenario examples
+load (docs that match the code).
 
 Examples that need a running `toolturn serve` are exercised by the server tests instead, and the
-loop excerpt by `tests/test_loop_readme_example.py`, its full version.
+loop excerpt of docs/runtime.md by `tests/test_docs_loop_example.py`, its full version.
 """
 
 import re
@@ -11,30 +12,44 @@ import pytest
 
 from toolturn.scenario.loader import load_scenario
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-# The README's placeholder run folder, played here by a committed baseline run.
+TOP = Path(__file__).resolve().parent.parent
+# The generated references hold no examples; the guides and the README do.
+PAGES = [TOP / "README.md", *sorted((TOP / "docs").glob("*.md"))]
+
+
+def blocks(language: str) -> list[tuple[Path, str]]:
+    """Every fenced block of `language`, with the page it is on."""
+    fence = re.compile(rf"```{language}\n(.*?)```", re.S)
+    return [(page, block) for page in PAGES for block in fence.findall(page.read_text("utf-8"))]
+
+
+# The docs' placeholder run folder, played here by a committed baseline run.
 RUN_PLACEHOLDER = ("results/<run>", "results/baseline/default")
 NEEDS_ELSEWHERE = ("127.0.0.1", "next(responses)", "events = [...]")
-RUNNABLE = [block for block in BLOCKS if not any(marker in block for marker in NEEDS_ELSEWHERE)]
+RUNNABLE = [
+    (page, block) for page, block in blocks("python")
+    if not any(marker in block for marker in NEEDS_ELSEWHERE)
+]
 
 
-def test_the_readme_has_runnable_examples() -> None:
+def name(example: tuple[Path, str]) -> str:
+    return f"{example[0].name}:{example[1].splitlines()[0][:40]}"
+
+
+def test_the_docs_have_runnable_examples() -> None:
     assert len(RUNNABLE) >= 5
 
 
-@pytest.mark.parametrize("block", RUNNABLE, ids=lambda block: block.splitlines()[0][:40])
-def test_readme_example_runs(block: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(README.parent)
+@pytest.mark.parametrize("example", RUNNABLE, ids=name)
+def test_docs_example_runs(example: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    page, block = example
+    monkeypatch.chdir(TOP)
     code = block.replace(*RUN_PLACEHOLDER)
-    exec(compile(code, str(README), "exec"), {"__name__": "readme_example"})
+    exec(compile(code, str(page), "exec"), {"__name__": "docs_example"})
 
 
-TOML_BLOCKS = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-
-
-@pytest.mark.parametrize("block", TOML_BLOCKS, ids=lambda block: block.splitlines()[0][:40])
-def test_readme_scenario_validates(block: str, tmp_path: Path) -> None:
-    path = tmp_path / "readme.toml"
-    path.write_text(block, encoding="utf-8")
+@pytest.mark.parametrize("example", blocks("toml"), ids=name)
+def test_docs_scenario_validates(example: tuple[Path, str], tmp_path: Path) -> None:
+    path = tmp_path / "example.toml"
+    path.write_text(example[1], encoding="utf-8")
     load_scenario(path)

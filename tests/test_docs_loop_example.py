@@ -1,4 +1,5 @@
-"""The README's example of driving the tool-turn loop, kept runnable."""
+"""The example of driving the tool-turn loop in docs/runtime.md (an excerpt there), whole and
+kept runnable."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 
-def test_readme_example(capsys: Any) -> None:
-    # --- README example begins ---
+def test_the_loop_example_runs(capsys: Any) -> None:
+    # --- docs/runtime.md example begins ---
     from toolturn.runtime.commands import SendRequest, SessionEnded, StartTool
     from toolturn.runtime.loop import ToolTurnLoop
     from toolturn.runtime.tooldef import ToolDefinition
@@ -66,7 +67,7 @@ def test_readme_example(capsys: Any) -> None:
 
     print([message["role"] for message in loop.messages])
     print(loop.messages[2]["content"][0])
-    # --- README example ends ---
+    # --- docs/runtime.md example ends ---
     assert capsys.readouterr().out.splitlines() == [
         "session ended: end_turn",
         "['user', 'assistant', 'user', 'assistant']",
