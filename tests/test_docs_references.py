@@ -54,7 +54,8 @@ def key_paths(table: dict[str, Any], path: tuple[str, ...] = ()) -> Iterator[tup
 
 def matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
     return len(pattern) == len(path) and all(
-        p == q or (p.startswith("<") and p.endswith(">")) for p, q in zip(pattern, path, strict=True)
+        p == q or (p.startswith("<") and p.endswith(">"))
+        for p, q in zip(pattern, path, strict=True)
     )
 
 
