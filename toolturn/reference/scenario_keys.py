@@ -297,14 +297,18 @@ def _free_table(path: tuple[str, ...], members: Sequence[Any]) -> Key | None:
 
 
 def _partial_tools(path: tuple[str, ...], description: str) -> Iterator[Key | Table]:
+    """A catalogue tool's override: the keys of a tool but its name (toolturn.tools.override
+    refuses a rename), each optional."""
     tool = (*path, "<tool>")
-    yield Table(tool, description + " Any key of [[tools.define]], each optional: only the "
-                "keys given change.")
+    yield Table(tool, description + " Any key of [[tools.define]] but `name`, each optional: "
+                "only the keys given change. A sub-table merges key by key (`duration = { "
+                "median_ms = 200 }` keeps the distribution's kind and sigma); one that gives its "
+                "own `kind` replaces the distribution, and `input_schema` is replaced whole.")
     for item in walk(ToolSpec, tool):
-        if isinstance(item, Key):
+        if isinstance(item, Key) and item.path != (*tool, "name"):
             yield Key(item.path, item.type, "the tool's", item.unit, item.bounds,
                       item.description, item.cover)
-        elif item.path != tool:
+        elif isinstance(item, Table) and item.path != tool:
             yield item
 
 
@@ -341,7 +345,8 @@ def render() -> str:
         "Every key of a scenario file, by its dotted path as the file nests it "
         "(`session.interrupts.probability` is `probability` under `[session.interrupts]`); "
         "`[]` is an array of tables (`[[tools.define]]`), `<tool>` and the like a name of "
-        "your own. An experiment names any of these paths (docs/experiments-and-capacity.md). "
+        "your own. An experiment names any of these paths "
+        "([experiments-and-capacity.md](../experiments-and-capacity.md)). "
         "Unknown keys are errors, and values have the type they are written with (an integer "
         "is accepted where a number is expected).",
         "",
@@ -351,7 +356,8 @@ def render() -> str:
         "time, ...) are checked when the file is read and named in the error.",
     ]
     for heading, rows in _grouped(walk(Scenario, ())):
-        title = "[" + ".".join(heading.path) + "]" if heading.path else "The file's top level"
+        # In code: a free name's `<tool>` would be read as an HTML tag in a heading.
+        title = code("[" + ".".join(heading.path) + "]") if heading.path else "The top level"
         title += f" ({code(heading.kind)})" if heading.kind else ""
         lines += ["", f"## {title}", ""]
         if heading.summary:
