@@ -82,11 +82,11 @@ def _command_named(argv: list[str]) -> str | None:
 
 
 # Arrow's allocator for the process, read by Arrow once, when it first allocates: the C
-# library's (`system`), not Arrow's default (mimalloc in this pyarrow). Measured (README, "Scaling
-# up"): assembling and summarising a 3,000-session run folder holds at most 34 MB of Arrow
-# buffers at once, yet under mimalloc the process grew by about 165 MB meanwhile and by about
-# 90 MB under the system allocator. Only where memory comes from changes, no value or byte
-# written. A value the user set is kept.
+# library's (`system`), not Arrow's default (mimalloc in this pyarrow). Measured when it was
+# chosen (commit c24a00b): assembling and summarising a 3,000-session run folder holds at most
+# 34 MB of Arrow buffers at once, yet under mimalloc the process grew by about 165 MB meanwhile
+# and by about 90 MB under the system allocator. Only where memory comes from changes, no value or
+# byte written. A value the user set is kept.
 ARROW_POOL_VARIABLE = "ARROW_DEFAULT_MEMORY_POOL"
 ARROW_POOL = "system"
 

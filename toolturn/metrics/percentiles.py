@@ -1,5 +1,5 @@
 """The one percentile method of the project, used by the summary, the paired differences, the
-report and the README's pandas and DuckDB examples.
+report and the pandas and DuckDB examples of docs/early-tool-start.md.
 
 numpy's ``method="higher"``: the q-th percentile of n sorted values is the value at position
 ``ceil(q/100 * (n - 1))`` (from 0). It is always a value some row has (an integer of nanoseconds,
