@@ -59,15 +59,17 @@ def matches(pattern: tuple[str, ...], path: tuple[str, ...]) -> bool:
     )
 
 
-def documented(path: tuple[str, ...], keys: list[scenario_keys.Key]) -> bool:
-    """Whether the reference names `path`: a key of its own, or under a key that covers it (a
-    distribution's keys, a JSON value, a path of an experiment)."""
+def documenting(
+    path: tuple[str, ...], keys: list[scenario_keys.Key]
+) -> scenario_keys.Key | None:
+    """The reference's key that names `path`: its own, or one that covers it (a distribution's
+    keys, a JSON value, a path of an experiment); None if there is none."""
     families = {"duration": {"kind"}, "count": {"kind"}}
     for kind, key in scenario_keys.distribution_keys():
         families["duration" if kind.startswith("duration") else "count"].add(key.dotted)
     for key in keys:
         if matches(key.path, path):
-            return True
+            return key
         depth = len(key.path)
         if len(path) <= depth:
             continue
@@ -75,18 +77,26 @@ def documented(path: tuple[str, ...], keys: list[scenario_keys.Key]) -> bool:
         under = (*path[: depth - 1], path[depth - 1].removesuffix("[]"))
         if matches(key.path, under):
             if key.cover == "any":
-                return True
+                return key
             if key.cover in families and len(path) == depth + 1:
-                return path[-1] in families[key.cover]
-    return False
+                return key if path[-1] in families[key.cover] else None
+    return None
+
+
+def documented(path: tuple[str, ...], keys: list[scenario_keys.Key]) -> bool:
+    return documenting(path, keys) is not None
 
 
 @pytest.mark.parametrize("scenario", SHIPPED, ids=lambda path: path.name)
 def test_every_key_of_a_shipped_scenario_is_in_the_reference(scenario: Path) -> None:
     keys = scenario_keys.scenario_keys()
+    committed = (FOLDER / "scenario.md").read_text(encoding="utf-8")
     written = list(key_paths(tomllib.loads(scenario.read_text(encoding="utf-8"))))
     assert written
-    assert [".".join(path) for path in written if not documented(path, keys)] == []
+    found = {".".join(path): documenting(path, keys) for path in written}
+    assert [path for path, key in found.items() if key is None] == []
+    # ... and the committed page names each by its dotted path (as a cell of its own).
+    assert [path for path, key in found.items() if key and f"`{key.dotted}`" not in committed] == []
 
 
 def test_the_coverage_check_can_fail() -> None:
