@@ -248,8 +248,8 @@ def _key(path: tuple[str, ...], info: FieldInfo, type_name: str, description: st
 def _tables(
     path: tuple[str, ...], models: list[type[BaseModel]], info: FieldInfo
 ) -> Iterator[Key | Table]:
-    """A sub-table; of one of several kinds (a discriminated union, `[model.script]`), each
-    kind's keys in turn, each described as applying to its kind."""
+    """A sub-table (of one kind, or of several: a discriminated union, `[model.script]`), with a
+    key of its own when it is optional."""
     if info.default is None:  # an optional table: absent by default
         yield _key(path, info, "table", info.description or "")
     yield from _kinds(path, models)
@@ -287,7 +287,8 @@ def _free_table(path: tuple[str, ...], members: Sequence[Any]) -> Key | None:
             type_name = _type_name(value)
             inner = [m for arg in typing.get_args(value)[1:] for m in _metadata_of(arg)]
             cover: Cover = "any" if "JSON" in type_name else "exact"
-            free = (*path, f"<{FREE_NAMES.get(path[-1], 'key')}>")
+            names = FREE_NAMES.get(path[-1].removesuffix("[]"), "key")
+            free = (*path, f"<{names}>")
             return Key(free, type_name, "", _unit(free[-1], type_name), _bounds(inner), "", cover)
         if typing.get_origin(member) is list:
             element = typing.get_args(member)[0]
