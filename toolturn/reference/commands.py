@@ -65,8 +65,10 @@ def _arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
 
 
 def _usage(parser: argparse.ArgumentParser) -> str:
+    # As argparse writes it: the options, then the positionals (`-- COMMAND ARGS` ends a line).
+    actions = sorted(_arguments(parser), key=lambda action: not action.option_strings)
     parts = [parser.prog]
-    for action in _arguments(parser):
+    for action in actions:
         form = _form(action)
         parts.append(form if action.required or not action.option_strings else f"[{form}]")
     for action in parser._actions:
