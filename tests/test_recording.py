@@ -1,6 +1,5 @@
 """The recording of what a client did: recovery classes from hand-made exchanges, the files
-`toolturn serve --record` writes (whole at every flush, and at SIGTERM), and `toolturn probe`'s
-command line."""
+`toolturn serve --record` writes (at SIGTERM too), and `toolturn probe`'s command line."""
 
 from __future__ import annotations
 
@@ -23,7 +22,8 @@ from toolturn.model.response import Turn
 from toolturn.probe.suite import load_suite
 from toolturn.wire.record_files import RECORDING_FILE, open_recording, write_recording
 from toolturn.wire.recorder import Recorder
-from toolturn.wire.recording import TABLES, SentCall
+from toolturn.wire.recording import TABLES
+from toolturn.wire.sent import SentCall
 
 ROOT = Path(__file__).resolve().parent.parent
 USER = {"role": "user", "content": "go"}
@@ -177,7 +177,7 @@ def test_sim_probe_runs_a_case_and_writes_its_scorecard(
     card = json.loads((out / "scorecard.json").read_text())["cases"]
     assert [(c["case"], c["exit"], c["recovery"]) for c in card] == [
         ("cut_after_tool_use", 0, "identical_retry")]
-    assert (out / "cut_after_tool_use" / "recoveries.parquet").is_file()
+    assert (out / "cut_after_tool_use" / "recoveries.parquet" / "part-000000.parquet").is_file()
     assert "| cut_after_tool_use " in capsys.readouterr().out
 
 
@@ -201,17 +201,20 @@ def test_sim_report_draws_a_page_for_a_recording(
 def test_a_flush_that_fails_is_logged_and_tried_again(tmp_path: Path) -> None:
     import asyncio
 
-    from toolturn.wire.record_files import flush_every
+    import shutil
+
+    from toolturn.wire.record_files import RecordingFiles, flush, flush_every
 
     folder = open_recording(tmp_path / "rec")
+    files = RecordingFiles(folder, {})
     recorder = Recorder()
     exchange(recorder, 0, Turn(1, 0, 1), [USER])
-    folder.rmdir()  # gone: every write fails (a full disk fails the same way)
+    shutil.rmtree(folder)  # gone: every write fails (a full disk fails the same way)
     lines: list[str] = []
 
     async def scenario() -> None:
         task = asyncio.create_task(
-            flush_every(recorder, folder, {}, lambda: 0, lines.append, interval_s=0.01))
+            flush_every(recorder, files, lambda: 0, lines.append, interval_s=0.01))
         await asyncio.sleep(0.1)
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
@@ -219,6 +222,7 @@ def test_a_flush_that_fails_is_logged_and_tried_again(tmp_path: Path) -> None:
     asyncio.run(scenario())
     assert len(lines) >= 2 and lines[0].startswith("toolturn serve: cannot write the recording in")
     assert recorder.changed  # still to be written
-    folder.mkdir()
-    write_recording(folder, recorder.tables(), {})
+    for spec in TABLES:
+        (folder / f"{spec.name}.parquet").mkdir(parents=True)
+    flush(recorder, files, 0)  # the rows of the flushes that failed were kept
     assert pq.read_table(folder / "requests.parquet").num_rows == 1

@@ -21,7 +21,7 @@ from toolturn.traces.sources import read_logs
 from toolturn.traces.stats import trace_stats
 from toolturn.wire.record_files import RECORDING_FILE, write_recording
 from toolturn.wire.recorder import Recorder
-from toolturn.wire.recording import SentCall
+from toolturn.wire.sent import SentCall
 
 RECORDINGS = Path(__file__).parent / "fixtures" / "traces" / "serve-record"
 CLEAN = RECORDINGS / "two_calls_clean"

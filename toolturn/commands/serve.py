@@ -29,7 +29,7 @@ from toolturn.model.tool_inputs import tool_inputs
 from toolturn.scenario.loader import load_scenario, unmodelled_live, with_overrides
 from toolturn.wire.client_tools import ClientTools
 from toolturn.wire.connection import Timeouts
-from toolturn.wire.record_files import flush, flush_every, open_recording
+from toolturn.wire.record_files import RecordingFiles, flush, flush_every, open_recording
 from toolturn.wire.recorder import Recorder
 from toolturn.wire.server import (
     DEFAULT_HOST,
@@ -134,7 +134,12 @@ def run(args: argparse.Namespace) -> int:
         "give_up_s": args.give_up, "versions": package_versions(), "git_commit": git_commit(),
     }
     try:
-        asyncio.run(_serve(server, args.host, args.port, scenario.seed, folder, metadata))
+        files = None if folder is None else RecordingFiles(folder, metadata)
+    except OSError as error:
+        raise UserError(f"--record {folder}: cannot write the recording "
+                        f"({error.strerror or error})") from None
+    try:
+        asyncio.run(_serve(server, args.host, args.port, scenario.seed, files))
     except KeyboardInterrupt:
         pass
     print("toolturn serve: stopped" + (f"; recorded in {folder}" if folder else ""),
@@ -142,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-async def _serve(server: MockServer, host: str, port: int, seed: int, folder: Path | None,
-                 metadata: dict[str, Any]) -> None:
+async def _serve(server: MockServer, host: str, port: int, seed: int,
+                 files: RecordingFiles | None) -> None:
     try:
         await server.start(host, port)
     except OSError as error:
@@ -159,9 +164,9 @@ async def _serve(server: MockServer, host: str, port: int, seed: int, folder: Pa
     # SIGTERM stops the server as Ctrl-C does: what was answered is flushed, nothing is lost.
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     flusher = None
-    if folder is not None and server.recorder is not None:
+    if files is not None and server.recorder is not None:
         flusher = asyncio.create_task(
-            flush_every(server.recorder, folder, metadata, server.clock_ns, log_to_stderr))
+            flush_every(server.recorder, files, server.clock_ns, log_to_stderr))
     try:
         await server.serve_forever()
     except asyncio.CancelledError:
@@ -170,9 +175,9 @@ async def _serve(server: MockServer, host: str, port: int, seed: int, folder: Pa
         if flusher is not None:
             flusher.cancel()
         await server.close()
-        if folder is not None and server.recorder is not None:
+        if files is not None and server.recorder is not None:
             try:
-                flush(server.recorder, folder, metadata, None)
+                flush(server.recorder, files, None)
             except OSError as error:
-                raise UserError(f"--record {folder}: cannot write the recording "
+                raise UserError(f"--record {files.folder}: cannot write the recording "
                                 f"({error.strerror or error})") from None

@@ -21,6 +21,7 @@ session is recorded; memory holds only the sessions not yet written plus one bat
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,23 @@ def part_files(folder: Path, table: str) -> list[Path]:
 
 def _part_path(folder: Path, table: str, number: int) -> Path:
     return folder / f"{table}.{number}.parquet"
+
+
+def write_part(path: Path, table: pa.Table, compression: str = PART_COMPRESSION) -> None:
+    """`table` as the whole part file `path`: written beside it under a hidden name (which
+    Parquet dataset readers skip), flushed to disk and renamed, so a reader, a crash or a
+    SIGKILL sees the file whole or not at all."""
+    path = Path(path)
+    handle, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(handle)
+    try:
+        pq.write_table(table, staging, compression=compression)
+        with open(staging, "rb") as written:
+            os.fsync(written.fileno())
+        os.replace(staging, path)
+    except BaseException:
+        Path(staging).unlink(missing_ok=True)
+        raise
 
 
 class UnitParts:

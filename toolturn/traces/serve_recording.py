@@ -44,12 +44,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from toolturn.metrics.schema import TableSpec
 from toolturn.traces.logged import LoggedSession, Step, ToolCall
 from toolturn.traces.skipped import Skipped
-from toolturn.wire.record_files import RECORDING_FILE
+from toolturn.wire.record_files import RECORDING_FILE, read_table
 from toolturn.wire.recording import REQUESTS, TABLES, TOOL_CALLS
 
 NS_PER_MS = 1_000_000.0
@@ -71,16 +70,16 @@ def is_recording(folder: Path, named: bool = False) -> bool:
     if (folder / RECORDING_FILE).is_file():
         return True
     return named and not (folder / RUN_FILE).exists() and any(
-        (folder / name).is_file() for name in TABLE_FILES)
+        (folder / name).exists() for name in TABLE_FILES)
 
 
 def _rows(folder: Path, spec: TableSpec) -> list[dict[str, Any]]:
     """The table's rows, with the columns this reader needs checked against the spec."""
     path = folder / f"{spec.name}.parquet"
-    if not path.is_file():
+    if not path.exists():
         raise _TableError("missing table")
     try:
-        table = pq.read_table(path)
+        table = read_table(folder, spec)
     except (OSError, pa.ArrowException) as error:
         raise _TableError(f"not a Parquet table: {error}") from None
     for want in spec.schema:

@@ -2,12 +2,21 @@
 mean). The server reports each request twice: when it arrives (`arrived`) and when its answer
 is over (`answered`); requests refused before the model saw them come in once (`refused`).
 Pure bookkeeping: times are given, nothing is written here (`toolturn.wire.record_files` writes).
+
+A row is final once nothing later can change it: a request's once it is answered, a call's once
+its result came (or it can no longer come), a recovery's as it is decided. Final rows wait in
+memory until `new_rows` hands them to the writer, and are then forgotten; what stays is only
+what a later request can still change: the requests in flight, and per live session its latest
+turn's body digests (a retry repeats them), when its latest answer ended, its open fault (with
+that request's messages, to compare with the next) and its calls awaiting results. So memory
+follows the sessions in progress, not the length of the recording.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -17,97 +26,147 @@ from toolturn.model.response import Turn
 from toolturn.wire.recording import (
     RECOVERIES,
     REQUESTS,
+    TABLES,
     TOOL_CALLS,
     RecordedRequest,
-    SentCall,
     blocks_of,
     classify,
+    rows_table,
 )
+from toolturn.wire.sent import SentCall
 
 GIVE_UP_NS = 60 * 1_000_000_000
+Rows = dict[str, list[dict[str, Any]]]
+
+
+@dataclass(slots=True, eq=False)  # one block: told apart by identity, not by value
+class _Call:
+    """A call awaiting its result: its row, and the name and input it was sent with (to tell
+    which of two blocks with one id the client kept)."""
+
+    row: dict[str, Any]
+    name: str
+    input: Any
+
+
+@dataclass(slots=True)
+class _Session:
+    """What a later request of one session can still change or needs."""
+
+    last_ns: int  # its latest arrival or answer's end: a session quiet for `give_up_ns` is over
+    turn_index: int | None = None
+    digests: set[bytes] = field(default_factory=set)  # of its latest turn's bodies
+    latest_index: int | None = None
+    latest_end_ns: int | None = None  # None: its latest request is in flight
+    in_flight: int = 0
+    pending: RecordedRequest | None = None
+    awaiting: list[_Call] = field(default_factory=list)  # in the order sent
 
 
 class Recorder:
-    """The rows of one recording, in memory."""
+    """The rows of one recording that are not written yet, and the state that makes them."""
 
     def __init__(self, give_up_ns: int = GIVE_UP_NS) -> None:
         self.give_up_ns = give_up_ns
-        self._requests: list[RecordedRequest] = []
-        self._calls: list[dict[str, Any]] = []
-        self._recoveries: list[dict[str, Any]] = []
-        # Per session: its latest request, its pending fault (if any), its calls awaiting results.
-        self._latest: dict[int, RecordedRequest] = {}
-        self._pending: dict[int, RecordedRequest] = {}
-        self._awaiting: dict[int, dict[str, dict[str, Any]]] = {}
-        self._seen: dict[tuple[int, int], set[bytes]] = {}  # body digests per session and turn
-        self._order: dict[str, int] = {}  # tool_use id -> its position among the calls sent
+        self._count = 0  # requests numbered so far
+        self._in_flight: dict[int, RecordedRequest] = {}
+        self._sessions: dict[int, _Session] = {}
+        self._new: Rows = {spec.name: [] for spec in TABLES}
         self.changed = False
 
     def refused(self, arrival_ns: int, status: int, message: str) -> None:
         """A request answered before the model saw it (its body was not a request)."""
-        self._add(RecordedRequest(self._row(arrival_ns, None, None, status=status, ending="refused",
-                                     violations=[message]), [], b""))
+        row = self._row(arrival_ns, None, None, status=status, ending="refused",
+                        violations=[message])
+        self._final(REQUESTS, row)
 
     def arrived(self, arrival_ns: int, turn: Turn, model: str, messages: list[Any],
                 raw: bytes, violations: Sequence[str]) -> int:
         """A request for the model; its index, to give `answered`."""
         digest = hashlib.blake2b(raw, digest_size=16).digest()
-        seen = self._seen.setdefault((turn.session_id, turn.turn_index), set())
+        session = self._sessions.get(turn.session_id)
+        if session is None:
+            session = self._sessions[turn.session_id] = _Session(arrival_ns)
+        if session.turn_index != turn.turn_index:  # only the latest turn is retried
+            session.turn_index, session.digests = turn.turn_index, set()
         request = RecordedRequest(self._row(arrival_ns, turn, model, violations=list(violations),
-                                            messages=messages, retry=digest in seen),
+                                            messages=messages, retry=digest in session.digests),
                                   messages, digest)
-        seen.add(digest)
-        self._results_arrived(request, turn.session_id)
-        pending = self._pending.pop(turn.session_id, None)
-        if pending is not None:
-            self._recover(pending, classify(pending, request), request)
-            pending.messages = []
-        latest = self._latest.get(turn.session_id)
-        if latest is not None and latest.row["end_ns"] is not None:
-            request.row["since_previous_response_ns"] = arrival_ns - latest.row["end_ns"]
-        self._latest[turn.session_id] = request
-        return self._add(request)
+        session.digests.add(digest)
+        self._results_arrived(request, session)
+        if session.pending is not None:
+            self._recover(session.pending, classify(session.pending, request), request)
+            session.pending = None
+        if session.latest_end_ns is not None:
+            request.row["since_previous_response_ns"] = arrival_ns - session.latest_end_ns
+        index = int(request.row["request_index"])
+        session.latest_index, session.latest_end_ns = index, None
+        session.in_flight += 1
+        session.last_ns = arrival_ns
+        self._in_flight[index] = request
+        self.changed = True
+        return index
 
     def answered(self, index: int, *, status: int | None, ending: str, faults: Sequence[str],
                  end_ns: int, blocks: Sequence[dict[str, Any]] = (),
-                 calls: Sequence[SentCall] = (), message_stop_ns: int | None = None) -> None:
-        """The answer to request `index` is over: its status, the blocks and calls it sent."""
-        request = self._requests[index]
+                 calls: Sequence[SentCall] = (), message_stop_ns: int | None = None,
+                 first_byte_ns: int | None = None, bytes_sent: int = 0) -> None:
+        """The answer to request `index` is over: its status line (None: none was sent), how it
+        ended, the blocks and calls it wrote, when its first body byte went and how many."""
+        request = self._in_flight.pop(index)
         row = request.row
-        row.update(status=status, ending=ending, faults=",".join(faults) or None, end_ns=end_ns)
-        request.response_blocks = list(blocks)
-        awaiting = self._awaiting.setdefault(row["session_id"], {})
-        for call in calls:
-            call_row = {
-                "request_index": index, "session_id": row["session_id"],
-                "turn_index": row["turn_index"], "attempt": row["attempt"],
-                "tool_use_id": call.tool_use_id, "name": call.name,
-                "block_stop_ns": call.block_stop_ns, "message_stop_ns": message_stop_ns,
-                "result_request_index": None, "is_error": None, "result_position": None,
-                "results_in_order": None, "round_trip_ns": None,
-            }
-            self._order.setdefault(call.tool_use_id, len(self._calls))
-            self._calls.append(call_row)
-            awaiting[call.tool_use_id] = call_row
+        row.update(status=status, ending=ending, faults=",".join(faults) or None, end_ns=end_ns,
+                   first_byte_ns=first_byte_ns, bytes_sent=bytes_sent,
+                   time_to_first_byte_ns=None if first_byte_ns is None
+                   else first_byte_ns - row["arrival_ns"])
+        self._final(REQUESTS, row)
+        session = self._sessions[row["session_id"]]
+        session.in_flight -= 1
+        session.last_ns = max(session.last_ns, end_ns)
+        if session.latest_index == index:
+            session.latest_end_ns = end_ns
+        self._sent_calls(session, row, calls, message_stop_ns)
         if faults:
-            self._pending[row["session_id"]] = request
+            request.response_blocks = list(blocks)
+            session.pending = request  # compared with the session's next request
         else:
-            request.messages = []  # only a faulted request is compared with the next one
-        self.changed = True
+            request.messages = []
 
     def give_up(self, now_ns: int | None = None) -> None:
-        """Pending recoveries whose time is up (all of them when `now_ns` is None) gave up."""
-        for session, request in list(self._pending.items()):
-            end = request.row["end_ns"]
-            if now_ns is None or (end is not None and now_ns - end >= self.give_up_ns):
-                del self._pending[session]
-                self._recover(request, "gave_up", None)
+        """Pending recoveries whose time is up gave up, and sessions quiet that long are over
+        (all of them when `now_ns` is None: the end of the recording)."""
+        for session_id, session in list(self._sessions.items()):
+            pending = session.pending
+            if pending is not None and (now_ns is None or now_ns - pending.row["end_ns"]
+                                        >= self.give_up_ns):
+                session.pending = None
+                self._recover(pending, "gave_up", None)
+            if session.pending is None and session.in_flight == 0 and (
+                    now_ns is None or now_ns - session.last_ns >= self.give_up_ns):
+                for call in session.awaiting:
+                    self._final(TOOL_CALLS, call.row)  # its result can no longer come
+                del self._sessions[session_id]
+
+    def new_rows(self) -> Rows:
+        """The rows made final since the last call, by table, each in its key's order; they
+        leave memory here."""
+        rows, self._new = self._new, {spec.name: [] for spec in TABLES}
+        return {spec.name: _sorted(spec, rows[spec.name]) for spec in TABLES}
+
+    def open_rows(self) -> Rows:
+        """The rows a later request can still change, as they stand: the requests in flight
+        (ending `aborted` so far) and the calls awaiting results."""
+        calls = [call.row for session in self._sessions.values() for call in session.awaiting]
+        return {REQUESTS.name: _sorted(REQUESTS, [r.row for r in self._in_flight.values()]),
+                TOOL_CALLS.name: _sorted(TOOL_CALLS, calls), RECOVERIES.name: []}
 
     def tables(self) -> dict[str, pa.Table]:
-        rows = {REQUESTS.name: [r.row for r in self._requests], TOOL_CALLS.name: self._calls,
-                RECOVERIES.name: self._recoveries}
-        return {spec.name: _table(spec, rows[spec.name]) for spec in
-                (REQUESTS, TOOL_CALLS, RECOVERIES)}
+        """The rows held (final ones not yet handed over, then the open ones) as tables, each in
+        its key's order: the whole recording when nothing was handed over (`toolturn probe`)."""
+        held = self._new
+        open_rows = self.open_rows()
+        return {spec.name: rows_table(spec, _sorted(spec, held[spec.name] + open_rows[spec.name]))
+                for spec in TABLES}
 
     # ----- rows -----
 
@@ -123,8 +182,10 @@ class Recorder:
         messages: list[Any] | None = None,
         retry: bool = False,
     ) -> dict[str, Any]:
+        index = self._count
+        self._count += 1
         return {
-            "request_index": len(self._requests), "arrival_ns": arrival_ns,
+            "request_index": index, "arrival_ns": arrival_ns,
             "session_id": None if turn is None else turn.session_id,
             "turn_index": None if turn is None else turn.turn_index,
             "attempt": None if turn is None else turn.attempt, "model": model,
@@ -133,41 +194,79 @@ class Recorder:
             "pairing_violations": len(violations) if turn is not None else 0,
             "first_violation": violations[0] if violations else None, "retry": retry,
             "since_previous_response_ns": None, "end_ns": None if turn else arrival_ns,
+            "first_byte_ns": None, "time_to_first_byte_ns": None, "bytes_sent": 0,
         }
 
-    def _add(self, request: RecordedRequest) -> int:
-        self._requests.append(request)
+    def _final(self, spec: TableSpec, row: dict[str, Any]) -> None:
+        self._new[spec.name].append(row)
         self.changed = True
-        return int(request.row["request_index"])
 
-    def _results_arrived(self, request: RecordedRequest, session: int) -> None:
-        awaiting = self._awaiting.get(session)
-        if not awaiting:
+    def _sent_calls(self, session: _Session, row: dict[str, Any], calls: Sequence[SentCall],
+                    message_stop_ns: int | None) -> None:
+        ids = [call.tool_use_id for call in calls]
+        # A call whose id a later response sends again is superseded: its result, if one comes,
+        # is the later block's (the transcript carries one block of an id).
+        superseded = [c for c in session.awaiting if c.row["tool_use_id"] in set(ids)]
+        for old in superseded:
+            self._final(TOOL_CALLS, old.row)
+        session.awaiting = [c for c in session.awaiting if c not in superseded]
+        for position, call in enumerate(calls):
+            session.awaiting.append(_Call({
+                "request_index": row["request_index"], "session_id": row["session_id"],
+                "turn_index": row["turn_index"], "attempt": row["attempt"],
+                "tool_use_id": call.tool_use_id, "name": call.name,
+                "block_index": position if call.block_index is None else call.block_index,
+                "duplicate_id": ids.count(call.tool_use_id) > 1,
+                "block_stop_ns": call.block_stop_ns, "message_stop_ns": message_stop_ns,
+                "result_request_index": None, "is_error": None, "result_position": None,
+                "results_in_order": None, "round_trip_ns": None,
+            }, call.name, call.input))
+
+    def _results_arrived(self, request: RecordedRequest, session: _Session) -> None:
+        """Match the results `request` carries to the blocks awaiting them."""
+        if not session.awaiting:
             return
-        for message in request.messages:
+        messages = request.messages
+        answered: list[_Call] = []
+        for number, message in enumerate(messages):
             if not (isinstance(message, dict) and message.get("role") == "user"):
                 continue
             results = [b for b in blocks_of([message], "user") if b.get("type") == "tool_result"]
-            ids = [b.get("tool_use_id") for b in results]
+            if not results:
+                continue
+            echo = blocks_of(messages[number - 1:number], "assistant") if number else []
+            kept = _kept_blocks(echo, session.awaiting)
+            found: list[tuple[int, dict[str, Any], _Call]] = []
             for position, block in enumerate(results):
-                call = awaiting.pop(str(block.get("tool_use_id")), None)
-                if call is None:
-                    continue
-                order = [c for c in ids if isinstance(c, str)]
-                call.update(
+                call = _answered_block(block, kept, session.awaiting, [c for _, _, c in found])
+                if call is not None:
+                    found.append((position, block, call))
+            order = [(c.row["request_index"], c.row["block_index"]) for _, _, c in found]
+            for position, block, call in found:
+                session.awaiting.remove(call)
+                call.row.update(
                     result_request_index=request.row["request_index"],
                     is_error=bool(block.get("is_error", False)), result_position=position,
-                    results_in_order=order == sorted(
-                        order, key=lambda i: self._order.get(i, len(self._order))),
-                    round_trip_ns=None if call["block_stop_ns"] is None
-                    else request.row["arrival_ns"] - call["block_stop_ns"],
+                    results_in_order=order == sorted(order),
+                    round_trip_ns=None if call.row["block_stop_ns"] is None
+                    else request.row["arrival_ns"] - call.row["block_stop_ns"],
                 )
+                self._final(TOOL_CALLS, call.row)
+                answered.append(call)
+        if answered:
+            # The transcript moved past the responses before the newest answered one: their
+            # calls still awaiting will not be answered.
+            newest = max(call.row["request_index"] for call in answered)
+            for call in [c for c in session.awaiting if c.row["request_index"] < newest]:
+                session.awaiting.remove(call)
+                self._final(TOOL_CALLS, call.row)
 
     def _recover(
         self, faulted: RecordedRequest, recovery: str, following: RecordedRequest | None
     ) -> None:
         row = faulted.row
-        self._recoveries.append({
+        faulted.messages = []
+        self._final(RECOVERIES, {
             "request_index": row["request_index"], "session_id": row["session_id"],
             "turn_index": row["turn_index"], "attempt": row["attempt"],
             "faults": row["faults"], "recovery": recovery,
@@ -175,9 +274,37 @@ class Recorder:
             "delay_ns": None if following is None or row["end_ns"] is None
             else following.row["arrival_ns"] - row["end_ns"],
         })
-        self.changed = True
 
 
-def _table(spec: TableSpec, rows: list[dict[str, Any]]) -> pa.Table:
-    columns = {name: [row[name] for row in rows] for name in spec.column_names}
-    return pa.Table.from_pydict(columns, schema=spec.schema)
+def _kept_blocks(echo: list[dict[str, Any]], awaiting: list[_Call]) -> list[_Call]:
+    """The awaiting calls the client kept, from the tool_use blocks of the assistant message it
+    sent back (in its order): each echoed block is the awaiting block of its id with the same
+    name and input, else the first of its id not yet taken."""
+    kept: list[_Call] = []
+    for block in echo:
+        if block.get("type") != "tool_use":
+            continue
+        same_id = [c for c in awaiting
+                   if c.row["tool_use_id"] == block.get("id") and c not in kept]
+        exact = [c for c in same_id
+                 if c.name == block.get("name") and c.input == block.get("input")]
+        if exact or same_id:
+            kept.append((exact or same_id)[0])
+    return kept
+
+
+def _answered_block(result: dict[str, Any], kept: list[_Call], awaiting: list[_Call],
+                    taken: list[_Call]) -> _Call | None:
+    """The awaiting block a tool_result answers (none of `taken`, the blocks earlier results of
+    its message answer): the first kept block of its id, else the first awaiting one of its id
+    (the client sent no assistant message before it)."""
+    tool_use_id = str(result.get("tool_use_id"))
+    for calls in (kept, awaiting):
+        for call in calls:
+            if call.row["tool_use_id"] == tool_use_id and call in awaiting and call not in taken:
+                return call
+    return None
+
+
+def _sorted(spec: TableSpec, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda row: tuple(row[name] for name in spec.sort_key))

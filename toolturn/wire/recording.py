@@ -4,18 +4,28 @@ Times are integer nanoseconds of the server's monotonic clock from the recording
 session id is the server's (`toolturn.wire.identity`), a 64-bit unsigned number.
 
 - `requests`: one row per request that reached the Messages endpoint: its arrival, identity,
-  model, status and ending, the faults injected, its message count, the pairing violations we
-  found (our 400s), whether its bytes repeat an earlier request of the same session and turn
-  (a retry), and the time since the session's previous response ended.
-- `tool_calls`: one row per tool_use sent: its block stop and message stop times (null if the
-  stream never got there), the first later request of the session carrying a tool_result for
-  it, that result's `is_error`, its position among that message's results, whether the results
-  came in tool_use order, and the round trip from block stop to that request's arrival.
+  model, the status line sent (null: none went out) and how the answer ended, the faults
+  injected, its message count, the pairing violations we found (our 400s), whether its bytes
+  repeat an earlier request of the same session and turn (a retry), the time since the
+  session's previous response ended, when the answer's first body byte was written and its
+  time to first byte from the arrival, and the body bytes written.
+- `tool_calls`: one row per tool_use block written to the socket, whatever the answer's ending
+  (a stream aborted after an `event: error` keeps the calls it sent): its position among the
+  response's content blocks, whether another block of the response has the same id, its block
+  stop and message stop times as written (null if the stream never got there), the first later
+  request of the session carrying a tool_result for it, that result's `is_error`, its position
+  among that message's results, whether the results came in tool_use order, and the round trip
+  from block stop to that request's arrival. A result is matched to a block, not to an id: to
+  the block the client kept in the assistant message it sent before the result (by id, then
+  name and input), so of two blocks with one id the row of the one the client answered has the
+  result.
 - `recoveries`: one row per request a fault was injected into: what the session's next request
   did (`RECOVERY_CLASSES`, decided by `classify`), after what delay.
 
 A recovery stays pending until the session's next request; one with none within `give_up_ns`
-of its response's end (or at the end of the recording) is `gave_up`.
+of its response's end (or at the end of the recording) is `gave_up`. A session with no request
+for `give_up_ns` (and none in flight) is over: its calls still awaiting results are written
+without one, and a later request of it is numbered as its first.
 """
 
 from __future__ import annotations
@@ -51,16 +61,19 @@ REQUESTS = TableSpec("requests", pa.schema([
     _f("message_count", COUNT, True), _f("pairing_violations", COUNT),
     _f("first_violation", pa.string(), True), _f("retry", pa.bool_()),
     _f("since_previous_response_ns", NS, True), _f("end_ns", NS, True),
+    _f("first_byte_ns", NS, True), _f("time_to_first_byte_ns", NS, True),
+    _f("bytes_sent", COUNT, True),
 ]), ("request_index",))
 
 TOOL_CALLS = TableSpec("tool_calls", pa.schema([
     _f("request_index", COUNT), _f("session_id", SESSION), _f("turn_index", COUNT),
     _f("attempt", COUNT), _f("tool_use_id", pa.string()), _f("name", CATEGORY),
+    _f("block_index", COUNT, True), _f("duplicate_id", pa.bool_(), True),
     _f("block_stop_ns", NS, True), _f("message_stop_ns", NS, True),
     _f("result_request_index", COUNT, True), _f("is_error", pa.bool_(), True),
     _f("result_position", COUNT, True), _f("results_in_order", pa.bool_(), True),
     _f("round_trip_ns", NS, True),
-]), ("request_index", "tool_use_id"))
+]), ("request_index", "block_index"))
 
 RECOVERIES = TableSpec("recoveries", pa.schema([
     _f("request_index", COUNT), _f("session_id", SESSION), _f("turn_index", COUNT),
@@ -69,15 +82,9 @@ RECOVERIES = TableSpec("recoveries", pa.schema([
 ]), ("request_index",))
 
 TABLES = (REQUESTS, TOOL_CALLS, RECOVERIES)
-
-
-@dataclass(frozen=True, slots=True)
-class SentCall:
-    """A tool_use block a response carried, and when its block stopped (None: never)."""
-
-    tool_use_id: str
-    name: str
-    block_stop_ns: int | None
+# Columns a recording made before they were added lacks: read as null there.
+ADDED_COLUMNS = ("first_byte_ns", "time_to_first_byte_ns", "bytes_sent", "block_index",
+                 "duplicate_id")
 
 
 @dataclass(slots=True)
@@ -135,30 +142,7 @@ def classify(faulted: RecordedRequest, following: RecordedRequest) -> str:
     return "dropped_call"
 
 
-def sent_parts(
-    events: Sequence[dict[str, Any]], times: Sequence[int]
-) -> tuple[list[dict[str, Any]], list[SentCall], int | None]:
-    """What a response sent, from its events and the time each went out: its content blocks
-    (type, id, name, text so far), its tool calls with their block stop times, and when
-    `message_stop` went (None: it never did)."""
-    blocks: dict[int, dict[str, Any]] = {}
-    stops: dict[int, int] = {}
-    message_stop: int | None = None
-    for event, at_ns in zip(events, times, strict=True):
-        kind = event.get("type")
-        index = event.get("index")
-        if kind == "content_block_start" and isinstance(index, int):
-            block = event.get("content_block") or {}
-            blocks[index] = {"type": block.get("type"), "id": block.get("id"),
-                             "name": block.get("name"), "text": block.get("text") or ""}
-        elif kind == "content_block_delta" and index in blocks:
-            delta = event.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                blocks[index]["text"] += delta.get("text", "")
-        elif kind == "content_block_stop" and isinstance(index, int):
-            stops[index] = at_ns
-        elif kind == "message_stop":
-            message_stop = at_ns
-    calls = [SentCall(str(block["id"]), str(block["name"]), stops.get(index))
-             for index, block in sorted(blocks.items()) if block["type"] == "tool_use"]
-    return [blocks[index] for index in sorted(blocks)], calls, message_stop
+def rows_table(spec: TableSpec, rows: Sequence[dict[str, Any]]) -> pa.Table:
+    """Rows (dicts holding every column of `spec`) as a table of its schema."""
+    columns = {name: [row[name] for row in rows] for name in spec.column_names}
+    return pa.Table.from_pydict(columns, schema=spec.schema)

@@ -68,8 +68,8 @@ from toolturn.wire.client_tools import ClientToolModels, ClientTools
 from toolturn.wire.connection import BadRequest, HttpConnection, HttpRequest, Timeouts
 from toolturn.wire.identity import TurnIdentities
 from toolturn.wire.recorder import Recorder
-from toolturn.wire.recording import SentCall, sent_parts
 from toolturn.wire.request_shape import count_tokens_problem, request_problem
+from toolturn.wire.sent import SentCall, SentResponse, sent_parts
 from toolturn.wire.side_endpoints import (
     COUNT_TOKENS_PATH,
     MESSAGES_PATH,
@@ -302,6 +302,7 @@ class MockServer:
         # The model's times count from admission: time spent in the queue comes on top.
         admitted_ns = time.monotonic_ns()
         outcome = "aborted"  # the client went away, or the server is closing
+        sent = SentResponse()  # what went out, for the recording
         # A refusal is the endpoint's doing, not one of the model's faults: named here.
         faults: tuple[str, ...] = () if holds_slot else ("endpoint_refused",)
         try:
@@ -309,13 +310,14 @@ class MockServer:
             if holds_slot:
                 faults = response.faults
             if isinstance(response, HttpError):
-                outcome = await self._send_http_error(http, response, admitted_ns)
+                outcome = await self._send_http_error(http, response, admitted_ns, sent)
                 return True
             request_id = self.model.request_id(turn)
             if body.get("stream", False):
-                outcome = await self._send_stream(http, response, request_id, admitted_ns)
+                outcome = await self._send_stream(http, response, request_id, admitted_ns, sent)
             else:
-                outcome = await self._send_message(http, response, request_id, admitted_ns)
+                outcome = await self._send_message(http, response, request_id, admitted_ns,
+                                                   sent)
             return response.ending != "cut"
         except ConnectionError:
             raise  # the client went away: nothing is owed to it
@@ -323,13 +325,14 @@ class MockServer:
             # A bug: answered as the API answers its own, rather than the connection dropped
             # without a word and asyncio's "Unhandled exception in client_connected_cb".
             outcome = f"500 api_error ({type(error).__name__}: {error})"
+            sent.ending = "server_error"
             if not http.can_respond:
                 http.cut()
                 return False
             error_type, message = STATUS_ERRORS[500]
             request_id = self.model.request_id(turn)
             await self._send_json(http, 500, error_body(error_type, message, request_id),
-                                  [("request-id", request_id)])
+                                  [("request-id", request_id)], sent)
             return True
         finally:
             if holds_slot:
@@ -338,31 +341,21 @@ class MockServer:
             who = f"session={turn.session_id} turn={turn.turn_index} attempt={turn.attempt}"
             self._log(f"{where} {outcome} {who} faults={','.join(faults) or '-'} {elapsed_ms}ms")
             if index is not None:
-                self._record(index, response, outcome, faults, admitted_ns,
-                             streamed=bool(body.get("stream", False)))
+                self._record(index, sent, faults)
 
-    def _record(self, index: int, response: Response | None, outcome: str,
-                faults: tuple[str, ...], admitted_ns: int, *, streamed: bool) -> None:
-        """Tell the recorder how request `index` was answered (`outcome` as logged)."""
+    def _record(self, index: int, sent: SentResponse, faults: tuple[str, ...]) -> None:
+        """Tell the recorder what the answer to request `index` put on the socket."""
         assert self.recorder is not None
-        first = outcome.split(" ", 1)[0]
-        ending = ("aborted" if response is None or outcome == "aborted"
-                  else "server_error" if " api_error (" in outcome
-                  else "http_error" if isinstance(response, HttpError) else response.ending)
         blocks: list[dict[str, Any]] = []
         calls: list[SentCall] = []
         stop: int | None = None
-        end_ns = self.clock_ns()
-        if isinstance(response, StreamResponse) and ending not in ("aborted", "server_error"):
-            start = admitted_ns - self._origin_ns
-            if streamed:
-                times = [start + self._scaled(t_ns) for t_ns in response.times]
-                blocks, calls, stop = sent_parts(response.events, times)
-            elif response.ending == "complete":  # a whole Message: every block at its end
-                blocks, calls, stop = sent_parts(response.events, [end_ns] * len(response.events))
-        self.recorder.answered(index, status=int(first) if first.isdigit() else None,
-                               ending=ending, faults=faults, end_ns=end_ns, blocks=blocks,
-                               calls=calls, message_stop_ns=stop)
+        if sent.events:
+            events, times = zip(*sent.events, strict=True)
+            blocks, calls, stop = sent_parts(events, times)
+        self.recorder.answered(index, status=sent.status, ending=sent.ending, faults=faults,
+                               end_ns=self.clock_ns(), blocks=blocks, calls=calls,
+                               message_stop_ns=stop, first_byte_ns=sent.first_byte_ns,
+                               bytes_sent=sent.bytes_sent)
 
     def clock_ns(self) -> int:
         """The recording's clock: monotonic nanoseconds since the server was made."""
@@ -403,7 +396,7 @@ class MockServer:
     # ----- answers -----
 
     async def _send_http_error(
-        self, http: HttpConnection, error: HttpError, admitted_ns: int
+        self, http: HttpConnection, error: HttpError, admitted_ns: int, sent: SentResponse
     ) -> str:
         await self._sleep_until(admitted_ns, error.at_ns)
         headers = [("request-id", str(error.body.get("request_id", "")))]
@@ -413,44 +406,58 @@ class MockServer:
                 ("retry-after", str(-(-wait_ns // NS_PER_S))),
                 ("retry-after-ms", str(-(-wait_ns // NS_PER_MS))),
             ]
-        await self._send_json(http, error.status, error.body, headers)
+        await self._send_json(http, error.status, error.body, headers, sent)
+        sent.ending = "http_error"
         return f"{error.status} {error.body['error']['type']}"
 
-    async def _send_stream(
-        self, http: HttpConnection, response: StreamResponse, request_id: str, admitted_ns: int
-    ) -> str:
+    async def _send_stream(self, http: HttpConnection, response: StreamResponse,
+                           request_id: str, admitted_ns: int, sent: SentResponse) -> str:
         await http.start(200, [_EVENT_STREAM, ("cache-control", "no-cache"),
                                ("request-id", request_id)])
-        due: list[bytes] = []  # events whose time has come, written together
+        sent.started(200)
+        due: list[dict[str, Any]] = []  # events whose time has come, written together
         for t_ns, event in zip(response.times, response.events, strict=True):
             if admitted_ns + self._scaled(t_ns) > time.monotonic_ns():
-                await http.send_data(b"".join(due))
+                await self._send_events(http, due, sent)
                 due = []
                 await self._sleep_until(admitted_ns, t_ns)
-            due.append(encode_event(event))
-        await http.send_data(b"".join(due))
+            due.append(event)
+        await self._send_events(http, due, sent)
         await self._sleep_until(admitted_ns, response.end_ns)
         if response.ending == "cut":
             http.cut()
+            sent.ending = "cut"
             return "200 stream cut"
         await http.end()
+        sent.ending = response.ending
         return f"200 stream {response.ending}"
 
-    async def _send_message(
-        self, http: HttpConnection, response: StreamResponse, request_id: str, admitted_ns: int
-    ) -> str:
+    async def _send_events(
+        self, http: HttpConnection, events: list[dict[str, Any]], sent: SentResponse
+    ) -> None:
+        data = b"".join(encode_event(event) for event in events)
+        await http.send_data(data)
+        sent.wrote(self.clock_ns(), len(data), events)  # noted once the socket took them
+
+    async def _send_message(self, http: HttpConnection, response: StreamResponse,
+                            request_id: str, admitted_ns: int, sent: SentResponse) -> str:
         await self._sleep_until(admitted_ns, response.end_ns)
         if response.ending == "cut":
             http.cut()
+            sent.ending = "cut"
             return "- message cut"
         headers = [("request-id", request_id)]
         if response.ending == "error_event":
             error = response.events[-1]["error"]
             status = _ERROR_STATUS.get(error["type"], 500)
             await self._send_json(http, status, error_body(error["type"], error["message"],
-                                                           request_id), headers)
+                                                           request_id), headers, sent)
+            sent.ending = "error_event"
             return f"{status} message error_event"
-        await self._send_json(http, 200, final_message(response.events), headers)
+        # A whole Message: its blocks went out together, with the body.
+        await self._send_json(http, 200, final_message(response.events), headers, sent,
+                              response.events)
+        sent.ending = response.ending
         return "200 message"
 
     async def _send_json(
@@ -459,11 +466,18 @@ class MockServer:
         status: int,
         body: Mapping[str, Any],
         headers: list[tuple[str, str]] | None = None,
+        sent: SentResponse | None = None,
+        events: list[dict[str, Any]] | None = None,
     ) -> None:
+        """A whole JSON answer; with `sent`, noted there once written (with the stream `events`
+        it amounts to, for a Message)."""
         # backslashreplace acts on lone surrogates only, which json leaves only inside strings:
         # `\\ud800` there is the JSON escape of the same character.
-        await http.send(status, [_JSON, *(headers or [])],
-                        _ENCODE(body).encode("utf-8", "backslashreplace"))
+        data = _ENCODE(body).encode("utf-8", "backslashreplace")
+        await http.send(status, [_JSON, *(headers or [])], data)
+        if sent is not None:
+            sent.started(status)
+            sent.wrote(self.clock_ns(), len(data), events or ())
 
     # ----- time -----
 
