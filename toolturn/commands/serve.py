@@ -29,7 +29,13 @@ from toolturn.model.tool_inputs import tool_inputs
 from toolturn.scenario.loader import load_scenario, unmodelled_live, with_overrides
 from toolturn.wire.client_tools import ClientTools
 from toolturn.wire.connection import Timeouts
-from toolturn.wire.record_files import RecordingFiles, flush, flush_every, open_recording
+from toolturn.wire.record_files import (
+    FLUSH_S,
+    RecordingFiles,
+    flush,
+    flush_every,
+    open_recording,
+)
 from toolturn.wire.recorder import Recorder
 from toolturn.wire.server import (
     DEFAULT_HOST,
@@ -68,6 +74,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--record", metavar="DIR", default=None,
                         help="record what clients did in DIR (Parquet: requests, tool_calls, "
                         "recoveries), flushed every few seconds and at shutdown")
+    parser.add_argument("--flush-every", type=float, default=FLUSH_S, metavar="SECONDS",
+                        help="with --record, write what is new this often (default "
+                        f"{FLUSH_S:g})")
     parser.add_argument("--give-up", type=float, default=60.0, metavar="SECONDS",
                         help="a fault with no further request of its session within this long "
                         "is recorded as given up (default 60)")
@@ -122,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
                         client_dir=client_dir)
     if not (math.isfinite(args.give_up) and args.give_up > 0):
         raise UserError(f"--give-up: must be a positive number of seconds (got {args.give_up:g})")
+    if not (math.isfinite(args.flush_every) and args.flush_every > 0):
+        raise UserError(f"--flush-every: must be a positive number of seconds "
+                        f"(got {args.flush_every:g})")
     folder = None if args.record is None else open_recording(Path(args.record))
     recorder = None if folder is None else Recorder(round(args.give_up * 1e9))
     server = MockServer(model, speed=args.speed, timeouts=limits,
@@ -139,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--record {folder}: cannot write the recording "
                         f"({error.strerror or error})") from None
     try:
-        asyncio.run(_serve(server, args.host, args.port, scenario.seed, files))
+        asyncio.run(_serve(server, args.host, args.port, scenario.seed, files, args.flush_every))
     except KeyboardInterrupt:
         pass
     print("toolturn serve: stopped" + (f"; recorded in {folder}" if folder else ""),
@@ -148,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(server: MockServer, host: str, port: int, seed: int,
-                 files: RecordingFiles | None) -> None:
+                 files: RecordingFiles | None, flush_s: float) -> None:
     try:
         await server.start(host, port)
     except OSError as error:
@@ -166,7 +178,7 @@ async def _serve(server: MockServer, host: str, port: int, seed: int,
     flusher = None
     if files is not None and server.recorder is not None:
         flusher = asyncio.create_task(
-            flush_every(server.recorder, files, server.clock_ns, log_to_stderr))
+            flush_every(server.recorder, files, server.clock_ns, log_to_stderr, flush_s))
     try:
         await server.serve_forever()
     except asyncio.CancelledError:

@@ -147,6 +147,13 @@ class Recorder:
                     self._final(TOOL_CALLS, call.row)  # its result can no longer come
                 del self._sessions[session_id]
 
+    def held(self) -> dict[str, int]:
+        """What is in memory now: sessions in progress, requests in flight, calls awaiting
+        results and final rows not yet handed over (flat under a steady load)."""
+        return {"sessions": len(self._sessions), "in_flight": len(self._in_flight),
+                "awaiting": sum(len(s.awaiting) for s in self._sessions.values()),
+                "unwritten": sum(len(rows) for rows in self._new.values())}
+
     def new_rows(self) -> Rows:
         """The rows made final since the last call, by table, each in its key's order; they
         leave memory here."""
