@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test test-ray lint gate baseline bench bench-gate bench-icount bench-icount-gate bench-fidelity \
-	soak probe-sdk probe-claude report-check docs clean
+	soak bench-recorder probe-sdk probe-claude report-check docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,15 @@ bench-icount-gate: $(STAMP)
 SOAK_SECONDS ?= 120
 soak: $(STAMP)
 	$(BIN)/python bench/soak_server.py --seconds $(SOAK_SECONDS)
+
+# The recorder under a steady load: toolturn serve --record for RECORDER_MINUTES with
+# RECORDER_CLIENTS scripted clients running new sessions; fails unless the server's memory stays
+# within 10% after the first minute and a flush takes as long at the end as at the start
+# (bench/recorder_memory.py). Not part of `make test`.
+RECORDER_MINUTES ?= 20
+RECORDER_CLIENTS ?= 32
+bench-recorder: $(STAMP)
+	$(BIN)/python bench/recorder_memory.py --minutes $(RECORDER_MINUTES) --clients $(RECORDER_CLIENTS)
 
 # The probe suite (scenarios/probes) against the official SDK's plain agent, all four ways it
 # can stream; scorecards and recordings under results/probe-sdk-MODE.

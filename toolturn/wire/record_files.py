@@ -11,7 +11,9 @@
    its name, flushed to disk and renamed, so a reader or a SIGKILL only ever sees whole files),
    then each table's `_open.parquet` is replaced with the rows still open (the requests in
    flight, the calls awaiting results: as many as the sessions in progress hold), then
-   `recording.json`. Its cost follows the rows of one interval, not the recording's length.
+   `recording.json` (with the flush count and how long the latest flush's tables took,
+   `flush_ms`, and the final rows it wrote, `flush_rows`). Its cost follows the rows of one
+   interval, not the recording's length.
 2. Readers: `pyarrow.parquet.read_table(DIR/"requests.parquet")` and
    `pandas.read_parquet(DIR/"requests.parquet")` read a table folder as one table of its final
    rows (they skip names starting with `_` or `.`); `read_table` here adds the open rows, so a
@@ -32,6 +34,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,6 +86,9 @@ class RecordingFiles:
         self._final_rows = dict.fromkeys(self._parts, 0)
         # Rows taken from the recorder but not yet on disk (a flush failed): kept for the next.
         self._unwritten: Rows = {name: [] for name in self._parts}
+        self._flushes = 0
+        self._flush_ms = 0.0  # the latest flush's tables, written (not its recording.json)
+        self._flush_rows = 0  # the final rows it wrote
         for spec in TABLES:
             self._clear(table_path(self.folder, spec))
             table_path(self.folder, spec).mkdir()
@@ -92,6 +98,8 @@ class RecordingFiles:
     def write(self, final: Rows, open_rows: Rows) -> None:
         """One flush: `final` rows as new parts, then the open rows, then `recording.json`.
         On an OSError nothing of `final` is lost: it is written with the next flush."""
+        started = time.perf_counter()
+        self._flush_rows = 0
         for spec in TABLES:
             self._unwritten[spec.name] += final.get(spec.name, [])
         for spec in TABLES:
@@ -99,9 +107,12 @@ class RecordingFiles:
             if rows:
                 self._write_part(spec, rows)
                 self._final_rows[spec.name] += len(rows)
+                self._flush_rows += len(rows)
                 self._unwritten[spec.name] = []
         for spec in TABLES:
             self._write_open(spec, open_rows.get(spec.name, []))
+        self._flushes += 1
+        self._flush_ms = (time.perf_counter() - started) * 1000
         self._write_summary({spec.name: len(open_rows.get(spec.name, [])) for spec in TABLES})
 
     def _write_part(self, spec: TableSpec, rows: Sequence[dict[str, Any]]) -> None:
@@ -120,8 +131,9 @@ class RecordingFiles:
         summary = {"metadata": self._metadata,
                    "row_counts": {name: self._final_rows[name] + open_counts[name]
                                   for name in self._parts},
-                   "open_rows": dict(open_counts),
-                   "parts": dict(self._parts)}
+                   "open_rows": dict(open_counts), "parts": dict(self._parts),
+                   "flushes": self._flushes, "flush_ms": round(self._flush_ms, 3),
+                   "flush_rows": self._flush_rows}
         text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
         _replace_text(self.folder / RECORDING_FILE, text)
 
