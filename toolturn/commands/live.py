@@ -40,7 +40,7 @@ from toolturn.fidelity.settings import LOOPBACK_KEY, LiveSettings
 from toolturn.metrics.atomic import check_destination
 from toolturn.metrics.reader import read_run
 from toolturn.metrics.summary_table import print_summary
-from toolturn.metrics.writer import RUN_FILE, RunMetadata, write_run
+from toolturn.metrics.writer import RUN_FILE, RunMetadata, write_run_from_rows
 from toolturn.scenario.loader import (
     load_scenario,
     unmodelled_live,
@@ -172,8 +172,8 @@ def _run(args: argparse.Namespace) -> int:
         extra=live_extra(scenario, args, settings),
     )
     try:
-        summary = write_run(out_dir, result.collector(out_dir.name).tables(), metadata,
-                            replace=args.force)
+        summary = write_run_from_rows(out_dir, [unit.rows for unit in result.results], metadata,
+                                      replace=args.force)
     except OSError as error:
         raise UserError(f"{out_dir}: cannot write the run folder ({error})") from None
     print_summary(summary, title=f"{scenario.name} live at speed {settings.speed:g}: "

@@ -10,7 +10,9 @@ Layout of ``<out_dir>/``::
 
 A run's tables are written either from tables in memory (``write_run``) or from its units'
 part files (``write_run_from_parts``, ``toolturn.metrics.parts``), with the same rows in the same
-order and row groups of ``assemble.ROW_GROUP_ROWS`` rows. Every Parquet file is
+order and row groups of ``assemble.ROW_GROUP_ROWS`` rows. A driver that holds each unit's rows
+(``toolturn live``) writes them through the part files too (``write_run_from_rows``): one path
+from rows to a run folder, whoever made the rows. Every Parquet file is
 zstd-compressed and carries the run metadata as JSON under the key-value
 metadata key ``sim.run``, and each column its ``description`` and ``unit``
 (``toolturn.metrics.columns``). Output is a function of the input alone (no clock is read, rows are
@@ -30,14 +32,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from toolturn.metrics.assemble import ROW_GROUP_ROWS, assemble_table
-from toolturn.metrics.atomic import atomic_directory
+from toolturn.metrics.atomic import atomic_directory, scratch_sibling
 from toolturn.metrics.columns import SUMMARY, described_schema
-from toolturn.metrics.parts import part_files
+from toolturn.metrics.parts import Rows, UnitParts, part_files
 from toolturn.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from toolturn.metrics.point_columns import with_point_columns
 from toolturn.metrics.provenance import git_commit, package_versions
 from toolturn.metrics.replications import replication_rows
-from toolturn.metrics.schema import OPTIONAL_TABLES, TABLES
+from toolturn.metrics.schema import EVENTS, OPTIONAL_TABLES, TABLES
 from toolturn.metrics.summary import (
     SummaryRow,
     UnitKey,
@@ -182,6 +184,38 @@ def write_run_from_parts(
             summary += replication_rows(summary)
         _write_summary(staging, summary, metadata_json, row_counts, key_value)
     return summary
+
+
+def write_run_from_rows(
+    out_dir: Path,
+    units: Sequence[Rows],
+    metadata: RunMetadata,
+    *,
+    events_per_wall_s: Mapping[UnitKey, float] | None = None,
+    replace: bool = False,
+) -> list[SummaryRow]:
+    """Writes the run folder ``out_dir`` from the rows of its units (each one simulation's, by
+    table and column, without the run-wide columns: ``toolturn.metrics.row_columns``), through
+    part files in a hidden sibling (``toolturn.metrics.parts``) and ``write_run_from_parts``:
+    the folder ``write_run`` writes for the same rows. A unit without rows adds none."""
+    keyed = [(_unit_key(rows), rows) for rows in units if rows["sessions"]["session_id"]]
+    with scratch_sibling(Path(out_dir), "parts") as scratch:
+        parts: list[tuple[Path, Mapping[str, Any]]] = []
+        # In the tables' order (profile, policy, load_level), as the engine's units are.
+        for number, (_, rows) in enumerate(sorted(keyed, key=lambda item: item[0])):
+            unit = UnitParts(scratch / f"unit{number}", trace=EVENTS.name in rows)
+            unit.add_session(0, rows)  # the unit's rows as one batch: sorted whole
+            unit.close()
+            parts.append((unit.folder, {}))
+        return write_run_from_parts(out_dir, parts, metadata, trace=any(
+            EVENTS.name in rows for rows in units), events_per_wall_s=events_per_wall_s,
+            replace=replace)
+
+
+def _unit_key(rows: Rows) -> tuple[str, str, int]:
+    sessions = rows["sessions"]
+    return (str(sessions["profile"][0]), str(sessions["policy"][0]),
+            int(sessions["load_level"][0]))
 
 
 def _write_summary(
