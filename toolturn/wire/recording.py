@@ -25,7 +25,10 @@ session id is the server's (`toolturn.wire.identity`), a 64-bit unsigned number.
 A recovery stays pending until the session's next request; one with none within `give_up_ns`
 of its response's end (or at the end of the recording) is `gave_up`. A session with no request
 for `give_up_ns` (and none in flight) is over: its calls still awaiting results are written
-without one, and a later request of it is numbered as its first.
+without one, and a later request of it is compared with nothing before it (no retry, no time
+since a previous response). Times of writes are taken as each write returns (the socket took
+the bytes); a Message answered whole (`stream: false`) has its blocks stop as its body goes.
+The columns in `ADDED_COLUMNS` are null in a recording made before they existed.
 """
 
 from __future__ import annotations
