@@ -200,7 +200,6 @@ def test_sim_report_draws_a_page_for_a_recording(
 
 def test_a_flush_that_fails_is_logged_and_tried_again(tmp_path: Path) -> None:
     import asyncio
-
     import shutil
 
     from toolturn.wire.record_files import RecordingFiles, flush, flush_every
