@@ -255,6 +255,13 @@ def test_an_unknown_tools_result_is_worded_by_the_profile() -> None:
         assert sent(out)[-1] == {"role": "user", "content": [result("n", text, is_error=True)]}
 
 
+def test_the_claude_code_profiles_own_error_texts_say_they_are_not_the_clis() -> None:
+    texts = PROFILES["claude-code"].error_texts
+    for text in (texts.invalid_json_text("Read", "x"), texts.invalid_input_text("Read", "x")):
+        assert "(worded by toolturn's claude-code profile, not by the CLI)" in text
+    assert "toolturn" not in texts.unknown_tool_text("Read")  # the CLI's own words
+
+
 # ----- duplicate ids -----
 
 

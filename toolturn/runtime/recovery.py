@@ -27,6 +27,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
+from toolturn.runtime.read_only_shell import ReadOnlyCommand
 from toolturn.runtime.results import ErrorTexts
 from toolturn.runtime.retry import RetrySettings
 
@@ -151,13 +152,9 @@ class InputPattern:
         return self._compiled.fullmatch(value) is not None
 
 
-# Commands that only read: what Claude Code runs in parallel (observed with these; the list is
-# ours and deliberately short).
-READ_ONLY_COMMAND = (
-    r"\s*(ls|cat|head|tail|wc|pwd|echo|grep|rg|find|which|file|stat|du|df|tree"
-    r"|git (status|diff|log|show|branch|rev-parse|ls-files|blame))(\s.*)?"
-)
-READ_ONLY_BASH = InputPattern("command", READ_ONLY_COMMAND)
+# Bash calls that only read (`toolturn.runtime.read_only_shell`: compound commands whose every
+# part reads) run in parallel, as the CLI runs them (2.1.328, issue 30).
+READ_ONLY_BASH = ReadOnlyCommand("command")
 
 RESUME_TEXT = (
     "Your response above was cut off mid-stream. Resume directly from where it stops — no "
@@ -168,6 +165,8 @@ CONTINUE_TEXT = (
     "up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
 )
 UNPARSED_INPUT_KEY = "__unparsedToolInput"
+# Marks an error text of the claude-code profile that is toolturn's, not the CLI's.
+OURS = "(worded by toolturn's claude-code profile, not by the CLI)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,12 +226,14 @@ CLAUDE_CODE = RecoveryPolicy(
         jitter_adds=True,
     ),
     retry_jitter=0.25,
+    # The unknown-tool text is the CLI's; the other two are ours in the CLI's wrapper, and say
+    # so (a reader of a transcript should not take them for the CLI's words).
     error_texts=ErrorTexts(
         unknown_tool="<tool_use_error>Error: No such tool available: {name}</tool_use_error>",
         invalid_json="<tool_use_error>Error: input for tool {name!r} is not valid JSON: {why}"
-        "</tool_use_error>",
+        f" {OURS}</tool_use_error>",
         invalid_input="<tool_use_error>Error: input for tool {name!r} is invalid: {why}"
-        "</tool_use_error>",
+        f" {OURS}</tool_use_error>",
     ),
     safe_when=MappingProxyType({"Bash": READ_ONLY_BASH}),
 )
