@@ -95,9 +95,19 @@ def test_a_rate_limit_carries_retry_after_scaled_by_speed() -> None:
         with pytest.raises(anthropic.RateLimitError) as caught:
             client.messages.create(**request(model))
     headers = caught.value.response.headers
-    assert headers["retry-after-ms"] == "300" and headers["retry-after"] == "1"
+    # 300 ms cannot be said in whole seconds: no `retry-after` to contradict it (issue 30).
+    assert headers["retry-after-ms"] == "300" and "retry-after" not in headers
     assert caught.value.type == "rate_limit_error"
     assert "faults=http_429" in log.lines[0]
+
+
+def test_a_wait_of_whole_seconds_sends_both_headers_and_they_agree() -> None:
+    model = mock_model(faults={"http_529": 1.0, "retry_after_ms": 20000})
+    with serving(model, speed=10.0) as (_, client, _log):
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            client.messages.create(**request(model))
+    headers = caught.value.response.headers
+    assert (headers["retry-after"], headers["retry-after-ms"]) == ("2", "2000")
 
 
 @pytest.mark.parametrize(("fault", "status", "error_class"), [

@@ -24,7 +24,8 @@ Behaviour, request by request:
    pairing check made on arrival): an HTTP error (400 with `check_pairing`'s
    wording for a broken transcript, 404 for an unknown model, 429 / 529 / 500 faults), sent
    after its delay with the API's JSON error body, a `request-id` header and, for 429 and 529,
-   `retry-after` (whole seconds, rounded up) and `retry-after-ms`; or a timed stream.
+   `retry-after-ms` (rounded up) and, when that is whole seconds, `retry-after` saying the
+   same (never two waits that disagree); or a timed stream.
 5. `stream: true`: 200 `text/event-stream` at once, then each event at its time from the
    request's admission (pings, `event: error` included). A stream the model cuts ends with the
    connection dropped mid-body, after any silence before the cut.
@@ -401,11 +402,13 @@ class MockServer:
         await self._sleep_until(admitted_ns, error.at_ns)
         headers = [("request-id", str(error.body.get("request_id", "")))]
         if error.retry_after_ns is not None:
-            wait_ns = self._scaled(error.retry_after_ns)
-            headers += [
-                ("retry-after", str(-(-wait_ns // NS_PER_S))),
-                ("retry-after-ms", str(-(-wait_ns // NS_PER_MS))),
-            ]
+            # The two headers must agree: `retry-after: 1` beside `retry-after-ms: 100` made
+            # the CLI (which reads seconds) wait 1.1 s and the SDK (milliseconds first) 0.1 s.
+            # Whole seconds cannot say 100 ms, so `retry-after` goes only when they can.
+            wait_ms = -(-self._scaled(error.retry_after_ns) // NS_PER_MS)
+            headers.append(("retry-after-ms", str(wait_ms)))
+            if wait_ms % 1000 == 0:
+                headers.append(("retry-after", str(wait_ms // 1000)))
         await self._send_json(http, error.status, error.body, headers, sent)
         sent.ending = "http_error"
         return f"{error.status} {error.body['error']['type']}"
