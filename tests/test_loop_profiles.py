@@ -109,13 +109,11 @@ def partial_stream() -> list[dict[str, Any]]:
             *tool_use_block(2, "b", "Read", {"path": "/b"}, stop=False)]
 
 
-@pytest.mark.parametrize("how", ["cut", "api_error", "overloaded"])
+@pytest.mark.parametrize("how", ["cut", "api_error"])
 def test_continue_after_a_cut_with_a_complete_tool_use(how: str) -> None:
     loop = started("claude-code")
     assert [c.tool_use_id for c in of_type(StartTool, feed(loop, partial_stream(), 100))] == ["a"]
-    out = (loop.stream_ended(900) if how == "cut"
-           else loop.on_event(error_event("api_error" if how == "api_error" else
-                                          "overloaded_error"), 900))
+    out = (loop.stream_ended(900) if how == "cut" else loop.on_event(error_event("api_error"), 900))
     assert of_type(CancelTool, out) == [] and of_type(WaitUntil, out) == []
     assert of_type(SessionEnded, out) == []
     out = loop.tool_finished("a", "success", "A", 1_000)
@@ -127,8 +125,11 @@ def test_continue_after_a_cut_with_a_complete_tool_use(how: str) -> None:
     clean(loop)
 
 
-def test_default_discards_an_attempt_overloaded_after_content() -> None:
-    loop = started("default")
+@pytest.mark.parametrize("profile", ["default", "claude-code"])
+def test_an_attempt_overloaded_after_content_is_discarded_and_retried(profile: str) -> None:
+    # claude-code: as the CLI 2.1.328 does, 4 times in 5 (its driver sends the retry without
+    # streaming: `retry_after_error_event`).
+    loop = started(profile)
     feed(loop, partial_stream(), 100)
     out = loop.on_event(error_event("overloaded_error"), 900)
     assert of_type(CancelTool, out) == [CancelTool("a", SyntheticCause.DISCARDED)]

@@ -9,9 +9,10 @@ does; a profile is never a subclass or a copy of the loop.
 Two profiles are built in (`PROFILES`):
 
 - `default`: the project's own (every rule as it was before profiles existed).
-- `claude-code`: the public Claude Code CLI 2.1.x as observed against a loopback mock (issue 16).
-  Where the CLI was not observed (its backoff cap, its cancelled-call wording) the value is ours
-  and says so.
+- `claude-code`: the public Claude Code CLI 2.1.x as observed against a loopback mock (issue 16),
+  updated to 2.1.328 (issue 30: compound read-only Bash commands run in parallel; a stream
+  broken by `event: error` is retried without streaming). Where the CLI was not observed (its
+  backoff cap, its cancelled-call wording) the value is ours and says so.
 
     ToolTurnLoop(tools, model="m", profile="claude-code")      # or profile=CLAUDE_CODE
     replace(DEFAULT, result_order=ResultOrder.COMPLETION)       # a profile of one's own
@@ -70,6 +71,15 @@ class OverloadedAfterContent(str, Enum):
     RETRY = "retry"
     # As a cut: the choices above decide.
     AS_CUT = "as_cut"
+
+
+class RetryTransport(str, Enum):
+    """How a retry after a mid-stream `event: error` goes. The loop sends the same body either
+    way; a driver honouring `non_streaming` sends it with `stream: false` and feeds the Message
+    back as events (`toolturn.runtime.message_events`). The simulator's engine streams always."""
+
+    STREAMING = "streaming"
+    NON_STREAMING = "non_streaming"
 
 
 class ErrorEvent(str, Enum):
@@ -180,6 +190,7 @@ class RecoveryPolicy:
     resume_text: str = RESUME_TEXT
     before_content_cut: BeforeContentCut = BeforeContentCut.END_SESSION
     overloaded_after_content: OverloadedAfterContent = OverloadedAfterContent.RETRY
+    retry_after_error_event: RetryTransport = RetryTransport.STREAMING
     error_event: ErrorEvent = ErrorEvent.END_SESSION
     max_tokens: MaxTokens = MaxTokens.END_SESSION
     continue_text: str = CONTINUE_TEXT
@@ -211,7 +222,12 @@ CLAUDE_CODE = RecoveryPolicy(
     after_tool_use_cut=AfterToolUseCut.CONTINUE,
     after_text_cut=AfterTextCut.RESUME,
     before_content_cut=BeforeContentCut.RETRY,
-    overloaded_after_content=OverloadedAfterContent.AS_CUT,
+    # 2.1.328 retried a stream broken by `event: error` (overloaded_error, before or after a
+    # completed tool_use) 4 times in 5, within 10-50 ms, as a non-streaming request; it kept the
+    # blocks and went on (as a cut) once. The profile takes the retry (earlier releases, 2.1.197
+    # and before, took it as a cut). Our backoff still applies: the CLI's short wait was not.
+    overloaded_after_content=OverloadedAfterContent.RETRY,
+    retry_after_error_event=RetryTransport.NON_STREAMING,
     error_event=ErrorEvent.AS_CUT,
     max_tokens=MaxTokens.CONTINUE,
     invalid_json_input=InvalidJsonInput.UNPARSED,
