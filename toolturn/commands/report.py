@@ -38,8 +38,12 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the recording page's module reads Parquet, which no other command should pay.
+    from toolturn.report.probe_page import is_probe_folder, write_probe_report
     from toolturn.report.recording import is_recording, write_recording_report
 
+    if is_probe_folder(args.run_dir):  # `toolturn probe --out`: its scorecard drawn
+        print(f"wrote {write_probe_report(args.run_dir)}")
+        return 0
     if is_recording(args.run_dir):
         print(f"wrote {write_recording_report(args.run_dir)}")
         return 0

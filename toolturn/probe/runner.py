@@ -1,5 +1,5 @@
 """Runs one probe case: the case's server on a free loopback port, the agent command once
-against it, what the server recorded.
+against it, what the server recorded and every exchange whole (`toolturn.probe.exchanges`).
 
 The command runs in a fresh temporary working directory (holding a `README.md` and a
 `src/app.py` for the built-in read-only calls to find) with a fresh temporary HOME, stdin from
@@ -16,15 +16,20 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 
+from toolturn.model.response import Response, Turn
+from toolturn.probe.endings import end_cut
+from toolturn.probe.exchanges import Exchange, ExchangeTap
 from toolturn.probe.suite import ProbeCase, Suite, case_model
 from toolturn.wire.background import serve_in_thread
 from toolturn.wire.client_tools import ClientTools
-from toolturn.wire.recorder import Recorder
+from toolturn.wire.server import MockServer
 
 DUMMY_KEY = "sk-ant-probe-dummy-key"
 WORKDIR_FILES = {
@@ -42,21 +47,56 @@ class CaseRun:
     tables: dict[str, pa.Table]
     server_log: list[str]
     output_tail: str  # the end of the command's stdout and stderr
+    exchanges: tuple[Exchange, ...] = ()
+
+
+def make_workdir(workdir: Path) -> None:
+    """The files a case's client finds in its working directory."""
+    for name, text in WORKDIR_FILES.items():
+        (workdir / name).parent.mkdir(parents=True, exist_ok=True)
+        (workdir / name).write_text(text, encoding="utf-8")
+
+
+def struck(case: ProbeCase) -> Callable[[Turn], bool]:
+    """Whether the case's fault strikes a turn; for a clean case, the first answer of the
+    plan's turn (what the client does after an ordinary answer is classed too)."""
+    plan = case.fault
+    if plan.kind == "none":
+        return lambda turn: turn.turn_index == plan.turn and turn.attempt == 1
+    return plan.applies
+
+
+def case_rewrite(case: ProbeCase, speed: float) -> Callable[[Turn, Response], Response]:
+    """The case's fault, its cut ending as the case says (`toolturn.probe.endings`)."""
+    def rewrite(turn: Turn, response: Response) -> Response:
+        answer = case.fault(turn, response)
+        if answer is response:
+            return answer
+        return end_cut(answer, case.ending, case.late_cut_ms, speed)
+    return rewrite
+
+
+@contextmanager
+def serve_case(case: ProbeCase, suite: Suite, workdir: Path,
+               log: Callable[[str], None]) -> Iterator[tuple[MockServer, ExchangeTap]]:
+    """The case's server, listening, and the tap that records it."""
+    tap = ExchangeTap(round(suite.give_up_s * 1e9), case_rewrite(case, suite.speed),
+                      struck(case))
+    tools = ClientTools({spec.name: spec for spec in case.scenario.tool_specs},
+                        client_dir=str(workdir))
+    with serve_in_thread(case_model(case.scenario), speed=suite.speed, log=log,
+                         client_tools=tools, recorder=tap, rewrite=tap.rewrite) as server:
+        yield server, tap
+    tap.give_up(None)  # the client is gone: a fault still unanswered was given up
 
 
 def run_case(case: ProbeCase, suite: Suite, command: list[str]) -> CaseRun:
-    recorder = Recorder(round(suite.give_up_s * 1e9))
     log: list[str] = []
-    with tempfile.TemporaryDirectory(prefix=f"sim-probe-{case.name}-") as temporary:
+    with tempfile.TemporaryDirectory(prefix=f"toolturn-probe-{case.name}-") as temporary:
         workdir, home = Path(temporary) / "work", Path(temporary) / "home"
-        for name, text in WORKDIR_FILES.items():
-            (workdir / name).parent.mkdir(parents=True, exist_ok=True)
-            (workdir / name).write_text(text, encoding="utf-8")
+        make_workdir(workdir)
         home.mkdir()
-        tools = ClientTools({spec.name: spec for spec in case.scenario.tool_specs},
-                            client_dir=str(workdir))
-        with serve_in_thread(case_model(case.scenario), speed=suite.speed, log=log.append,
-                             client_tools=tools, recorder=recorder, rewrite=case.fault) as server:
+        with serve_case(case, suite, workdir, log.append) as (server, tap):
             env = {key: value for key, value in os.environ.items()
                    if not key.startswith("ANTHROPIC_")}
             env.update(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY=DUMMY_KEY,
@@ -65,8 +105,8 @@ def run_case(case: ProbeCase, suite: Suite, command: list[str]) -> CaseRun:
             started = time.monotonic()
             status, output = _run(command, workdir, env, suite.timeout_s)
             wall_s = time.monotonic() - started
-    recorder.give_up(None)  # the client is gone: a fault still unanswered was given up
-    return CaseRun(case, status, wall_s, recorder.tables(), list(log), output[-2000:])
+    return CaseRun(case, status, wall_s, tap.tables(), list(log), output[-2000:],
+                   tuple(tap.exchanges))
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> tuple[

@@ -1,36 +1,46 @@
-"""The probe's scorecard: per case, what the agent did about its fault, from the recording.
+"""The probe's scorecard: per case, what the agent did about its fault, over `runs` runs, beside
+what the project's own `claude-code` profile does in the same case.
 
-Columns: the command's exit (or `timeout`), requests made, the recovery class of the faulted
-request (`-` for a clean case; several when the fault struck more than once), 400s triggered
-(broken transcripts we refused), results lost (tool calls whose block completed but whose
-result never came back), retries (requests repeating an earlier one byte for byte) and the
-delays before them, the median tool round trip (block stop to the request carrying the result)
-and whether results came back out of tool_use order.
+A case's entry (`case_entry`, one per case in `scorecard.json`):
+
+- `class` per run (`toolturn.probe.verdicts`, from what the client sent next) and `rates`:
+  each class, its share of the runs (a race is a rate, not a verdict);
+- `profile`: the class of the `claude-code` profile's own run of the case, and `agreement`:
+  the share of the agent's runs of that class (1: the profile predicts the agent; 0: a stale
+  profile or a changed agent);
+- `failed`: why the case measured nothing (the agent sent no request), else null;
+- `per_run`: each run's figures from the recording: the command's exit (or `timeout`),
+  requests made, 400s triggered (broken transcripts we refused), results lost (tool calls whose
+  block completed but whose result never came back), retries (requests repeating an earlier one
+  byte for byte) and the delays before them, the median tool round trip (block stop to the
+  request carrying the result) and whether results came back out of tool_use order.
 """
 
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from typing import Any
 
 from toolturn.probe.runner import CaseRun
+from toolturn.probe.verdicts import NO_REQUEST, run_class
 
 NS_PER_MS = 1_000_000
-COLUMNS = ("case", "exit", "requests", "recovery", "400s", "lost", "retries", "retry_delay_ms",
-           "round_trip_ms", "out_of_order")
+NO_REQUEST_CLASS = "no_request"
+COLUMNS = ("case", "runs", "class", "profile", "agrees", "exit", "requests", "400s", "lost",
+           "retries", "round_trip_ms")
 
 
 def score(run: CaseRun) -> dict[str, Any]:
+    """One run's figures and class."""
     requests = run.tables["requests"].to_pylist()
     calls = run.tables["tool_calls"].to_pylist()
-    recoveries = run.tables["recoveries"].to_pylist()
     retries = [r for r in requests if r["retry"]]
     trips = [c["round_trip_ns"] for c in calls if c["round_trip_ns"] is not None]
     return {
-        "case": run.case.name,
+        "class": run_class(run.exchanges) if requests else NO_REQUEST_CLASS,
         "exit": "timeout" if run.exit_status is None else run.exit_status,
         "requests": len(requests),
-        "recovery": ",".join(r["recovery"] for r in recoveries) or "-",
         "400s": sum(1 for r in requests if r["status"] == 400),
         "lost": sum(1 for c in calls
                     if c["block_stop_ns"] is not None and c["result_request_index"] is None),
@@ -42,18 +52,65 @@ def score(run: CaseRun) -> dict[str, Any]:
     }
 
 
-def format_scorecard(rows: list[dict[str, Any]]) -> str:
-    """A plain-text table (Markdown-compatible, for a README)."""
-    def cell(value: Any) -> str:
-        if isinstance(value, list):
-            return ",".join(map(str, value)) or "-"
-        return "-" if value is None else str(value)
+def rates(classes: list[str]) -> dict[str, float]:
+    """Each class's share of the runs, the commonest first (ties by name)."""
+    counts = Counter(classes)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return {name: round(count / len(classes), 4) for name, count in ordered}
 
-    table = [[cell(row[column]) for column in COLUMNS] for row in rows]
+
+def case_entry(name: str, checks: str, runs: list[dict[str, Any]],
+               profile: str | None) -> dict[str, Any]:
+    """A case's scorecard entry from its runs' `score`s and the profile's class (None: not
+    run, as with `--no-profile`)."""
+    classes = [run["class"] for run in runs]
+    agreement = None if profile is None else round(
+        sum(1 for c in classes if c == profile) / len(classes), 4)
+    failed = NO_REQUEST if NO_REQUEST_CLASS in classes else None
+    return {"case": name, "checks": checks, "runs": len(runs), "rates": rates(classes),
+            "profile": profile, "agreement": agreement, "failed": failed, "per_run": runs}
+
+
+def _agrees(entry: dict[str, Any]) -> str:
+    agreement = entry["agreement"]
+    if agreement is None:
+        return "-"
+    if agreement in (0, 1):
+        return "yes" if agreement == 1 else "no"
+    return f"{round(agreement * entry['runs'])}/{entry['runs']}"
+
+
+def _row(entry: dict[str, Any]) -> dict[str, Any]:
+    runs = entry["per_run"]
+    shares = entry["rates"]
+    trips = [r["round_trip_ms"] for r in runs if r["round_trip_ms"] is not None]
+    return {
+        "case": entry["case"] + (" (FAILED)" if entry["failed"] else ""),
+        "runs": entry["runs"],
+        "class": ", ".join(name if len(shares) == 1 else f"{name} {share:.2f}"
+                           for name, share in shares.items()) or "-",
+        "profile": entry["profile"] or "-",
+        "agrees": _agrees(entry),
+        "exit": ",".join(dict.fromkeys(str(r["exit"]) for r in runs)),
+        "requests": ",".join(dict.fromkeys(str(r["requests"]) for r in runs)),
+        "400s": sum(r["400s"] for r in runs),
+        "lost": sum(r["lost"] for r in runs),
+        "retries": sum(r["retries"] for r in runs),
+        "round_trip_ms": round(statistics.median(trips)) if trips else None,
+    }
+
+
+def format_scorecard(entries: list[dict[str, Any]]) -> str:
+    """A plain-text table (Markdown-compatible, for a README), one row per case."""
+    table = [["-" if (value := row[column]) is None or value == "" else str(value)
+              for column in COLUMNS] for row in map(_row, entries)]
     widths = [max(len(column), *(len(line[i]) for line in table))
               for i, column in enumerate(COLUMNS)]
     lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True)) + " |",
              "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     lines += ["| " + " | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) + " |"
               for line in table]
+    for entry in entries:
+        if entry["failed"]:
+            lines.append(f"{entry['case']}: failed: {entry['failed']}")
     return "\n".join(lines)

@@ -10,9 +10,13 @@ header saying what it checks) and the one fault the case puts into it.
     name = "cut_after_tool_use"
     scenario = "cut_after_tool_use.toml"
     fault = { kind = "cut_after_block", block = 1 }
+    ending = "late_cut"     # how a cut ends on the wire (`toolturn.probe.endings`; default fin)
+    late_cut_ms = 200       # late_cut only: the silence between the last event and the drop
 
 Each case is checked when the suite is read: its scenario loads, its model answers the faulted
-turn with a stream, and the fault finds the point it strikes (a block that exists, JSON to cut).
+turn with a stream, and the fault finds the point it strikes (a block that exists, JSON to cut);
+an ending other than `fin` needs a cut. The shipped suite is the package's own
+(`PACKAGED_SUITE`, inside an installed wheel too).
 """
 
 from __future__ import annotations
@@ -24,16 +28,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+import toolturn
 from toolturn.errors import UserError
 from toolturn.model.model import MockModel
 from toolturn.model.response import StreamResponse, Turn
 from toolturn.model.tool_inputs import tool_inputs
+from toolturn.probe.endings import CUT_KINDS, DEFAULT_LATE_CUT_MS, Ending
 from toolturn.probe.faults import FaultPlan
 from toolturn.scenario.loader import load_scenario
 from toolturn.scenario.schema import Scenario
 
 SUITE_FILE = "suite.toml"
-DEFAULT_SUITE = Path("scenarios/probes")
+# Found beside the code, not from the working directory: an installed wheel carries it too.
+PACKAGED_SUITE = Path(toolturn.__file__).resolve().parent / "scenarios" / "probes"
 
 
 class _CaseConfig(BaseModel):
@@ -41,6 +48,8 @@ class _CaseConfig(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     scenario: str
     fault: dict[str, Any] = Field(default_factory=dict)
+    ending: Ending = "fin"
+    late_cut_ms: float | None = Field(default=None, ge=0, le=60_000)
 
 
 class _SuiteConfig(BaseModel):
@@ -58,6 +67,8 @@ class ProbeCase:
     scenario_file: Path
     checks: str  # the scenario's description: what the case checks
     fault: FaultPlan
+    ending: Ending = "fin"
+    late_cut_ms: float = DEFAULT_LATE_CUT_MS  # late_cut only
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +113,17 @@ def _case(path: Path, index: int, case: _CaseConfig) -> ProbeCase:
         first = error.errors()[0]
         field = ".".join(str(part) for part in first["loc"])
         raise UserError(f"{where}: fault.{field}: {first['msg']}") from None
+    if case.ending != "fin" and plan.kind not in CUT_KINDS:
+        raise UserError(f"{where}: ending {case.ending!r} needs a cut fault "
+                        f"({', '.join(sorted(CUT_KINDS))}), not {plan.kind}")
+    if case.late_cut_ms is not None and case.ending != "late_cut":
+        raise UserError(f"{where}: late_cut_ms is for ending = \"late_cut\" only")
     scenario_file = path.parent / case.scenario
     scenario = load_scenario(scenario_file)
     _check_plan(where, scenario, plan)
-    return ProbeCase(case.name, scenario, scenario_file, scenario.description, plan)
+    late = DEFAULT_LATE_CUT_MS if case.late_cut_ms is None else case.late_cut_ms
+    return ProbeCase(case.name, scenario, scenario_file, scenario.description, plan,
+                     case.ending, late)
 
 
 def case_model(scenario: Scenario) -> MockModel:
