@@ -144,6 +144,13 @@ def test_the_wheels_sim_inits_and_runs_the_default(wheel: Path, tmp_path: Path) 
     assert (work / "starter" / "default.toml").is_file()
     assert "wrote out" in sim("run", "default", "--sessions", "2", "--no-report", "--out", "out")
     assert (work / "out" / "run.json").is_file()
+    # `toolturn probe`'s default suite is the wheel's own (issue 30), found from here too.
+    suite = subprocess.run(
+        [sys.executable, "-c", "from toolturn.probe.suite import PACKAGED_SUITE, load_suite; "
+         "print(len(load_suite(PACKAGED_SUITE).cases), PACKAGED_SUITE)"], cwd=work,
+        env=environment, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert int(suite[0]) > 10 and Path(suite[1]).is_relative_to(site)
 
 
 def test_the_wheel_is_toolturn_under_apache_2_with_both_script_names(wheel: Path) -> None:

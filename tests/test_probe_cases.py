@@ -1,6 +1,7 @@
 """The official SDK (sync and async, `messages.stream` and `create(stream=True)`) as the client
 of every shipped probe case, through `toolturn.probe.sdk_agent`, in this process: the recording's
-tables and the recovery classes asserted for each (issue 17, sections 2-4)."""
+tables and the recovery classes asserted for each (issue 17, sections 2-4), and the probe's own
+class of each run, read from what the client sent next (issue 30)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import pytest
 from toolturn.live.session import SessionResult, run_session
 from toolturn.live.tools import LiveCall, ToolError
 from toolturn.probe import sdk_agent
-from toolturn.probe.runner import WORKDIR_FILES, CaseRun
+from toolturn.probe.runner import WORKDIR_FILES, CaseRun, serve_case
 from toolturn.probe.scorecard import score
-from toolturn.probe.suite import DEFAULT_SUITE, ProbeCase, case_model, load_suite
+from toolturn.probe.suite import PACKAGED_SUITE, ProbeCase, Suite, case_model, load_suite
+from toolturn.probe.verdicts import run_class
 from toolturn.runtime.loop import ToolTurnLoop
 from toolturn.runtime.retry import RetrySettings
 from toolturn.runtime.tooldef import ToolDefinition
@@ -25,9 +27,10 @@ from toolturn.wire.client_tools import ClientTools
 from toolturn.wire.recorder import Recorder
 from toolturn.wire.recording import RECOVERY_CLASSES, TABLES
 
-SUITE = load_suite(Path(__file__).resolve().parent.parent / DEFAULT_SUITE)
+SUITE = load_suite(PACKAGED_SUITE)
 CASES = {case.name: case for case in SUITE.cases}
 SPEED = 200.0  # a 60 s stall takes 0.3 s
+FAST = Suite(SUITE.folder, SUITE.timeout_s, SPEED, SUITE.give_up_s, SUITE.cases)
 
 # What this agent does about each fault: its only recovery is one identical retry of a broken
 # stream; it answers whatever calls it got, and stops at any stop reason but tool_use.
@@ -37,12 +40,23 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "two_calls_clean": (), "out_of_order_reads": (),
     "cut_in_tool_json": (RETRIED,), "cut_after_tool_use": (RETRIED,),
     "cut_before_first_block": (RETRIED,), "error_after_tool_use": (RETRIED,),
+    "cut_after_tool_use_late_cut": (RETRIED,),
+    # A body that ends cleanly without message_stop: the SDK takes the partial message as final,
+    # with no stop reason, and the agent stops there.
+    "cut_after_tool_use_clean_eof": ("gave_up",),
     "error_before_blocks": (RETRIED,), "overloaded_storm": (RETRIED,) * 3,
     "stall_after_message_start": (KEPT,), "stall_after_text": (KEPT,),
     "malformed_tool_json": (KEPT,), "unknown_tool": (KEPT,), "invalid_tool_input": (KEPT,),
     "duplicate_tool_ids": ("broken_transcript",),
     "max_tokens_open_tool_use": ("gave_up",), "max_tokens_closed_tool_use": ("gave_up",),
     "end_turn_with_tool_use": ("gave_up",),
+}
+# The same, as the probe classes them (`toolturn.probe.verdicts`): a clean case is classed by
+# what follows its first answer.
+SDK_CLASSES = {
+    name: {RETRIED: "identical_retry", KEPT: "calls_answered", "gave_up": "stopped",
+           "broken_transcript": "broken_transcript"}[classes[0]] if classes else "calls_answered"
+    for name, classes in EXPECTED.items()
 }
 
 
@@ -52,19 +66,15 @@ def run_agent(case: ProbeCase, mode: str, workdir: Path, monkeypatch: pytest.Mon
         (workdir / name).parent.mkdir(parents=True, exist_ok=True)
         (workdir / name).write_text(text)
     monkeypatch.chdir(workdir)
-    recorder = Recorder()
-    tools = ClientTools({}, client_dir=str(workdir))
-    with serve_in_thread(case_model(case.scenario), speed=SPEED, log=lambda _: None,
-                         client_tools=tools, recorder=recorder, rewrite=case.fault) as server:
+    with serve_case(case, FAST, workdir, lambda _: None) as (server, tap):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-dummy")
         if mode.startswith("async"):
             status = asyncio.run(sdk_agent.run_async(mode, "claude-sonnet-4-6"))
         else:
             status = sdk_agent.run_sync(mode, "claude-sonnet-4-6")
-    recorder.give_up(None)
-    tables = recorder.tables()
-    run = CaseRun(case, status, 0.0, tables, [], "")
+    tables = tap.tables()
+    run = CaseRun(case, status, 0.0, tables, [], "", tuple(tap.exchanges))
     return status, {name: table.to_pylist() for name, table in tables.items()}, run
 
 
@@ -76,6 +86,7 @@ def test_the_sdk_agent_against_every_probe_case(
     status, rows, run = run_agent(CASES[name], mode, tmp_path, monkeypatch)
     requests, calls, recoveries = rows["requests"], rows["tool_calls"], rows["recoveries"]
     assert tuple(r["recovery"] for r in recoveries) == EXPECTED[name]
+    assert run_class(run.exchanges) == score(run)["class"] == SDK_CLASSES[name]
     assert {r["faults"] for r in recoveries} <= {CASES[name].fault.kind}
     first = requests[0]
     assert (first["turn_index"], first["attempt"], first["status"] in (200, 529)) == (0, 1, True)
@@ -162,6 +173,8 @@ GAVE_UP, KEPT_ONCE, RETRIED_ONCE = ("gave_up",), (KEPT,), (RETRIED,)
 LIVE_EXPECTED: dict[str, tuple[tuple[str, ...], str]] = {
     "two_calls_clean": ((), "end_turn"), "out_of_order_reads": ((), "end_turn"),
     "cut_in_tool_json": (GAVE_UP, "stream_error"), "cut_after_tool_use": (GAVE_UP, "stream_error"),
+    "cut_after_tool_use_late_cut": (GAVE_UP, "stream_error"),
+    "cut_after_tool_use_clean_eof": (GAVE_UP, "stream_error"),
     "cut_before_first_block": (GAVE_UP, "stream_error"),
     "error_after_tool_use": (RETRIED_ONCE, "end_turn"),
     "error_before_blocks": (RETRIED_ONCE, "end_turn"),

@@ -78,12 +78,30 @@ def _absolute(word: str) -> str:
     return prefix + str(Path(value).absolute())
 
 
-def split_words(words: list[str]) -> tuple[Path, list[str]]:
-    """SUITE and COMMAND from the words around `--`."""
+def _options_after_suite(args: argparse.Namespace, before: list[str]) -> list[str]:
+    """Options written after SUITE (argparse hands them over as words) read into `args`; the
+    words that are left."""
+    parser = argparse.ArgumentParser(prog="toolturn probe", add_help=False, exit_on_error=False)
+    parser.add_argument("--out", default=args.out)
+    parser.add_argument("--case", action="append", default=args.case)
+    parser.add_argument("--repeat", type=int, default=args.repeat)
+    try:
+        found, rest = parser.parse_known_args(before)
+    except argparse.ArgumentError as error:
+        raise UserError(str(error)) from None
+    args.out, args.case, args.repeat = found.out, found.case, found.repeat
+    return rest
+
+
+def split_words(words: list[str], args: argparse.Namespace | None = None) -> tuple[
+        Path, list[str]]:
+    """SUITE and COMMAND from the words around `--` (and, given `args`, options among them)."""
     if "--" not in words:
         raise UserError("put the agent's command after --: toolturn probe [SUITE] -- COMMAND ARGS")
     cut = words.index("--")
     before, command = words[:cut], words[cut + 1:]
+    if args is not None:
+        before = _options_after_suite(args, before)
     if len(before) > 1:
         raise UserError(f"one suite folder before --, got {len(before)}: {before}")
     if not command:
@@ -139,9 +157,9 @@ def _write_run(folder: Path, done: CaseRun, command: list[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.words[:1] == [COMPARE]:
         return _compare(args.words[1:])
+    folder, command = split_words(args.words, args)
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise UserError(f"--repeat: a number of runs from 1 to {MAX_REPEAT}, got {args.repeat}")
-    folder, command = split_words(args.words)
     suite = load_suite(folder)
     cases = _chosen(suite, folder, args.case)
     out = Path(args.out)

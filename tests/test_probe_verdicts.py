@@ -1,0 +1,150 @@
+"""The probe's classes, read from what the client sent next (`toolturn.probe.verdicts`, issue 30):
+each class from a scripted pair of requests, a run's class over several struck requests, and
+what the project's own claude-code profile does in every shipped case (its run through
+ToolTurnLoop, `toolturn.probe.profile_agent`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from toolturn.model.response import Turn
+from toolturn.probe.exchanges import Exchange, carried_blocks
+from toolturn.probe.profile_agent import profile_class
+from toolturn.probe.suite import PACKAGED_SUITE, load_suite
+from toolturn.probe.verdicts import CLASSES, next_step, run_class
+from toolturn.runtime.recovery import DEFAULT
+
+PROMPT = {"role": "user", "content": "Look at this project."}
+TEXT = {"type": "text", "text": "I will look."}
+READ = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "README.md"}}
+BASH = {"type": "tool_use", "id": "toolu_2", "name": "Bash", "input": {"command": "ls"}}
+RESULT_1 = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "# probe"}
+RESULT_2 = {"type": "tool_result", "tool_use_id": "toolu_2", "content": "README.md"}
+RESUME = {"role": "user", "content": "Output token limit hit. Resume directly."}
+
+
+def exchange(index: int, messages: list[Any], *, stream: bool = True, extra: Any = None,
+             violations: tuple[str, ...] = (), answer: list[dict[str, Any]] | None = None,
+             completed: set[int] | None = None, session: int = 1) -> Exchange:
+    body: dict[str, Any] = {"model": "m", "max_tokens": 100, "messages": messages,
+                            "stream": stream}
+    if extra is not None:
+        body["metadata"] = extra
+    blocks = {i: {"type": b["type"], "id": b.get("id"), "name": b.get("name"),
+                  "text": b.get("text", "")} for i, b in enumerate(answer or [])}
+    return Exchange(index, Turn(session, 0, 1), json.dumps(body).encode(), body, violations,
+                    faulted=answer is not None, blocks=blocks,
+                    completed=set(blocks) if completed is None else completed)
+
+
+STRUCK = exchange(0, [PROMPT], answer=[TEXT, READ, BASH], completed={0, 1})
+
+
+def then(messages: list[Any], **options: Any) -> Exchange:
+    return exchange(1, messages, **options)
+
+
+@pytest.mark.parametrize(("following", "verdict"), [
+    (None, "stopped"),
+    (replace(STRUCK, index=1, faulted=False), "identical_retry"),
+    (then([PROMPT], stream=False), "non_streaming_retry"),
+    (then([PROMPT], extra={"user_id": "x"}), "modified_retry"),
+    (then([PROMPT, {"role": "assistant", "content": [TEXT, READ, READ]},
+           {"role": "user", "content": [RESULT_1]}], violations=("tool_use ids must be unique",)),
+     "broken_transcript"),
+    (then([PROMPT, {"role": "assistant", "content": [TEXT, READ]},
+           {"role": "user", "content": [RESULT_1]}]), "calls_answered"),
+    (then([PROMPT, {"role": "assistant", "content": [TEXT, BASH]},
+           {"role": "user", "content": [RESULT_2]}]), "some_calls_dropped"),
+    (then([PROMPT, {"role": "assistant", "content": [TEXT]}, RESUME]), "calls_dropped_resumed"),
+    (then([PROMPT, RESUME]), "calls_dropped_resumed"),
+    (then([PROMPT, {"role": "assistant", "content": [TEXT]},
+           {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x"
+                                         "</system-reminder>"}]}]), "calls_dropped"),
+    (then([{"role": "user", "content": "Summarise this conversation."}]),
+     "transcript_rewritten"),
+])
+def test_each_class_from_what_the_client_sent_next(following: Exchange | None,
+                                                   verdict: str) -> None:
+    assert next_step(STRUCK, following) == verdict
+    assert verdict in CLASSES
+
+
+def test_an_answer_without_calls_is_resumed_or_moved_on() -> None:
+    struck = exchange(0, [PROMPT], answer=[TEXT])
+    kept = {"role": "assistant", "content": [TEXT]}
+    assert next_step(struck, then([PROMPT, kept, RESUME])) == "resumed"
+    assert next_step(struck, then([PROMPT, kept, {"role": "user", "content": [
+        {"type": "text", "text": "<system-reminder>only context</system-reminder>"}]}])) == (
+        "moved_on")
+
+
+def test_cache_markers_and_system_messages_do_not_count_as_changes() -> None:
+    marked = {"role": "user", "content": [{"type": "text", "text": "Look at this project.",
+                                           "cache_control": {"type": "ephemeral"}}]}
+    struck = exchange(0, [{"role": "user", "content": [{"type": "text",
+                                                        "text": "Look at this project."}]}],
+                      answer=[TEXT])
+    assert next_step(struck, then([{"role": "system", "content": "s"}, marked])) == (
+        "modified_retry")
+
+
+def test_a_run_joins_its_struck_requests_classes_once_each_in_order() -> None:
+    first = replace(STRUCK, index=0)
+    again = replace(STRUCK, index=1)
+    other = then([PROMPT], stream=False)
+    other.faulted = False
+    assert run_class([first, again, other]) == "identical_retry+non_streaming_retry"
+    # Another session's request between them is not what this session did next.
+    stranger = replace(exchange(1, [PROMPT, RESUME], session=2), index=1)
+    assert run_class([first, stranger]) == "stopped"
+    assert run_class([replace(STRUCK, faulted=False)]) == "fault_not_reached"
+
+
+def test_carried_blocks_say_which_blocks_stopped() -> None:
+    events = [{"type": "message_start", "message": {}},
+              {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
+              {"type": "content_block_delta", "index": 0,
+               "delta": {"type": "text_delta", "text": "hi"}},
+              {"type": "content_block_stop", "index": 0},
+              {"type": "content_block_start", "index": 1, "content_block": READ}]
+    blocks, completed = carried_blocks(events)
+    assert blocks[0]["text"] == "hi" and blocks[1]["id"] == "toolu_1" and completed == {0}
+
+
+# What the claude-code profile does in each shipped case (CLI 2.1.328's majority where it was
+# seen): a cut keeps the completed calls and goes on; a cut before any block is retried as it
+# was; an `event: error` is retried without streaming; max_tokens inside a call drops it and asks
+# to resume; bad calls get error results and the turn goes on.
+PROFILE = {
+    "two_calls_clean": "calls_answered", "out_of_order_reads": "calls_answered",
+    "cut_in_tool_json": "calls_answered", "cut_after_tool_use": "calls_answered",
+    "cut_after_tool_use_late_cut": "calls_answered",
+    "cut_after_tool_use_clean_eof": "calls_answered",
+    "cut_before_first_block": "identical_retry",
+    "error_after_tool_use": "non_streaming_retry", "error_before_blocks": "non_streaming_retry",
+    "overloaded_storm": "identical_retry",
+    "stall_after_message_start": "calls_answered", "stall_after_text": "calls_answered",
+    "malformed_tool_json": "calls_answered", "unknown_tool": "calls_answered",
+    "invalid_tool_input": "calls_answered", "duplicate_tool_ids": "calls_answered",
+    "max_tokens_open_tool_use": "calls_dropped_resumed",
+    "max_tokens_closed_tool_use": "calls_answered", "end_turn_with_tool_use": "calls_answered",
+}
+SUITE = load_suite(PACKAGED_SUITE)
+FAST = replace(SUITE, speed=200.0)  # a 60 s stall takes 0.3 s
+
+
+@pytest.mark.parametrize("case", SUITE.cases, ids=lambda case: case.name)
+def test_the_claude_code_profile_in_every_shipped_case(case: Any) -> None:
+    assert profile_class(case, FAST) == PROFILE[case.name]
+
+
+def test_another_profile_is_classed_by_the_same_rules() -> None:
+    cases = {case.name: case for case in SUITE.cases}
+    # The default profile ends the session on a cut, and retries an error event as it was.
+    assert profile_class(cases["cut_after_tool_use"], FAST, DEFAULT) == "stopped"
+    assert profile_class(cases["error_before_blocks"], FAST, DEFAULT) == "identical_retry"
