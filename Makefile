@@ -116,20 +116,31 @@ probe-sdk: $(STAMP)
 
 # The probe suite against the real Claude Code CLI, installed from the npm registry into
 # .probe-claude/ (ignored by git; needs node and npm). Not part of `make test`: it takes a few
-# minutes. CLAUDE_CODE_VERSION picks another release; the scorecard goes to results/probe-claude.
-CLAUDE_CODE_VERSION ?= 2.1.197
+# minutes. CLAUDE_CODE_VERSION picks another release; PROBE_REPEAT runs each case that many
+# times (races are rates); the scorecard goes to results/probe-claude (`toolturn report` draws
+# it, `toolturn probe compare` compares it with an older one).
+# A CLI of one's own installs nothing, neither the CLI nor the venv (BIN must then hold toolturn):
+#   make probe-claude CLAUDE=/path/to/claude BIN=/path/to/venv/bin
+CLAUDE_CODE_VERSION ?= 2.1.328
 CLAUDE_DIR := .probe-claude
-CLAUDE := $(CLAUDE_DIR)/node_modules/.bin/claude
 PROBE_PROMPT ?= Look at this project with your tools, then say what it is.
+PROBE_REPEAT ?= 1
+PROBE_OUT ?= results/probe-claude
+ifdef CLAUDE
+PROBE_CLAUDE_NEEDS :=
+else
+CLAUDE := $(CLAUDE_DIR)/node_modules/.bin/claude
+PROBE_CLAUDE_NEEDS := $(STAMP) $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION)
+endif
 
 $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION):
 	npm install --prefix $(CLAUDE_DIR) --no-save --no-audit --no-fund \
 		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
 	touch $@
 
-probe-claude: $(STAMP) $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION)
+probe-claude: $(PROBE_CLAUDE_NEEDS)
 	$(CLAUDE) --version
-	$(BIN)/toolturn probe --out results/probe-claude -- \
+	$(BIN)/toolturn probe --out $(PROBE_OUT) --repeat $(PROBE_REPEAT) -- \
 		$(CLAUDE) -p "$(PROBE_PROMPT)" --output-format json
 # The report page in a real headless browser: a small sweep's report.html opened alone by
 # Chromium (Debian's package, installed here if missing; needs root), its figures drawn and

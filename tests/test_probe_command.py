@@ -6,6 +6,8 @@ checked in the suite, and `toolturn report` drawing a probe folder."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -169,3 +171,14 @@ def test_the_default_suite_is_the_packaged_one() -> None:
     assert endings["cut_after_tool_use_late_cut"] == "late_cut"
     assert endings["cut_after_tool_use_clean_eof"] == "clean_eof"
     assert PACKAGED_SUITE.parent.parent.name == "toolturn"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_probe_claude_with_a_cli_of_ones_own_installs_nothing() -> None:
+    root = Path(__file__).resolve().parent.parent
+    planned = subprocess.run(
+        ["make", "-n", "-C", str(root), "probe-claude", "CLAUDE=/opt/claude", "BIN=/opt/venv/bin",
+         "PROBE_REPEAT=3"], capture_output=True, text=True, check=True).stdout
+    assert "npm" not in planned and "pip" not in planned and "venv" not in planned.replace(
+        "/opt/venv/bin", "")
+    assert "/opt/claude --version" in planned and "--repeat 3" in planned
