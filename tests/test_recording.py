@@ -175,8 +175,8 @@ def test_sim_probe_runs_a_case_and_writes_its_scorecard(
                    sys.executable, "-m", "toolturn.probe.sdk_agent"])
     assert status == 0
     card = json.loads((out / "scorecard.json").read_text())["cases"]
-    assert [(c["case"], c["exit"], c["recovery"]) for c in card] == [
-        ("cut_after_tool_use", 0, "identical_retry")]
+    assert [(c["case"], c["per_run"][0]["exit"], c["rates"]) for c in card] == [
+        ("cut_after_tool_use", 0, {"identical_retry": 1.0})]
     assert (out / "cut_after_tool_use" / "recoveries.parquet" / "part-000000.parquet").is_file()
     assert "| cut_after_tool_use " in capsys.readouterr().out
 
