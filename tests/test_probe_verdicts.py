@@ -62,9 +62,13 @@ def then(messages: list[Any], **options: Any) -> Exchange:
            {"role": "user", "content": [RESULT_2]}]), "some_calls_dropped"),
     (then([PROMPT, {"role": "assistant", "content": [TEXT]}, RESUME]), "calls_dropped_resumed"),
     (then([PROMPT, RESUME]), "calls_dropped_resumed"),
+    # The CLI (2.1.332) wraps its resume prompt in a reminder tag.
     (then([PROMPT, {"role": "assistant", "content": [TEXT]},
-           {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x"
-                                         "</system-reminder>"}]}]), "calls_dropped"),
+           {"role": "user", "content": [{"type": "text", "text": "<system-reminder>\nOutput "
+                                         "token limit hit.\n</system-reminder>"}]}]),
+     "calls_dropped_resumed"),
+    (then([PROMPT, {"role": "assistant", "content": [TEXT]},
+           {"role": "user", "content": [{"type": "text", "text": " "}]}]), "calls_dropped"),
     (then([{"role": "user", "content": "Summarise this conversation."}]),
      "transcript_rewritten"),
 ])
@@ -79,8 +83,7 @@ def test_an_answer_without_calls_is_resumed_or_moved_on() -> None:
     kept = {"role": "assistant", "content": [TEXT]}
     assert next_step(struck, then([PROMPT, kept, RESUME])) == "resumed"
     assert next_step(struck, then([PROMPT, kept, {"role": "user", "content": [
-        {"type": "text", "text": "<system-reminder>only context</system-reminder>"}]}])) == (
-        "moved_on")
+        RESULT_1]}])) == "moved_on"
 
 
 def test_cache_markers_and_system_messages_do_not_count_as_changes() -> None:

@@ -12,9 +12,9 @@ what the client did:
 - `calls_answered`: every completed tool_use of the answer kept in the transcript with its
   result (the ordinary next turn; a call the answer left open may be dropped);
 - `some_calls_dropped`: some of the answer's calls kept and answered, a completed one not;
-- `calls_dropped_resumed`: none of the answer's calls kept, and a user message asks to go on
-  ("Output token limit hit. Resume...", "...cut off mid-stream. Resume...");
-- `calls_dropped`: none of the calls kept, no such message;
+- `calls_dropped_resumed`: none of the answer's calls kept, and a new user message holds text
+  (asking to go on: "Output token limit hit. Resume...", "...cut off mid-stream. Resume...");
+- `calls_dropped`: none of the calls kept, no user text added;
 - `resumed` / `moved_on`: an answer with no tool_use, the transcript grown with / without a
   user message of text;
 - `transcript_rewritten`: the next request does not extend the conversation (compaction, a
@@ -40,9 +40,7 @@ CLASSES = (
     "calls_answered", "some_calls_dropped", "calls_dropped_resumed", "calls_dropped",
     "resumed", "moved_on", "transcript_rewritten", "stopped", "fault_not_reached",
 )
-NO_REQUEST = ("the agent sent no request to the server (does it honour ANTHROPIC_BASE_URL?)")
-# Claude Code wraps context it adds to a user message in this tag: not a request to go on.
-_REMINDER = "<system-reminder>"
+NO_REQUEST = "the agent sent no request to the server (does it honour ANTHROPIC_BASE_URL?)"
 
 
 def run_class(exchanges: Sequence[Exchange]) -> str:
@@ -115,8 +113,9 @@ def _blocks(messages: list[Any], role: str) -> list[dict[str, Any]]:
 
 
 def _asks_to_go_on(extra: list[Any]) -> bool:
-    """Whether the new user messages hold text of their own (not only results, reminders)."""
+    """Whether the new user messages hold text (not only tool results). Any text: the CLI
+    wraps its "Output token limit hit. Resume..." in a `<system-reminder>` (2.1.332)."""
     texts = [m["content"] for m in extra if isinstance(m, dict) and m.get("role") == "user"
              and isinstance(m.get("content"), str)]
     texts += [str(b.get("text", "")) for b in _blocks(extra, "user") if b.get("type") == "text"]
-    return any(text.strip() and not text.lstrip().startswith(_REMINDER) for text in texts)
+    return any(text.strip() for text in texts)
