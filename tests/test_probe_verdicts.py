@@ -13,9 +13,10 @@ import pytest
 
 from toolturn.model.response import Turn
 from toolturn.probe.exchanges import Exchange, carried_blocks
-from toolturn.probe.profile_agent import profile_class
+from toolturn.probe.profile_agent import profile_class, run_tool
 from toolturn.probe.suite import PACKAGED_SUITE, load_suite
 from toolturn.probe.verdicts import CLASSES, next_step, run_class
+from toolturn.runtime.outcomes import ToolOutcome
 from toolturn.runtime.recovery import DEFAULT
 
 PROMPT = {"role": "user", "content": "Look at this project."}
@@ -151,3 +152,12 @@ def test_another_profile_is_classed_by_the_same_rules() -> None:
     # The default profile ends the session on a cut, and retries an error event as it was.
     assert profile_class(cases["cut_after_tool_use"], FAST, DEFAULT) == "stopped"
     assert profile_class(cases["error_before_blocks"], FAST, DEFAULT) == "identical_retry"
+
+
+def test_the_profiles_tools_read_the_working_directory_only(tmp_path: Any) -> None:
+    (tmp_path / "README.md").write_text("# probe")
+    assert run_tool(tmp_path, "Read", {"file_path": str(tmp_path / "README.md")}) == (
+        ToolOutcome.SUCCESS, "# probe")
+    assert run_tool(tmp_path, "Read", {"file_path": "/etc/hostname"})[0] is ToolOutcome.ERROR
+    assert run_tool(tmp_path, "Bash", {"command": "rm -rf /"}) == (
+        ToolOutcome.SUCCESS, "(not run) rm -rf /")

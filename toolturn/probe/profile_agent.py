@@ -24,7 +24,7 @@ import httpx2
 
 from toolturn.live.sdk_errors import error_event, is_error_event, retry_after_ns
 from toolturn.probe.runner import make_workdir, serve_case
-from toolturn.probe.sdk_agent import MAX_TURNS, PROMPT, TOOLS, tool_result
+from toolturn.probe.sdk_agent import MAX_TURNS, PROMPT, TOOLS
 from toolturn.probe.suite import ProbeCase, Suite
 from toolturn.probe.verdicts import run_class
 from toolturn.runtime.commands import (
@@ -99,11 +99,8 @@ class ProfileDriver:
         if isinstance(command, SendRequest):
             return self._send(command)
         if isinstance(command, StartTool):
-            result = tool_result({"id": command.tool_use_id, "name": command.name,
-                                  "input": dict(command.input)})
-            outcome = ToolOutcome.ERROR if result.get("is_error") else ToolOutcome.SUCCESS
-            return self.loop.tool_finished(command.tool_use_id, outcome, result["content"],
-                                           self.now())
+            outcome, content = run_tool(self.workdir, command.name, command.input)
+            return self.loop.tool_finished(command.tool_use_id, outcome, content, self.now())
         if isinstance(command, WaitUntil):
             wait_ns = command.time_ns - self.now()
             if wait_ns > 0:
@@ -161,3 +158,15 @@ class ProfileDriver:
         # Commands are carried out after the stream: tools answer at once, and a request the
         # loop sends next only follows the end of this one.
         return self.loop.on_event(event, self.now(), send.request_id)
+
+
+def run_tool(workdir: Path, name: str, tool_input: dict[str, Any]) -> tuple[ToolOutcome, str]:
+    """A call's outcome and result: Read reads a file inside `workdir`, Bash runs nothing (a
+    probe needs the exchange, not the command)."""
+    if name == "Read":
+        path = Path(str(tool_input.get("file_path", "")))
+        path = path if path.is_absolute() else workdir / path
+        if not path.resolve().is_relative_to(workdir.resolve()) or not path.is_file():
+            return ToolOutcome.ERROR, f"no such file: {path}"
+        return ToolOutcome.SUCCESS, path.read_text(encoding="utf-8", errors="replace")[:2000]
+    return ToolOutcome.SUCCESS, f"(not run) {tool_input.get('command')}"
