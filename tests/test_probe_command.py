@@ -111,8 +111,11 @@ def test_compare_is_quiet_within_the_tolerance_and_names_the_cases_that_moved(
     assert main(["probe", "compare", str(old), str(far)]) == 1
     out = capsys.readouterr().out
     assert "a: calls_answered 0.80 -> 0.20, calls_dropped_resumed 0.20 -> 0.80" in out
-    assert "c: only in NEW" in out and "2 cases moved beyond 0.2: a, c" in out
+    assert "only in NEW (not compared): c" in out and "1 cases moved beyond 0.2: a" in out
     assert "b:" not in out
+    only = card(tmp_path / "only.json", {"b": {"identical_retry": 0.9, "stopped": 0.1}})
+    assert main(["probe", "compare", str(old), str(only)]) == 0
+    assert "only in OLD (not compared): a" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("text", "problem"), [

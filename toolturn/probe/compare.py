@@ -2,8 +2,9 @@
 versions, two runtimes) side by side, case by case.
 
 A case moved when any class's share of its runs changed by more than the tolerance (an absolute
-change: 0.2 is 20 points), or when it is in one scorecard only. Exit 0 when no case moved, 1
-naming those that did; a file that is not a probe scorecard is a UserError (exit 2).
+change: 0.2 is 20 points). A case in one scorecard only (a `--case` run beside a whole suite) is
+named, and is not a move. Exit 0 when no case moved, 1 naming those that did; a file that is not
+a probe scorecard is a UserError (exit 2).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ DEFAULT_TOLERANCE = 0.2
 @dataclass(frozen=True, slots=True)
 class Moved:
     case: str
-    why: str  # "calls_answered 0.20 -> 0.90", "only in NEW"
+    why: str  # "calls_answered 0.20 -> 0.90"
 
 
 def load_rates(path: Path) -> dict[str, dict[str, float]]:
@@ -53,12 +54,9 @@ def load_rates(path: Path) -> dict[str, dict[str, float]]:
 
 def compare(old: dict[str, dict[str, float]], new: dict[str, dict[str, float]],
             tolerance: float) -> list[Moved]:
-    """The cases that moved, in the old scorecard's order, then the new one's."""
+    """The cases in both that moved, in the old scorecard's order."""
     moved: list[Moved] = []
-    for case in [*old, *(name for name in new if name not in old)]:
-        if case not in new or case not in old:
-            moved.append(Moved(case, "only in " + ("OLD" if case in old else "NEW")))
-            continue
+    for case in (name for name in old if name in new):
         changes = [f"{name} {old[case].get(name, 0.0):.2f} -> {new[case].get(name, 0.0):.2f}"
                    for name in dict.fromkeys([*old[case], *new[case]])
                    if abs(new[case].get(name, 0.0) - old[case].get(name, 0.0)) > tolerance
@@ -75,6 +73,10 @@ def run_compare(old_path: Path, new_path: Path, tolerance: float) -> tuple[int, 
     old, new = load_rates(old_path), load_rates(new_path)
     moved = compare(old, new, tolerance)
     lines = [f"{m.case}: {m.why}" for m in moved]
+    for name, mine, other in (("OLD", old, new), ("NEW", new, old)):
+        alone = [case for case in mine if case not in other]
+        if alone:
+            lines.append(f"only in {name} (not compared): {', '.join(alone)}")
     both = len(old.keys() & new.keys())
     if moved:
         lines.append(f"toolturn probe compare: {len(moved)} cases moved beyond {tolerance}: "
