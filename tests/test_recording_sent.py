@@ -18,13 +18,13 @@ import pytest
 from toolturn.model.response import Response, StreamResponse, Turn
 from toolturn.probe.runner import WORKDIR_FILES
 from toolturn.probe.sdk_agent import PROMPT, TOOLS
-from toolturn.probe.suite import DEFAULT_SUITE, case_model, load_suite
+from toolturn.probe.suite import PACKAGED_SUITE, case_model, load_suite
 from toolturn.wire.background import serve_in_thread
 from toolturn.wire.client_tools import ClientTools
 from toolturn.wire.recorder import Recorder
 from toolturn.wire.server import MockServer
 
-SUITE = load_suite(Path(__file__).resolve().parent.parent / DEFAULT_SUITE)
+SUITE = load_suite(PACKAGED_SUITE)
 CASES = {case.name: case for case in SUITE.cases}
 SPEED = 50.0
 FIRST = [{"role": "user", "content": PROMPT}]
