@@ -1,0 +1,145 @@
+"""An agent session's rows of the run tables (`toolturn.metrics.schema`), made from what the mock
+saw (`toolturn.agents.seen_requests`) and what `call_tool` noted (`toolturn.agents.session`): the
+same tables as a simulated session's, so the agent arm sits beside the policies in every summary.
+
+Definitions, where a user's runtime is seen only from outside:
+
+- A turn is the mock's (its `turn_index` plus 1, as the simulator counts turns from 1): every
+  attempt of it. `request_sent_ns` is its first attempt's arrival; `first_event_ns` the first
+  event sent of any attempt; `message_stop_ns` the last attempt's.
+- `first_tool_start_ns` is when the first `call_tool` of the turn was entered (the runtime's
+  decision to run it; permission waits come after), `ttfts_ns` its distance from
+  `request_sent_ns`.
+- A turn ends when its last answer is over and its last tool call returned, whichever is later
+  (or at the horizon). `outcome` is `completed` when its last attempt carried a stop reason,
+  `interrupted` when the agent stopped reading it, `request_failed` for an HTTP error,
+  `stream_error` for a stream that ended without one, `horizon` when the run stopped first.
+- `repairs`: a row per pairing violation the mock's request check found on arrival (kind
+  `violation_at_mock`, the violation's text as `cause`), the requests a runtime's own repair
+  would have fixed. A runtime's repairs themselves are invisible from outside; synthetic results
+  too (`n_synthetic_results` is 0).
+- `tools`: a row per `call_tool` (`queued_ns` its entry, `start_ns` the tool's start after any
+  permission wait), and a row per tool_use block sent that no call claimed (outcome `not_run`).
+- A session's `outcome` is `completed`, `interrupted` (an interrupt's CancelledError ended
+  `agent()`), `agent_error` (another exception did) or `horizon`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from toolturn.agents.seen_requests import CANCELLED, SeenRequest, SeenSession
+from toolturn.agents.session import SessionFacts, ToolRun
+from toolturn.metrics.request_log import PENDING
+from toolturn.metrics.row_columns import Columns, Rows, empty_rows
+
+VIOLATION = "violation_at_mock"
+NOT_RUN = "not_run"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEnd:
+    """How and when an agent session ended (`end_ns` None: cut at `horizon_ns`)."""
+
+    arrival_ns: int
+    start_ns: int
+    end_ns: int | None
+    outcome: str
+    horizon_ns: int | None = None
+
+
+def agent_rows(seen: SeenSession, facts: SessionFacts, end: SessionEnd,
+               unit: dict[str, Any]) -> Rows:
+    """Every table's rows of one agent session; every row carries `unit`'s columns."""
+    rows = empty_rows()
+    stop_ns = end.end_ns if end.end_ns is not None else end.horizon_ns or end.start_ns
+    by_turn: dict[int, list[SeenRequest]] = defaultdict(list)
+    for request in seen.requests:
+        by_turn[request.turn_index].append(request)
+    runs: dict[int, list[ToolRun]] = defaultdict(list)
+    for run in facts.runs:
+        runs[run.turn_index].append(run)
+    for request in seen.requests:
+        _request_row(rows["requests"], seen.session_id, request, stop_ns, unit)
+        for violation in request.violations:
+            _append(rows["repairs"], unit, session_id=seen.session_id,
+                    turn_index=request.turn_index + 1, request_index=request.request_index,
+                    kind=VIOLATION, tool_use_id=None, cause=violation)
+    for turn, requests in sorted(by_turn.items()):
+        _turn_row(rows["turns"], seen.session_id, turn, requests, runs[turn], end, stop_ns, unit)
+    _tool_rows(rows["tools"], seen, facts, stop_ns, unit)
+    _append(rows["sessions"], unit, session_id=seen.session_id, arrival_ns=end.arrival_ns,
+            start_ns=end.start_ns, end_ns=end.end_ns, n_turns=len(by_turn),
+            outcome=end.outcome, n_interrupts=facts.interrupts, n_compactions=0,
+            n_calls_lost=0)
+    return rows
+
+
+def _append(table: Columns, unit: dict[str, Any], **values: Any) -> None:
+    for name, value in (*values.items(), *unit.items()):
+        table[name].append(value)
+
+
+def _request_row(table: Columns, session_id: int, request: SeenRequest, stop_ns: int,
+                 unit: dict[str, Any]) -> None:
+    _append(table, unit, session_id=session_id, turn_index=request.turn_index + 1,
+            request_index=request.request_index, attempt=request.attempt, model=request.model,
+            status=request.status, retries=request.attempt - 1, fault=request.fault,
+            sent_ns=request.sent_ns, first_event_ns=request.first_event_ns,
+            end_ns=request.end_ns if request.end_ns is not None else stop_ns,
+            input_tokens=request.input_tokens, output_tokens=request.output_tokens,
+            n_events=request.n_events)
+
+
+def _turn_outcome(last: SeenRequest, cut: bool) -> str:
+    if cut:
+        return "horizon"
+    if last.stop_reason is not None and last.message_stop_ns is not None:
+        return "completed"
+    if last.status == CANCELLED:
+        return "interrupted"
+    if last.status not in ("200", PENDING):
+        return "request_failed"
+    return "stream_error"
+
+
+def _turn_row(table: Columns, session_id: int, turn: int, requests: list[SeenRequest],
+              runs: list[ToolRun], end: SessionEnd, stop_ns: int, unit: dict[str, Any]) -> None:
+    first, last = requests[0], requests[-1]
+    ends = [request.end_ns for request in requests] + [run.end_ns for run in runs]
+    cut = any(value is None for value in ends)
+    turn_end = stop_ns if cut else max(value for value in ends if value is not None)
+    first_events = [r.first_event_ns for r in requests if r.first_event_ns is not None]
+    first_tool = min((run.entered_ns for run in runs), default=None)
+    _append(table, unit, session_id=session_id, turn_index=turn + 1, model=first.model,
+            request_sent_ns=first.sent_ns, first_event_ns=min(first_events, default=None),
+            message_stop_ns=last.message_stop_ns, first_tool_start_ns=first_tool,
+            ttfts_ns=None if first_tool is None else first_tool - first.sent_ns,
+            turn_end_ns=turn_end, latency_ns=turn_end - first.sent_ns,
+            n_attempts=len(requests), n_tool_calls=len(last.calls), n_synthetic_results=0,
+            n_repairs=sum(len(r.violations) for r in requests),
+            input_tokens=sum(r.input_tokens for r in requests),
+            output_tokens=sum(r.output_tokens for r in requests),
+            stop_reason=last.stop_reason, outcome=_turn_outcome(last, cut))
+
+
+def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: int,
+               unit: dict[str, Any]) -> None:
+    for run in facts.runs:
+        _append(table, unit, session_id=seen.session_id, turn_index=run.turn_index + 1,
+                tool_use_id=run.tool_use_id, tool_name=run.name, block_stop_ns=run.block_stop_ns,
+                queued_ns=run.entered_ns, start_ns=run.start_ns,
+                end_ns=run.end_ns if run.end_ns is not None else stop_ns,
+                start_lag_ns=None if run.start_ns is None else run.start_ns - run.block_stop_ns,
+                outcome=run.outcome, synthetic_cause=None)
+    for request in seen.requests:
+        for call in request.calls:
+            if not call.claimed:
+                _append(table, unit, session_id=seen.session_id,
+                        turn_index=request.turn_index + 1, tool_use_id=call.tool_use_id,
+                        tool_name=call.name, block_stop_ns=call.block_stop_ns, queued_ns=None,
+                        start_ns=None, end_ns=None, start_lag_ns=None, outcome=NOT_RUN,
+                        synthetic_cause=None)
+

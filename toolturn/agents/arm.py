@@ -1,0 +1,229 @@
+"""The agent arm of a run: a user's `async def agent(session)` run once per session of a scenario,
+at each load level, on the virtual clock, its rows written as a unit's parts beside the policies'.
+
+    arm = AgentArm(scenario, agent, "agent:my_agent:agent")
+    for level in arm.levels():
+        stats = arm.run_level(level, parts / f"agent-{level}")
+
+1. A load level is one run of a fresh `VirtualLoop` (`toolturn.agents.virtual_loop`) with a fresh
+   mock model behind an in-memory transport, as each simulation gets its own model. Sessions come
+   as the scenario's load says (`toolturn.engine.arrivals`: closed, a new session when one ends;
+   or open, at the drawn arrival times), ids from 0, each with its own `AgentSession`.
+2. `agent(session)` returning ends the session `completed`. An interrupt's CancelledError
+   escaping it ends it `interrupted`. Any other exception ends it `agent_error`: one line on
+   stderr names the session and the exception's type and message, and the arm goes on.
+3. At the scenario's horizon the sessions still running are cancelled and recorded as they
+   stand (`horizon`). When every session waits for something nothing will do (the loop's
+   stall, rule 4 there), the stuck sessions end `agent_error` with that said.
+4. Rows go to `toolturn.metrics.parts.UnitParts` as each session ends
+   (`toolturn.agents.agent_rows`): memory holds the sessions running, not the sessions run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from toolturn.agents.agent_rows import SessionEnd, agent_rows
+from toolturn.agents.mock_transport import MockTransport
+from toolturn.agents.seen_requests import SeenSession
+from toolturn.agents.session import AgentSession
+from toolturn.agents.virtual_loop import StepStats, run_virtual
+from toolturn.engine.arrivals import ClosedLoop, arrivals_for, load_levels
+from toolturn.metrics.parts import UnitParts
+from toolturn.model.model import MockModel
+from toolturn.model.tool_inputs import tool_inputs
+from toolturn.scenario.schema import Scenario
+
+NS_PER_S = 1_000_000_000
+COMPLETED, INTERRUPTED, AGENT_ERROR, HORIZON = "completed", "interrupted", "agent_error", "horizon"
+STALLED = "VirtualStall: the agent waited for something nothing would do"
+Agent = Callable[[AgentSession], Coroutine[Any, Any, None]]
+# Called with one line to say (an agent's exception).
+Say = Callable[[str], None]
+
+
+def say_on_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+@dataclass(slots=True)
+class LevelStats:
+    """One load level of the arm: its sessions, the virtual time it spanned, the wall time it
+    took and the loop's real time per virtual step."""
+
+    sessions: int
+    virtual_ns: int
+    wall_s: float
+    steps: StepStats
+    # "session N: Type: message" for each session that ended `agent_error`.
+    errors: list[str]
+
+
+class AgentArm:
+    """See the module docstring."""
+
+    def __init__(self, scenario: Scenario, agent: Agent, policy: str, *,
+                 say: Say = say_on_stderr) -> None:
+        self.scenario = scenario
+        self.agent = agent
+        self.policy = policy
+        self.say = say
+
+    def levels(self) -> list[tuple[int, float | None]]:
+        """(load_level, load) of each level, in the run's order."""
+        return list(enumerate(load_levels(self.scenario.load)))
+
+    def run_level(self, level: int, folder: Path) -> LevelStats:
+        """Run load level `level` and write its parts into `folder` (rule 1)."""
+        load = self.levels()[level][1]
+        parts = UnitParts(folder)
+        unit = {"policy": self.policy, "profile": "default", "load_level": level, "load": load}
+        started = time.perf_counter()
+        run = _LevelRun(self, load, unit, parts)
+        try:
+            virtual_ns, steps = run_virtual(run.run())
+        except BaseException:
+            parts.abandon()
+            raise
+        parts.close(f"agent sessions {run.finished}")
+        return LevelStats(run.finished, virtual_ns, time.perf_counter() - started, steps,
+                          run.errors)
+
+
+class _LevelRun:
+    """The sessions of one load level (rules 1-4)."""
+
+    def __init__(self, arm: AgentArm, load: float | None, unit: dict[str, Any],
+                 parts: UnitParts) -> None:
+        self.arm = arm
+        self.scenario = arm.scenario
+        self.load = load
+        self.unit = unit
+        self.parts = parts
+        self.model = MockModel(self.scenario.model, self.scenario.seed,
+                               tool_inputs(self.scenario.tool_specs))
+        self.seen: dict[int, SeenSession] = {}
+        self.running: dict[int, tuple[AgentSession, asyncio.Task[None], int, int]] = {}
+        self.stalled: set[int] = set()
+        self.errors: list[str] = []
+        self.finished = 0
+        self.next_id = 0
+        self.total = 0
+        self.closed = False
+        self.all_done: asyncio.Event | None = None
+        self.http: httpx2.AsyncClient | None = None
+
+    async def run(self) -> int:
+        """Every session of the level; the virtual time at its end."""
+        loop = asyncio.get_running_loop()
+        setattr(loop, "on_stall", self._stall)  # noqa: B010 (VirtualLoop's hook, rule 3)
+        self.all_done = asyncio.Event()
+        arrivals = arrivals_for(self.scenario.load, self.scenario.seed, self.load)
+        starter = None
+        async with httpx2.AsyncClient(transport=MockTransport(self.model, self.seen)) as http:
+            self.http = http
+            if isinstance(arrivals, ClosedLoop):
+                self.closed, self.total = True, arrivals.sessions
+                for _ in range(min(arrivals.concurrency, arrivals.sessions)):
+                    self._begin(0)
+            else:
+                self.total = len(arrivals.arrivals_ns)
+                starter = asyncio.create_task(self._open(arrivals.arrivals_ns))
+            await self._wait(self.scenario.load.horizon_ns)
+            if starter is not None:
+                starter.cancel()
+            await self._stop_at_horizon()
+        return time.monotonic_ns()
+
+    async def _wait(self, horizon_ns: int | None) -> None:
+        assert self.all_done is not None
+        if not self.total:
+            return
+        try:
+            await asyncio.wait_for(self.all_done.wait(),
+                                   None if horizon_ns is None else horizon_ns / NS_PER_S)
+        except TimeoutError:
+            pass
+
+    async def _open(self, arrivals_ns: tuple[int, ...]) -> None:
+        for due in arrivals_ns:
+            wait_ns = due - time.monotonic_ns()
+            if wait_ns > 0:
+                await asyncio.sleep(wait_ns / NS_PER_S)
+            self._begin(due)
+
+    def _begin(self, arrival_ns: int) -> None:
+        assert self.http is not None
+        session_id = self.next_id
+        self.next_id += 1
+        seen = self.seen[session_id] = SeenSession(session_id)
+        session = AgentSession(self.scenario, session_id, self.http, seen)
+        task = asyncio.create_task(self._session(session))
+        session.attach(task)
+        self.running[session_id] = (session, task, arrival_ns, time.monotonic_ns())
+
+    async def _session(self, session: AgentSession) -> None:
+        outcome = COMPLETED
+        try:
+            await self.arm.agent(session)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            assert task is not None
+            if session.session_id in self.stalled:
+                outcome = self._error(session.session_id, STALLED)
+            elif session.facts.interrupts and task.uncancel() == 0:
+                outcome = INTERRUPTED
+            else:
+                raise  # the horizon, or the run itself interrupted
+        except Exception as error:
+            outcome = self._error(session.session_id, f"{type(error).__name__}: {error}")
+        self._ended(session, outcome)
+
+    def _error(self, session_id: int, text: str) -> str:
+        line = f"session {session_id}: {text}"
+        self.errors.append(line)
+        self.arm.say(f"toolturn run: {self.arm.policy}: {line}")
+        return AGENT_ERROR
+
+    def _ended(self, session: AgentSession, outcome: str) -> None:
+        _, _, arrival_ns, start_ns = self.running.pop(session.session_id)
+        end = SessionEnd(arrival_ns, start_ns, time.monotonic_ns(), outcome)
+        self._record(session, end)
+        self.finished += 1
+        if self.finished == self.total:
+            assert self.all_done is not None
+            self.all_done.set()
+        elif self.closed and self.next_id < self.total:
+            self._begin(time.monotonic_ns())
+
+    def _record(self, session: AgentSession, end: SessionEnd) -> None:
+        seen = self.seen.pop(session.session_id)
+        self.parts.add_session(session.session_id,
+                               agent_rows(seen, session.facts, end, self.unit))
+        self.model.forget_session(session.session_id)
+
+    async def _stop_at_horizon(self) -> None:
+        horizon_ns = self.scenario.load.horizon_ns
+        stopped = sorted(self.running.items())
+        for _, (_, task, _, _) in stopped:
+            task.cancel()
+        await asyncio.gather(*(task for _, (_, task, _, _) in stopped), return_exceptions=True)
+        for _, (session, _, arrival_ns, start_ns) in stopped:
+            end = SessionEnd(arrival_ns, start_ns, None, HORIZON, horizon_ns)
+            self._record(session, end)
+        self.running.clear()
+
+    def _stall(self) -> None:
+        """Every task waits for nothing: the stuck sessions end (rule 3)."""
+        for session_id, (_, task, _, _) in sorted(self.running.items()):
+            if session_id not in self.stalled:
+                self.stalled.add(session_id)
+                task.cancel()

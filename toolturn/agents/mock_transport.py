@@ -1,0 +1,226 @@
+"""The mock model behind an `httpx2` transport: what `toolturn serve` answers, in memory and on the
+virtual clock, so an `anthropic.AsyncAnthropic` built on it runs its real HTTP and SSE path with
+no socket.
+
+    transport = MockTransport(model, sessions)
+    http = httpx2.AsyncClient(transport=transport)
+    client = anthropic.AsyncAnthropic(base_url=BASE_URL, api_key="virtual", http_client=http)
+
+Each `POST /v1/messages` is answered as `toolturn.wire.server` answers it (rules 1-6 there), with
+the same pieces: the body's shape (400), the turn's identity (`x-sim-session`, then `x-sim-turn`
+or the transcript's assistant messages), the endpoint's admission (queue or refusal), the pairing
+check on arrival (a broken transcript is the API's 400), the model's answer. The model's delays are
+virtual sleeps (`asyncio.sleep` on `toolturn.agents.virtual_loop`) from admission: an HTTP error
+after its delay, or 200 at once and each event at its time; a cut stream raises the error httpx
+raises for a body cut short. `count_tokens` and the models listing are answered too; any other
+path is the API's 404.
+
+What the mock sees of a session named in `sessions` (`toolturn.agents.seen_requests`) is noted as it
+goes; a request of another session is answered and not noted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import httpx2
+
+from toolturn.agents.seen_requests import CANCELLED, SeenRequest, SeenSession
+from toolturn.model.api_errors import INVALID_REQUEST, error_body
+from toolturn.model.model import MockModel
+from toolturn.model.response import HttpError, Response, StreamResponse, Turn
+from toolturn.runtime.pairing import TranscriptShapeError, check_pairing
+from toolturn.runtime.strict_json import parse_json
+from toolturn.wire.admission import AsyncEndpoint
+from toolturn.wire.client_tools import ClientToolModels
+from toolturn.wire.identity import TurnIdentities
+from toolturn.wire.request_shape import count_tokens_problem, request_problem
+from toolturn.wire.server import final_message
+from toolturn.wire.side_endpoints import (
+    COUNT_TOKENS_PATH,
+    MESSAGES_PATH,
+    MODELS_PATH,
+    count_tokens,
+    mapped_profile,
+    model_body,
+    model_list,
+)
+from toolturn.wire.sse import encode_event
+
+BASE_URL = "http://mock-model.invalid"
+NS_PER_S = 1_000_000_000
+NS_PER_MS = 1_000_000
+REFUSED = "endpoint_refused"
+_ERROR_STATUS = {"overloaded_error": 529}
+_JSON = {"content-type": "application/json"}
+
+
+def _now_ns() -> int:
+    # On the virtual loop this is its clock (`toolturn.agents.virtual_loop` rule 6), exactly.
+    return time.monotonic_ns()
+
+
+def _json(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+          ) -> httpx2.Response:
+    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    return httpx2.Response(status, headers={**_JSON, **(headers or {})}, content=data)
+
+
+class MockTransport(httpx2.AsyncBaseTransport):
+    """See the module docstring."""
+
+    def __init__(self, model: MockModel, sessions: Mapping[int, SeenSession]) -> None:
+        self.model = model
+        self.sessions = sessions
+        self._models = ClientToolModels(model, None)
+        self._endpoint = AsyncEndpoint(model.endpoint)
+        self._identities = TurnIdentities()
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        path = request.url.path
+        if request.method == "GET" and path == MODELS_PATH:
+            return _json(200, model_list(self.model))
+        if request.method != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+            return _json(404, error_body("not_found_error", f"{request.method} {path}: not found",
+                                         "req_virtual"))
+        counting = path == COUNT_TOKENS_PATH
+        try:
+            body = parse_json((await request.aread()).decode("utf-8"))
+        except ValueError as error:
+            problem: str | None = f"request body is not valid JSON: {error}"
+        else:
+            problem = count_tokens_problem(body) if counting else request_problem(body)
+        if problem is not None:
+            return _json(400, error_body(INVALID_REQUEST, problem, "req_virtual"))
+        if counting:
+            return _json(200, count_tokens(body))
+        return await self._messages(request, body)
+
+    async def _messages(self, request: httpx2.Request, body: dict[str, Any]) -> httpx2.Response:
+        headers = {name.lower(): value for name, value in request.headers.items()}
+        turn = self._identities.turn_for(headers, body)
+        matched, profile = mapped_profile(body["model"], self.model)
+        model = self._models.for_request(body, profile)
+        seen = model_body(body, model, False, matched=matched)
+        try:
+            violations = tuple(check_pairing(seen["messages"]))
+        except TranscriptShapeError as error:
+            violations = (str(error),)
+        session = self.sessions.get(turn.session_id)
+        log = None if session is None else session.arrived(
+            turn.turn_index, turn.attempt, str(seen["model"]), _now_ns(), violations)
+        holds_slot = await self._endpoint.acquire()
+        admitted_ns = _now_ns()
+        try:
+            response = self._respond(model, seen, turn, holds_slot, violations)
+        except BaseException:
+            self._release(holds_slot)
+            raise
+        if log is not None:
+            log.fault = REFUSED if not holds_slot else ",".join(response.faults) or None
+        if isinstance(response, HttpError):
+            try:
+                return await self._http_error(response, admitted_ns, log)
+            finally:
+                self._release(holds_slot)
+        stream = _TimedStream(response, admitted_ns, session, log,
+                              lambda: self._release(holds_slot))
+        request_id = self.model.request_id(turn)
+        if body.get("stream", False):
+            if log is not None:
+                log.status = "200"
+            return httpx2.Response(200, headers={"content-type": "text/event-stream",
+                                                 "request-id": request_id}, stream=stream)
+        return await self._message(stream, response, request_id, log)
+
+    def _release(self, holds_slot: bool) -> None:
+        if holds_slot:
+            self._endpoint.release()
+
+    def _respond(self, model: MockModel, body: Mapping[str, Any], turn: Turn, holds_slot: bool,
+                 violations: tuple[str, ...]) -> Response:
+        if not holds_slot:
+            return self.model.refuse(turn, self._endpoint.utilisation())
+        utilisation = self._endpoint.utilisation_of_others()
+        if violations:
+            return model.reject(violations[0], turn, utilisation)
+        return model.answer(body, turn, utilisation)
+
+    async def _http_error(self, error: HttpError, admitted_ns: int, log: SeenRequest | None
+                          ) -> httpx2.Response:
+        await _sleep_until(admitted_ns + error.at_ns)
+        headers = {"request-id": str(error.body.get("request_id", ""))}
+        if error.retry_after_ns is not None:
+            headers["retry-after"] = str(-(-error.retry_after_ns // NS_PER_S))
+            headers["retry-after-ms"] = str(-(-error.retry_after_ns // NS_PER_MS))
+        if log is not None:
+            log.ended(str(error.status), _now_ns())
+        return _json(error.status, error.body, headers)
+
+    async def _message(self, stream: _TimedStream, response: StreamResponse, request_id: str,
+                       log: SeenRequest | None) -> httpx2.Response:
+        """`stream: false`: the whole stream's time, then the Message (or its error)."""
+        async for _ in stream:
+            pass
+        headers = {"request-id": request_id}
+        if response.ending == "error_event":
+            error = response.events[-1]["error"]
+            status = _ERROR_STATUS.get(error["type"], 500)
+            if log is not None:
+                log.status = str(status)
+            return _json(status, error_body(error["type"], error["message"], request_id), headers)
+        if log is not None:
+            log.status = "200"
+        return _json(200, final_message(response.events), headers)
+
+
+class _TimedStream(httpx2.AsyncByteStream):
+    """A response's events, each at its time from admission; a cut raises as a dropped connection
+    does. The endpoint's slot is held until the stream is over or closed."""
+
+    def __init__(self, response: StreamResponse, admitted_ns: int, session: SeenSession | None,
+                 log: SeenRequest | None, release: Callable[[], None]) -> None:
+        self._response = response
+        self._session = session
+        self._admitted_ns = admitted_ns
+        self._log = log
+        self._release = release
+        self._released = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        response, log = self._response, self._log
+        try:
+            for t_ns, event in zip(response.times, response.events, strict=True):
+                await _sleep_until(self._admitted_ns + t_ns)
+                if log is not None and self._session is not None:
+                    self._session.sent_event(log, event, _now_ns())
+                yield encode_event(event)
+            await _sleep_until(self._admitted_ns + response.end_ns)
+        finally:
+            self._done()
+        if response.ending == "cut":
+            raise httpx2.RemoteProtocolError(
+                "peer closed connection without sending complete message body (incomplete "
+                "chunked read)"
+            )
+
+    def _done(self) -> None:
+        if self._log is not None:
+            over = self._log.end_ns is None and self._log.n_events == len(self._response.events)
+            self._log.ended(None if over else CANCELLED, _now_ns())
+        if not self._released:
+            self._released = True
+            self._release()
+
+    async def aclose(self) -> None:
+        self._done()
+
+
+async def _sleep_until(time_ns: int) -> None:
+    wait_ns = time_ns - _now_ns()
+    if wait_ns > 0:
+        await asyncio.sleep(wait_ns / NS_PER_S)

@@ -1,0 +1,124 @@
+"""What the mock model saw of one agent session's requests, as it answered them: the only view of
+a user's runtime the harness has besides its `call_tool` calls.
+
+`SeenRequest` is one request, filled in by `toolturn.agents.mock_transport` as its answer goes out:
+the mock's turn identity (turn index from the transcript or `x-sim-turn`, attempt counted from
+the session's earlier requests of that turn), the pairing check's violations on arrival, the fault
+injected, the events sent (their count, first time, tokens, message_stop) and each tool_use block
+sent with the time its `content_block_stop` went out. Times are the virtual clock's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolturn.metrics.request_log import PENDING
+
+# `status` of a request whose reader went away before its answer was over (the agent cancelled
+# it: an interrupt, its own timeout).
+CANCELLED = "cancelled"
+
+
+@dataclass(slots=True)
+class SentCall:
+    """A tool_use block the mock sent: its id, name, input and when its block stopped."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    block_stop_ns: int
+    # Set when `call_tool` claimed it (`toolturn.agents.session`).
+    claimed: bool = False
+
+
+@dataclass(slots=True)
+class SeenRequest:
+    request_index: int  # from 1, in arrival order within the session
+    turn_index: int  # the mock's identity, from 0
+    attempt: int  # from 1
+    model: str
+    sent_ns: int
+    violations: tuple[str, ...] = ()
+    status: str = PENDING
+    fault: str | None = None
+    first_event_ns: int | None = None
+    message_stop_ns: int | None = None
+    end_ns: int | None = None
+    n_events: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    stop_reason: str | None = None
+    calls: list[SentCall] = field(default_factory=list)
+    # Open tool_use blocks by their index in the message: (id, name, input JSON so far).
+    _open: dict[int, tuple[str, str, list[str]]] = field(default_factory=dict)
+
+    def sent_event(self, event: dict[str, Any], now_ns: int) -> None:
+        """One stream event went out at `now_ns`."""
+        if self.n_events == 0:
+            self.first_event_ns = now_ns
+        self.n_events += 1
+        kind = event.get("type")
+        if kind == "message_start":
+            usage = event["message"].get("usage") or {}
+            self.input_tokens = int(usage.get("input_tokens") or 0)
+        elif kind == "content_block_start" and event["content_block"].get("type") == "tool_use":
+            block = event["content_block"]
+            self._open[event["index"]] = (block["id"], block["name"], [])
+        elif kind == "content_block_delta" and event["index"] in self._open:
+            self._open[event["index"]][2].append(event["delta"].get("partial_json", ""))
+        elif kind == "content_block_stop" and event["index"] in self._open:
+            tool_use_id, name, parts = self._open.pop(event["index"])
+            self.calls.append(SentCall(tool_use_id, name, _parsed("".join(parts)), now_ns))
+        elif kind == "message_delta":
+            usage = event.get("usage") or {}
+            self.output_tokens = int(usage.get("output_tokens") or 0)
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason")
+        elif kind == "message_stop":
+            self.message_stop_ns = now_ns
+
+    def ended(self, status: str | None, now_ns: int) -> None:
+        """The answer is over at `now_ns`; `status` None keeps the one it has. The first end
+        counts."""
+        if self.end_ns is not None:
+            return
+        if status is not None:
+            self.status = status
+        self.end_ns = now_ns
+
+
+def _parsed(text: str) -> dict[str, Any]:
+    """A block's input as the client will parse it ({} when empty, as the API's SDKs read it;
+    {} too for JSON a fault broke, which no call can match)."""
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass(slots=True)
+class SeenSession:
+    """Every request of one session, in arrival order."""
+
+    session_id: int
+    requests: list[SeenRequest] = field(default_factory=list)
+    # Told of each request on arrival, and of its first event (the simulated user's cues).
+    on_arrival: Callable[[SeenRequest], None] | None = None
+    on_first_event: Callable[[SeenRequest], None] | None = None
+
+    def arrived(self, turn_index: int, attempt: int, model: str, now_ns: int,
+                violations: tuple[str, ...]) -> SeenRequest:
+        request = SeenRequest(len(self.requests) + 1, turn_index, attempt, model, now_ns,
+                              violations)
+        self.requests.append(request)
+        if self.on_arrival is not None:
+            self.on_arrival(request)
+        return request
+
+    def sent_event(self, request: SeenRequest, event: dict[str, Any], now_ns: int) -> None:
+        request.sent_event(event, now_ns)
+        if request.n_events == 1 and self.on_first_event is not None:
+            self.on_first_event(request)

@@ -1,0 +1,247 @@
+"""The `session` a user's agent is given: one simulated session of a scenario, in virtual time.
+
+    async def agent(session: AgentSession) -> None:
+        async for prompt in session.prompts():
+            reply = await session.client.messages.create(model=..., tools=session.tools, ...)
+            result = await session.call_tool("Read", {"file_path": "a.py"})
+
+1. `client`: an `anthropic.AsyncAnthropic` bound to the scenario's mock model over an in-memory
+   transport (`toolturn.agents.mock_transport`), with the SDK's own defaults (its retries, its
+   timeout), naming the session in `x-sim-session` so the mock keys its draws as the simulator
+   keys them. `tools`: the scenario's tools in the API's shape.
+2. `await call_tool(name, input)` runs the simulated tool the model asked for: the call is matched
+   to the tool_use block the mock sent (by `tool_use_id` if given, else the latest unclaimed block
+   of that name and input, else of that name), so it plays the plan its simulated twin plays
+   (`toolturn.tools.plans`): the permission answer after its delay, progress, the duration, the
+   outcome (a hang runs until the agent cancels it or the tool timeout of
+   `toolturn.tools.execution` ends it). It returns `ToolResult(content, is_error)`: an unknown
+   tool, an input failing the schema, a denial, the tool's error or crash and a timeout are
+   `is_error` results, as the simulated runtime words them. A call matching no block still runs,
+   keyed by an id of its own.
+3. `async for prompt in prompts()`: the simulated user's prompts, the user's think time before
+   each after the first.
+4. Interrupts: the simulated user presses Esc when its draw says (while a turn streams, or while
+   its tools run: `toolturn.user` rule 2). That cancels the agent's current task, as Ctrl-C
+   would: `asyncio.CancelledError` where it awaits. The current task is the agent's own, unless
+   it runs the prompt's work through `await interruptible(work)`, which returns None when
+   interrupted and lets the agent go on to the next prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import anthropic
+import httpx2
+
+from toolturn.agents.mock_transport import BASE_URL
+from toolturn.agents.seen_requests import SeenRequest, SeenSession, SentCall
+from toolturn.live.simulated_tools import play
+from toolturn.live.tools import LiveCall, ToolError
+from toolturn.runtime.results import ToolContent
+from toolturn.scenario.schema import Scenario
+from toolturn.tools.execution import TOOL_TIMEOUT_NS, timeout_text
+from toolturn.tools.plans import call_plan
+from toolturn.user import PlannedInterrupt, SimulatedUser
+from toolturn.wire.identity import SESSION_HEADER
+
+NS_PER_S = 1_000_000_000
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """A tool's answer as a tool_result block carries it."""
+
+    content: ToolContent
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class ToolRun:
+    """One `call_tool` call, for the tools table."""
+
+    tool_use_id: str
+    name: str
+    turn_index: int  # the mock's, from 0
+    block_stop_ns: int
+    entered_ns: int
+    start_ns: int | None = None
+    end_ns: int | None = None
+    outcome: str = "cancelled"
+
+
+@dataclass(slots=True)
+class SessionFacts:
+    """What the session noted besides the mock's view: tool runs, interrupts, prompts."""
+
+    runs: list[ToolRun] = field(default_factory=list)
+    interrupts: int = 0
+    # The mock's turns (from 0) whose tools phase began.
+    tools_turns: set[int] = field(default_factory=set)
+
+
+class AgentSession:
+    """See the module docstring."""
+
+    def __init__(self, scenario: Scenario, session_id: int, http: httpx2.AsyncClient,
+                 seen: SeenSession) -> None:
+        self.session_id = session_id
+        self.client = anthropic.AsyncAnthropic(
+            base_url=BASE_URL, api_key="virtual", http_client=http,
+            default_headers={SESSION_HEADER: str(session_id)},
+        )
+        self.tools: list[dict[str, Any]] = [d.to_api() for d in scenario.tool_definitions()]
+        self.facts = SessionFacts()
+        self._scenario = scenario
+        self._specs = {spec.name: spec for spec in scenario.tool_specs}
+        self._seen = seen
+        self._user = SimulatedUser(scenario, scenario.seed, session_id)
+        self._task: asyncio.Task[Any] | None = None
+        self._unmatched = 0
+        self._running: dict[int, int] = {}  # mock turn -> calls running
+        seen.on_arrival = self._arrived
+        seen.on_first_event = self._first_event
+
+    def attach(self, task: asyncio.Task[Any]) -> None:
+        """The agent's own task: what an interrupt cancels by default."""
+        self._task = task
+
+    # ----- prompts and interrupts -----
+
+    async def prompts(self) -> AsyncIterator[str]:
+        user = self._user
+        for prompt in range(user.prompt_count()):
+            if prompt:
+                await asyncio.sleep(user.think_time_ns() / NS_PER_S)
+            yield user.prompt_text(prompt)
+
+    async def interruptible(self, work: Awaitable[T]) -> T | None:
+        """`work` as the task an interrupt cancels; None if it was."""
+        outer, inner = self._task, asyncio.ensure_future(work)
+        self._task = inner
+        try:
+            return await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            if inner.cancelled() and not _cancelling(asyncio.current_task()):
+                return None
+            inner.cancel()
+            raise
+        finally:
+            self._task = outer
+
+    def _arrived(self, request: SeenRequest) -> None:
+        self._user.request_sent(request.turn_index + 1)
+
+    def _first_event(self, request: SeenRequest) -> None:
+        now = time.monotonic_ns()
+        self._plan(self._user.streaming_interrupt(request.turn_index + 1, now))
+
+    def _plan(self, planned: PlannedInterrupt | None) -> None:
+        if planned is None:
+            return
+        loop = asyncio.get_running_loop()
+        delay = max(0, planned.at_ns - time.monotonic_ns()) / NS_PER_S
+        loop.call_later(delay, self._interrupt, planned)
+
+    def _interrupt(self, planned: PlannedInterrupt) -> None:
+        turn = planned.turn - 1
+        requests = self._seen.requests
+        if not requests or requests[-1].turn_index != turn:
+            return  # the turn is over: the user has nothing to stop
+        if planned.phase == "streaming":
+            latest = requests[-1]
+            if latest.end_ns is not None:
+                return
+        elif not self._running.get(turn):
+            return
+        self.facts.interrupts += 1
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    # ----- tools -----
+
+    async def call_tool(self, name: str, input: dict[str, Any], *,
+                        tool_use_id: str | None = None) -> ToolResult:
+        entered = time.monotonic_ns()
+        sent = self._match(name, input, tool_use_id)
+        if sent is None:
+            self._unmatched += 1
+            turn = self._seen.requests[-1].turn_index if self._seen.requests else 0
+            sent = SentCall(tool_use_id or f"agent_call_{self._unmatched}", name, input, entered)
+        else:
+            turn = self._turn_of(sent)
+        run = ToolRun(sent.tool_use_id, name, turn, sent.block_stop_ns, entered)
+        self.facts.runs.append(run)
+        self._running[turn] = self._running.get(turn, 0) + 1
+        try:
+            result = await self._run(run, input)
+        finally:
+            self._running[turn] -= 1
+            run.end_ns = time.monotonic_ns()
+        return result
+
+    def _match(self, name: str, input: dict[str, Any], tool_use_id: str | None
+               ) -> SentCall | None:
+        for request in reversed(self._seen.requests):
+            for wanted in (lambda c: c.input == input, lambda c: True):
+                for call in request.calls:
+                    if call.claimed or call.name != name:
+                        continue
+                    if (call.tool_use_id == tool_use_id) if tool_use_id else wanted(call):
+                        call.claimed = True
+                        return call
+            if request.calls and tool_use_id is None:
+                return None  # only the latest response's calls are the agent's to run
+        return None
+
+    def _turn_of(self, sent: SentCall) -> int:
+        for request in self._seen.requests:
+            if sent in request.calls:
+                return request.turn_index
+        return 0
+
+    async def _run(self, run: ToolRun, input: dict[str, Any]) -> ToolResult:
+        spec = self._specs.get(run.name)
+        if spec is None:
+            run.outcome = "unknown_tool"
+            return ToolResult(f"Error: No such tool available: {run.name}", True)
+        problem = spec.input_problem(input)
+        if problem is not None:
+            run.outcome = "invalid_input"
+            return ToolResult(f"InputValidationError: {problem}", True)
+        plan = call_plan(spec, self._scenario.seed, self.session_id, run.tool_use_id)
+        if plan.permission_delay_ns:
+            await asyncio.sleep(plan.permission_delay_ns / NS_PER_S)
+        if not plan.permitted:
+            run.outcome = "permission_denied"
+            return ToolResult(f"Permission to use {run.name} was denied.", True)
+        run.start_ns = time.monotonic_ns()
+        if run.turn_index not in self.facts.tools_turns:
+            self.facts.tools_turns.add(run.turn_index)
+            planned, _ = self._user.tools_started(run.turn_index + 1, run.start_ns)
+            self._plan(planned)
+        call = LiveCall(run.tool_use_id, run.name, input, lambda value: None)
+        try:
+            async with asyncio.timeout(TOOL_TIMEOUT_NS / NS_PER_S):
+                content = await play(plan, call, 1.0)
+        except ToolError as error:
+            run.outcome = "error"
+            return ToolResult(error.content, True)
+        except TimeoutError:
+            run.outcome = "error"
+            return ToolResult(timeout_text(run.name, TOOL_TIMEOUT_NS), True)
+        except RuntimeError as error:
+            run.outcome = "exception"
+            return ToolResult(f"Error: {error}", True)
+        run.outcome = "success"
+        return ToolResult(content)
+
+
+def _cancelling(task: asyncio.Task[Any] | None) -> bool:
+    """Whether `task` itself is being cancelled (not just a task it awaited)."""
+    return task is not None and task.cancelling() > 0
