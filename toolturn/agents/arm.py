@@ -22,6 +22,7 @@ at each load level, on the virtual clock, its rows written as a unit's parts bes
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
 import time
 from collections.abc import Callable, Coroutine
@@ -227,3 +228,31 @@ class _LevelRun:
             if session_id not in self.stalled:
                 self.stalled.add(session_id)
                 task.cancel()
+
+
+def write_agent_arm(arm: AgentArm, parts: Path) -> tuple[list[tuple[Path, dict[str, Any]]],
+                                                          list[LevelStats]]:
+    """Every load level of `arm` into its own folder under `parts` (made afresh), in the run's
+    order: the folders with their `seed` column (as `toolturn.engine.runner.RunResult.
+    parts_in_order` gives a unit's), and each level's stats."""
+    folders: list[tuple[Path, dict[str, Any]]] = []
+    stats: list[LevelStats] = []
+    for level, _ in arm.levels():
+        folder = parts / f"agent-{level}"
+        if folder.exists():
+            shutil.rmtree(folder)  # an interrupted run's: the arm runs again whole
+        stats.append(arm.run_level(level, folder))
+        folders.append((folder, {"seed": arm.scenario.seed}))
+    return folders, stats
+
+
+def level_stats_line(level: int, stats: LevelStats) -> str:
+    """One line on a level's speed and the loop's real time per virtual step."""
+    per_s = stats.sessions / stats.wall_s if stats.wall_s > 0 else 0.0
+    speedup = stats.virtual_ns / NS_PER_S / stats.wall_s if stats.wall_s > 0 else 0.0
+    steps = stats.steps
+    return (f"load level {level}: {stats.sessions} sessions in {stats.wall_s:.2f} s wall "
+            f"({per_s:.1f} sessions/s, {speedup:.0f}x real time); {steps.steps} virtual steps, "
+            f"real time per step mean {steps.mean_real_ns / 1e6:.3f} ms, max "
+            f"{steps.max_real_ns / 1e6:.1f} ms at virtual {steps.max_at_ns / NS_PER_S:.3f} s; "
+            f"{len(stats.errors)} agent errors")

@@ -47,6 +47,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from toolturn.agents.arm import AgentArm, level_stats_line, write_agent_arm
+from toolturn.agents.loading import agent_policy, load_agent
 from toolturn.commands.report import draw_report
 from toolturn.engine.backends import BACKENDS
 from toolturn.engine.runner import RunResult, TasksFailed, WorkerLost, run_scenario, units_of
@@ -146,6 +148,12 @@ def add_parser(subparsers: Any) -> None:
         "--no-report", dest="report", action="store_false",
         help="skip the figures and report.html (toolturn report RUN_DIR draws them later)",
     )
+    parser.add_argument(
+        "--agent", metavar="MODULE:FUNCTION",
+        help="also run your own asyncio agent (async def FUNCTION(session), MODULE on sys.path, "
+        "the current folder included) on the same draws, in virtual time: an arm with policy "
+        "agent:MODULE:FUNCTION (toolturn.agents)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -221,8 +229,10 @@ def _empty(folder: Path) -> None:
 def _simulate_and_write(
     args: argparse.Namespace, scenario: Scenario, out_dir: Path, parts: Path
 ) -> int:
+    arm = _agent_arm(args, scenario)  # a bad --agent is refused before simulating
     try:
         result = _run_with_progress(scenario, args, parts)
+        agent_parts = [] if arm is None else _run_agent_arm(arm, parts, args.quiet)
     except StrictModeStop as stop:
         print(printable(f"toolturn run: {stop}"), file=sys.stderr)
         print(
@@ -251,7 +261,7 @@ def _simulate_and_write(
     try:
         summary = write_run_from_parts(
             out_dir,
-            result.parts_in_order(),
+            [*result.parts_in_order(), *agent_parts],
             metadata,
             trace=args.trace,
             points=result.point_columns(),
@@ -307,6 +317,24 @@ def run_extra(scenario: Scenario, args: argparse.Namespace, result: RunResult) -
         "horizon_s": load.horizon_s,
         "pairing_violations": result.pairing_violations,
     }
+
+
+def _agent_arm(args: argparse.Namespace, scenario: Scenario) -> AgentArm | None:
+    if args.agent is None:
+        return None
+    if scenario.experiment is not None:
+        raise UserError(f"--agent: not with an [experiment] scenario ({args.scenario}); run "
+                        "the agent on one point's scenario")
+    return AgentArm(scenario, load_agent(args.agent), agent_policy(args.agent))
+
+
+def _run_agent_arm(arm: AgentArm, parts: Path, quiet: bool) -> list[tuple[Path, dict[str, Any]]]:
+    folders, stats = write_agent_arm(arm, parts)
+    if not quiet:
+        for level, level_stats in enumerate(stats):
+            print(f"toolturn run: {arm.policy}: {level_stats_line(level, level_stats)}",
+                  file=sys.stderr)
+    return folders
 
 
 def _run_with_progress(scenario: Scenario, args: argparse.Namespace, parts: Path) -> RunResult:
