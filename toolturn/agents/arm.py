@@ -166,7 +166,8 @@ class _LevelRun:
         session_id = self.next_id
         self.next_id += 1
         seen = self.seen[session_id] = SeenSession(session_id)
-        session = AgentSession(self.scenario, session_id, self.http, seen)
+        session = AgentSession(self.scenario, session_id, self.http, seen,
+                               (self.model.name, self.model.fallback_name))
         task = asyncio.create_task(self._session(session))
         session.attach(task)
         self.running[session_id] = (session, task, arrival_ns, time.monotonic_ns())

@@ -17,14 +17,16 @@
    `toolturn.tools.execution` ends it). It returns `ToolResult(content, is_error)`: an unknown
    tool, an input failing the schema, a denial, the tool's error or crash and a timeout are
    `is_error` results, as the simulated runtime words them. A call matching no block still runs,
-   keyed by an id of its own.
+   keyed by an id of its own. A runtime that asks permission itself gets the simulated user's
+   answer from `permission(name, tool_use_id)` and calls with `asked=True`.
 3. `async for prompt in prompts()`: the simulated user's prompts, the user's think time before
    each after the first.
 4. Interrupts: the simulated user presses Esc when its draw says (while a turn streams, or while
    its tools run: `toolturn.user` rule 2). That cancels the agent's current task, as Ctrl-C
    would: `asyncio.CancelledError` where it awaits. The current task is the agent's own, unless
    it runs the prompt's work through `await interruptible(work)`, which returns None when
-   interrupted and lets the agent go on to the next prompt.
+   interrupted and lets the agent go on to the next prompt. A runtime that plays the user's
+   interrupts itself takes `simulated_user()`; the session then makes none.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from toolturn.runtime.results import ToolContent
 from toolturn.scenario.schema import Scenario
 from toolturn.tools.execution import TOOL_TIMEOUT_NS, timeout_text
 from toolturn.tools.plans import call_plan
-from toolturn.user import PlannedInterrupt, SimulatedUser
+from toolturn.user import PermissionAnswer, PlannedInterrupt, SimulatedUser, permission_answer
 from toolturn.wire.identity import SESSION_HEADER
 
 NS_PER_S = 1_000_000_000
@@ -89,8 +91,11 @@ class AgentSession:
     """See the module docstring."""
 
     def __init__(self, scenario: Scenario, session_id: int, http: httpx2.AsyncClient,
-                 seen: SeenSession) -> None:
+                 seen: SeenSession, model_names: tuple[str, str | None] = ("", None)) -> None:
         self.session_id = session_id
+        # What the session is of, for a runtime that reads it (the project's own: examples/).
+        self.scenario = scenario
+        self.model_name, self.fallback_name = model_names
         self.client = anthropic.AsyncAnthropic(
             base_url=BASE_URL, api_key="virtual", http_client=http,
             default_headers={SESSION_HEADER: str(session_id)},
@@ -102,6 +107,7 @@ class AgentSession:
         self._seen = seen
         self._user = SimulatedUser(scenario, scenario.seed, session_id)
         self._task: asyncio.Task[Any] | None = None
+        self._user_played = True  # False once the agent plays the simulated user itself
         self._unmatched = 0
         self._running: dict[int, int] = {}  # mock turn -> calls running
         seen.on_arrival = self._arrived
@@ -134,10 +140,28 @@ class AgentSession:
         finally:
             self._task = outer
 
+    def simulated_user(self) -> SimulatedUser:
+        """The simulated user, for a runtime that plays its interrupts itself (the project's live
+        driver does, `toolturn.live.session`): the session then makes none (rule 4)."""
+        self._user_played = False
+        return self._user
+
+    def permission(self, name: str, tool_use_id: str) -> PermissionAnswer:
+        """The simulated user's answer if call `tool_use_id` of `name` asks permission, for a
+        runtime that asks (then `call_tool(..., asked=True)` does not ask again)."""
+        spec = self._specs.get(name)
+        if spec is None:
+            return PermissionAnswer(False, 0)
+        return permission_answer(call_plan(spec, self._scenario.seed, self.session_id,
+                                           tool_use_id))
+
     def _arrived(self, request: SeenRequest) -> None:
-        self._user.request_sent(request.turn_index + 1)
+        if self._user_played:
+            self._user.request_sent(request.turn_index + 1)
 
     def _first_event(self, request: SeenRequest) -> None:
+        if not self._user_played:
+            return
         now = time.monotonic_ns()
         self._plan(self._user.streaming_interrupt(request.turn_index + 1, now))
 
@@ -166,7 +190,7 @@ class AgentSession:
     # ----- tools -----
 
     async def call_tool(self, name: str, input: dict[str, Any], *,
-                        tool_use_id: str | None = None) -> ToolResult:
+                        tool_use_id: str | None = None, asked: bool = False) -> ToolResult:
         entered = time.monotonic_ns()
         sent = self._match(name, input, tool_use_id)
         if sent is None:
@@ -179,7 +203,7 @@ class AgentSession:
         self.facts.runs.append(run)
         self._running[turn] = self._running.get(turn, 0) + 1
         try:
-            result = await self._run(run, input)
+            result = await self._run(run, input, asked)
         finally:
             self._running[turn] -= 1
             run.end_ns = time.monotonic_ns()
@@ -205,7 +229,7 @@ class AgentSession:
                 return request.turn_index
         return 0
 
-    async def _run(self, run: ToolRun, input: dict[str, Any]) -> ToolResult:
+    async def _run(self, run: ToolRun, input: dict[str, Any], asked: bool) -> ToolResult:
         spec = self._specs.get(run.name)
         if spec is None:
             run.outcome = "unknown_tool"
@@ -215,13 +239,13 @@ class AgentSession:
             run.outcome = "invalid_input"
             return ToolResult(f"InputValidationError: {problem}", True)
         plan = call_plan(spec, self._scenario.seed, self.session_id, run.tool_use_id)
-        if plan.permission_delay_ns:
+        if plan.permission_delay_ns and not asked:
             await asyncio.sleep(plan.permission_delay_ns / NS_PER_S)
-        if not plan.permitted:
+        if not (plan.permitted or asked):
             run.outcome = "permission_denied"
             return ToolResult(f"Permission to use {run.name} was denied.", True)
         run.start_ns = time.monotonic_ns()
-        if run.turn_index not in self.facts.tools_turns:
+        if run.turn_index not in self.facts.tools_turns and self._user_played:
             self.facts.tools_turns.add(run.turn_index)
             planned, _ = self._user.tools_started(run.turn_index + 1, run.start_ns)
             self._plan(planned)
