@@ -1,0 +1,92 @@
+"""The agent arm's speed (`toolturn run --agent`, toolturn/agents/): sessions per wall second of
+the project's own runtime run as a user's agent (examples/own_runtime.py: the live driver over
+the SDK's real HTTP and SSE path, on the virtual-time loop) against the simulator (the DES) on
+the same scenario, and the virtual time it covers per wall second (its speed against real time,
+which `toolturn live` at speed 1 runs at by definition).
+
+    .venv/bin/pytest bench/bench_agents.py --benchmark-only     # as part of `make bench`
+    .venv/bin/python bench/bench_agents.py [--sessions N]       # the numbers, printed
+
+The fixed scenario is `scenarios/default.toml` cut to `SESSIONS` sessions, policy `streaming`.
+Targets (issue 35): within 10x of the DES, and at least 100x faster than real time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # examples/ is not installed: it is found from the tree
+
+from examples.own_runtime import agent  # noqa: E402
+from toolturn.agents.arm import AgentArm, LevelStats  # noqa: E402
+from toolturn.engine.arrivals import load_levels  # noqa: E402
+from toolturn.engine.simulation import simulate  # noqa: E402
+from toolturn.scenario.loader import load_scenario, with_overrides  # noqa: E402
+from toolturn.scenario.schema import Scenario  # noqa: E402
+
+SESSIONS = 40
+POLICY = "streaming"
+SCENARIO = ROOT / "scenarios" / "default.toml"
+TARGET_OF_DES = 10.0
+TARGET_OF_REAL_TIME = 100.0
+
+
+def fixed(sessions: int = SESSIONS) -> Scenario:
+    return with_overrides(load_scenario(SCENARIO), sessions=sessions, policies=[POLICY])
+
+
+def run_agent(scenario: Scenario) -> LevelStats:
+    with tempfile.TemporaryDirectory(prefix="bench-agents-") as scratch:
+        arm = AgentArm(scenario, agent, "agent:examples.own_runtime:agent", say=lambda line: None)
+        return arm.run_level(0, Path(scratch) / "agent-0")
+
+
+def run_des(scenario: Scenario) -> float:
+    """The DES's wall seconds for the same sessions."""
+    level = load_levels(scenario.load)[0]
+    start = time.perf_counter()
+    simulate(scenario, POLICY, level)
+    return time.perf_counter() - start
+
+
+def test_agent_own_runtime(benchmark: Any) -> None:
+    scenario = fixed()
+    stats = benchmark.pedantic(run_agent, args=(scenario,), rounds=3, iterations=1)
+    assert stats.sessions == SESSIONS and not stats.errors
+
+
+def test_des_same_sessions(benchmark: Any) -> None:
+    benchmark.pedantic(run_des, args=(fixed(),), rounds=3, iterations=1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=SESSIONS)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    scenario = fixed(args.sessions)
+    run_agent(fixed(2))  # the SDK's first-use cost, paid before any round is timed
+    agent_runs = [run_agent(scenario) for _ in range(args.rounds)]
+    des_s = min(run_des(scenario) for _ in range(args.rounds))
+    best = min(agent_runs, key=lambda stats: stats.wall_s)
+    virtual_s = best.virtual_ns / 1e9
+    print(f"default scenario, {args.sessions} sessions, policy {POLICY}, min of {args.rounds}:")
+    print(f"  DES:              {des_s:8.3f} s wall  {args.sessions / des_s:8.1f} sessions/s")
+    print(f"  agent (own):      {best.wall_s:8.3f} s wall  {args.sessions / best.wall_s:8.1f} "
+          f"sessions/s  = DES x {best.wall_s / des_s:.1f} (target <= {TARGET_OF_DES:g})")
+    print(f"  virtual span:     {virtual_s:8.1f} s      = {virtual_s / best.wall_s:.0f}x real "
+          f"time (toolturn live at speed 1 takes the span itself; target >= "
+          f"{TARGET_OF_REAL_TIME:g}x)")
+    steps = best.steps
+    print(f"  virtual steps:    {steps.steps} (real time per step: mean "
+          f"{steps.mean_real_ns / 1e6:.3f} ms, max {steps.max_real_ns / 1e6:.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
