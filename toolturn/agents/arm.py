@@ -38,6 +38,7 @@ from toolturn.agents.seen_requests import SeenSession
 from toolturn.agents.session import AgentSession
 from toolturn.agents.virtual_loop import StepStats, run_virtual
 from toolturn.engine.arrivals import ClosedLoop, arrivals_for, load_levels
+from toolturn.engine.collector import fewer_collections
 from toolturn.metrics.parts import UnitParts
 from toolturn.model.model import MockModel
 from toolturn.model.tool_inputs import tool_inputs
@@ -90,7 +91,9 @@ class AgentArm:
         started = time.perf_counter()
         run = _LevelRun(self, load, unit, parts)
         try:
-            virtual_ns, steps = run_virtual(run.run())
+            # The simulator's collector settings, for the same reason (toolturn.engine.collector).
+            with fewer_collections():
+                virtual_ns, steps = run_virtual(run.run())
         except BaseException:
             parts.abandon()
             raise
