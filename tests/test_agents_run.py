@@ -1,5 +1,6 @@
-"""`toolturn run --agent MODULE:FUNCTION` (toolturn/agents/): a user's asyncio agent as an arm beside
-the policies, deterministic by seed; an agent's exception ends its session, not the run."""
+"""`toolturn run --agent MODULE:FUNCTION` (toolturn/agents/): a user's asyncio agent as an arm
+beside the policies, deterministic by seed; an agent's exception ends its session, not the
+run."""
 
 from __future__ import annotations
 
@@ -20,26 +21,7 @@ HERE = "tests.test_agents_run"
 
 async def sdk_agent(session: AgentSession) -> None:
     """A plain agent on the official SDK: stream, run the calls concurrently, send the results."""
-    messages: list[dict[str, Any]] = []
-    async for prompt in session.prompts():
-        messages.append({"role": "user", "content": prompt})
-        while True:
-            async with session.client.messages.stream(
-                model=session.model_name, max_tokens=4096, messages=messages, tools=session.tools,
-            ) as stream:
-                message = await stream.get_final_message()
-            messages.append({"role": "assistant",
-                             "content": [b.model_dump(exclude_none=True) for b in message.content]})
-            if message.stop_reason != "tool_use":
-                break
-            calls = [block for block in message.content if block.type == "tool_use"]
-            results = await asyncio.gather(*(
-                session.call_tool(call.name, call.input, tool_use_id=call.id) for call in calls
-            ))
-            messages.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": call.id, "content": result.content,
-                 "is_error": result.is_error} for call, result in zip(calls, results, strict=True)
-            ]})
+    await sdk_agent_on(session, session.prompts())
 
 
 async def failing_agent(session: AgentSession) -> None:
@@ -112,3 +94,74 @@ def test_a_bad_agent_is_refused_before_simulating(
     assert _run(tiny, tmp_path / "run", agent) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+async def interruptible_agent(session: AgentSession) -> None:
+    """`sdk_agent`'s turns, each prompt's work cancellable by the user's Esc: an interrupted
+    prompt is dropped (with its transcript) and the next one goes on."""
+    async for prompt in session.prompts():
+        await session.interruptible(_one_prompt(session, prompt))
+
+
+async def _one_prompt(session: AgentSession, prompt: str) -> None:
+    async def prompts() -> Any:
+        yield prompt
+
+    await sdk_agent_on(session, prompts())
+
+
+async def sdk_agent_on(session: AgentSession, prompts: Any) -> None:
+    messages: list[dict[str, Any]] = []
+    async for prompt in prompts:
+        messages.append({"role": "user", "content": prompt})
+        while True:
+            async with session.client.messages.stream(
+                model=session.model_name, max_tokens=4096, messages=messages, tools=session.tools,
+            ) as stream:
+                message = await stream.get_final_message()
+            messages.append({"role": "assistant",
+                             "content": [b.model_dump(exclude_none=True) for b in message.content]})
+            if message.stop_reason != "tool_use":
+                break
+            calls = [block for block in message.content if block.type == "tool_use"]
+            results = await asyncio.gather(*(
+                session.call_tool(call.name, call.input, tool_use_id=call.id) for call in calls
+            ))
+            messages.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": call.id, "content": result.content,
+                 "is_error": result.is_error} for call, result in zip(calls, results, strict=True)
+            ]})
+
+
+async def stuck_agent(session: AgentSession) -> None:
+    if session.session_id == 0:
+        await asyncio.Event().wait()  # waits for nothing that will ever happen
+    await sdk_agent(session)
+
+
+def _sessions(out: Path, policy: str) -> Any:
+    sessions = pq.read_table(out / "sessions.parquet").to_pandas()
+    return sessions[sessions["policy"] == policy]
+
+
+def test_interrupts_cancel_the_agents_task(tmp_path: Path) -> None:
+    # interrupt_storm: half of the turns interrupted, while streaming or while tools run.
+    naive, careful = f"{HERE}:sdk_agent", f"{HERE}:interruptible_agent"
+    for agent, out in ((naive, tmp_path / "naive"), (careful, tmp_path / "careful")):
+        assert main(["run", "interrupt_storm", "--sessions", "6", "--policy", "streaming",
+                     "--agent", agent, "--out", str(out), "--no-report", "--quiet"]) == 0
+    plain = _sessions(tmp_path / "naive", f"agent:{naive}")
+    assert (plain["outcome"] == "interrupted").sum() > 0  # the CancelledError ended agent()
+    assert (plain[plain["outcome"] == "interrupted"]["n_interrupts"] == 1).all()
+    handled = _sessions(tmp_path / "careful", f"agent:{careful}")
+    assert set(handled["outcome"]) <= {"completed", "agent_error"}
+    assert handled["n_interrupts"].sum() > 0  # interrupted prompts, and the sessions went on
+
+
+def test_a_session_waiting_for_nothing_ends_as_an_agent_error(
+    tiny: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(tiny, tmp_path / "run", f"{HERE}:stuck_agent") == 0
+    mine = _sessions(tmp_path / "run", f"agent:{HERE}:stuck_agent")
+    assert list(mine["outcome"]) == ["agent_error", "completed", "completed"]
+    assert "session 0: VirtualStall" in capsys.readouterr().err
