@@ -165,3 +165,20 @@ def test_a_session_waiting_for_nothing_ends_as_an_agent_error(
     mine = _sessions(tmp_path / "run", f"agent:{HERE}:stuck_agent")
     assert list(mine["outcome"]) == ["agent_error", "completed", "completed"]
     assert "session 0: VirtualStall" in capsys.readouterr().err
+
+
+async def slow_agent(session: AgentSession) -> None:
+    if session.session_id % 2:
+        await asyncio.sleep(10_000)  # far past the horizon
+    await sdk_agent(session)
+
+
+def test_sessions_running_at_the_horizon_are_cut_there(tmp_path: Path) -> None:
+    scenario = tmp_path / "open.toml"
+    scenario.write_text(TINY.replace('mode = "closed"', 'mode = "open"\narrival_rate_per_s = 1.0\n'
+                                     'horizon_s = 600').replace("concurrency = 2\n", ""))
+    out = tmp_path / "run"
+    assert _run(scenario, out, f"{HERE}:slow_agent") == 0
+    mine = _sessions(out, f"agent:{HERE}:slow_agent")
+    assert list(mine["outcome"]) == ["completed", "horizon", "completed"]
+    assert mine["end_ns"].isna().tolist() == [False, True, False]
