@@ -53,5 +53,6 @@ async def agent(session: AgentSession) -> None:
     user = session.simulated_user()
     client = session.client.with_options(max_retries=0)  # the loop does its own retries
     async for prompt in session.prompts():
+        # No tool timeout of the driver's: the session's simulated tools time out themselves.
         await run_session(client, loop, prompt, tools, origin_ns=0, user=user,
-                          permission_answers=answer, turn_header=True)
+                          permission_answers=answer, turn_header=True, tool_timeout_ns=None)

@@ -28,24 +28,28 @@ def _arm_tables(folder: Path, policy: str, renamed: str | None = None) -> dict[s
     return tables
 
 
-def _run(tmp_path: Path, agent: str, sessions: int) -> Path:
+def _run(tmp_path: Path, agent: str, sessions: int, scenario: str = "default") -> Path:
     out = tmp_path / "run"
-    assert main(["run", "default", "--sessions", str(sessions), "--policy", "streaming",
+    assert main(["run", scenario, "--sessions", str(sessions), "--policy", "streaming",
                  "--agent", agent, "--out", str(out), "--no-report", "--quiet"]) == 0
     return out
 
 
-def test_our_own_runtime_as_an_agent_is_the_simulators_twin(tmp_path: Path) -> None:
-    out = _run(tmp_path, "examples.own_runtime:agent", 8)
+@pytest.mark.parametrize("scenario", ["default", "interrupt_storm"])
+def test_our_own_runtime_as_an_agent_is_the_simulators_twin(tmp_path: Path, scenario: str) -> None:
+    out = _run(tmp_path, "examples.own_runtime:agent", 6, scenario)
     sim = _arm_tables(out, "streaming")
     agent = _arm_tables(out, "agent:examples.own_runtime:agent", renamed="streaming")
     errors, pairing = metric_errors(sim, agent)
-    assert pairing.paired == pairing.sim_turns == pairing.live_turns > 40
+    assert pairing.paired == pairing.sim_turns == pairing.live_turns > 30
     assert pairing.same_story == pairing.paired
     tolerances = Tolerances()
     off = [error for error in errors if not error.within(tolerances)]
     assert off == []
     assert {error.metric for error in errors if error.pairs > 0} >= {"ttfts_ms", "latency_ms"}
+    sessions = pq.read_table(out / "sessions.parquet").to_pandas()
+    interrupts = sessions.groupby("policy", observed=True)["n_interrupts"].sum()
+    assert interrupts["streaming"] == interrupts["agent:examples.own_runtime:agent"]
 
 
 def test_the_sdks_tool_runner_runs_its_sessions(tmp_path: Path) -> None:

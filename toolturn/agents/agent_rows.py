@@ -13,7 +13,9 @@ Definitions, where a user's runtime is seen only from outside:
 - A turn ends when its last answer is over and its last tool call returned, whichever is later
   (or at the horizon). `outcome` is `completed` when its last attempt carried a stop reason,
   `interrupted` when the agent stopped reading it, `request_failed` for an HTTP error,
-  `stream_error` for a stream that ended without one, `horizon` when the run stopped first.
+  `stream_error` for a stream that ended without one, `horizon` when the run stopped first; a
+  turn answered in full whose calls the agent cancelled, none failing, is `interrupted` too (the
+  user stopped it while its tools ran; a failing shell cancelling its siblings is not that).
 - `repairs`: a row per pairing violation the mock's request check found on arrival (kind
   `violation_at_mock`, the violation's text as `cause`), the requests a runtime's own repair
   would have fixed. A runtime's repairs themselves are invisible from outside; synthetic results
@@ -21,7 +23,9 @@ Definitions, where a user's runtime is seen only from outside:
 - `tools`: a row per `call_tool` (`queued_ns` its entry, `start_ns` the tool's start after any
   permission wait), and a row per tool_use block sent that no call claimed (outcome `not_run`).
 - A session's `outcome` is `completed`, `interrupted` (an interrupt's CancelledError ended
-  `agent()`), `agent_error` (another exception did) or `horizon`.
+  `agent()`), `agent_error` (another exception did) or `horizon`. `n_interrupts` counts the
+  interrupts the session made, or, for an agent that plays the simulated user itself, its turns
+  seen `interrupted`.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ from toolturn.metrics.row_columns import Columns, Rows, empty_rows
 
 VIOLATION = "violation_at_mock"
 NOT_RUN = "not_run"
+INTERRUPTED = "interrupted"
+_FAILED = frozenset({"error", "exception"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +76,12 @@ def agent_rows(seen: SeenSession, facts: SessionFacts, end: SessionEnd,
     for turn, requests in sorted(by_turn.items()):
         _turn_row(rows["turns"], seen.session_id, turn, requests, runs[turn], end, stop_ns, unit)
     _tool_rows(rows["tools"], seen, facts, stop_ns, unit)
+    interrupts = facts.interrupts
+    if facts.agent_plays_user:
+        interrupts = rows["turns"]["outcome"].count(INTERRUPTED)
     _append(rows["sessions"], unit, session_id=seen.session_id, arrival_ns=end.arrival_ns,
             start_ns=end.start_ns, end_ns=end.end_ns, n_turns=len(by_turn),
-            outcome=end.outcome, n_interrupts=facts.interrupts, n_compactions=0,
-            n_calls_lost=0)
+            outcome=end.outcome, n_interrupts=interrupts, n_compactions=0, n_calls_lost=0)
     return rows
 
 
@@ -93,13 +101,18 @@ def _request_row(table: Columns, session_id: int, request: SeenRequest, stop_ns:
             n_events=request.n_events)
 
 
-def _turn_outcome(last: SeenRequest, cut: bool) -> str:
+def _turn_outcome(last: SeenRequest, runs: list[ToolRun], cut: bool) -> str:
     if cut:
         return "horizon"
     if last.stop_reason is not None and last.message_stop_ns is not None:
+        # Calls cancelled with no failure among them to explain it (a failing shell cancels
+        # its siblings): the user stopped the turn while its tools ran.
+        outcomes = {run.outcome for run in runs}
+        if "cancelled" in outcomes and not outcomes & _FAILED:
+            return INTERRUPTED
         return "completed"
     if last.status == CANCELLED:
-        return "interrupted"
+        return INTERRUPTED
     if last.status not in ("200", PENDING):
         return "request_failed"
     return "stream_error"
@@ -122,7 +135,7 @@ def _turn_row(table: Columns, session_id: int, turn: int, requests: list[SeenReq
             n_repairs=sum(len(r.violations) for r in requests),
             input_tokens=sum(r.input_tokens for r in requests),
             output_tokens=sum(r.output_tokens for r in requests),
-            stop_reason=last.stop_reason, outcome=_turn_outcome(last, cut))
+            stop_reason=last.stop_reason, outcome=_turn_outcome(last, runs, cut))
 
 
 def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: int,

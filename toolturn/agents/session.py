@@ -83,6 +83,9 @@ class SessionFacts:
 
     runs: list[ToolRun] = field(default_factory=list)
     interrupts: int = 0
+    # The agent plays the simulated user's interrupts itself (`simulated_user()`): `interrupts`
+    # stays 0, and the tables count the turns seen interrupted instead.
+    agent_plays_user: bool = False
     # The mock's turns (from 0) whose tools phase began.
     tools_turns: set[int] = field(default_factory=set)
 
@@ -144,6 +147,7 @@ class AgentSession:
         """The simulated user, for a runtime that plays its interrupts itself (the project's live
         driver does, `toolturn.live.session`): the session then makes none (rule 4)."""
         self._user_played = False
+        self.facts.agent_plays_user = True
         return self._user
 
     def permission(self, name: str, tool_use_id: str) -> PermissionAnswer:
