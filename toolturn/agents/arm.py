@@ -119,6 +119,9 @@ class _LevelRun:
         self.stalled: set[int] = set()
         self.errors: list[str] = []
         self.finished = 0
+        # Set once the level stops (its horizon, or its last session ended): a cancellation is
+        # then the stop's, never an interrupt's.
+        self.stopping = False
         self.next_id = 0
         self.total = 0
         self.closed = False
@@ -141,7 +144,10 @@ class _LevelRun:
             else:
                 self.total = len(arrivals.arrivals_ns)
                 starter = asyncio.create_task(self._open(arrivals.arrivals_ns))
-            await self._wait(self.scenario.load.horizon_ns)
+            try:
+                await self._wait(self.scenario.load.horizon_ns)
+            finally:
+                self.stopping = True  # also when the run itself is interrupted (Ctrl-C)
             if starter is not None:
                 starter.cancel()
             await self._stop_at_horizon()
@@ -182,6 +188,8 @@ class _LevelRun:
         except asyncio.CancelledError:
             task = asyncio.current_task()
             assert task is not None
+            if self.stopping:
+                raise  # the horizon, or the run itself interrupted
             if session.session_id in self.stalled:
                 outcome = self._error(session.session_id, STALLED)
             elif session.facts.interrupts and task.uncancel() == 0:

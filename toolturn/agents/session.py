@@ -229,7 +229,7 @@ class AgentSession:
 
     def _turn_of(self, sent: SentCall) -> int:
         for request in self._seen.requests:
-            if sent in request.calls:
+            if any(call is sent for call in request.calls):  # the block itself, not an equal one
                 return request.turn_index
         return 0
 
