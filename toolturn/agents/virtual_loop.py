@@ -15,10 +15,12 @@ Rules:
    (`toolturn.agents.mock_transport`); a socket would still work, but its wait would take no
    virtual time.
 3. Work handed to a thread (`run_in_executor`, `asyncio.to_thread`) is waited for in real time
-   before the clock may move: it takes no virtual time.
-4. Nothing ready, no timer, no thread: every task waits for something nothing will do. The
-   loop calls `on_stall` (which may end the stuck tasks, say); if that made nothing ready, it
-   raises `VirtualStall` rather than hang.
+   before the clock may move: it takes no virtual time. A thread started otherwise (anyio's
+   worker threads) is not known to the loop: the clock may move while it works.
+4. Nothing ready, no timer, no thread: every task waits for something nothing will do. After
+   `STALL_GRACE_S` of real time with no wake-up (from a thread it does not know of), the loop
+   calls `on_stall` (which may end the stuck tasks, say); if that made nothing ready, it raises
+   `VirtualStall` rather than hang.
 5. A task that runs without awaiting (CPU work, a blocking call) holds the clock still while it
    runs, so what it costs is invisible in virtual time. The loop measures the real time spent at
    each virtual instant (`StepStats`), so that cost is reported rather than silently wrong.
@@ -41,6 +43,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 NS_PER_S = 1_000_000_000
+# Real seconds waited for an unknown thread's wake-up before a stall is declared (rule 4).
+STALL_GRACE_S = 0.2
 T = TypeVar("T")
 
 
@@ -78,15 +82,25 @@ class _VirtualSelector(selectors.DefaultSelector):
         self.loop: VirtualLoop | None = None
 
     def select(self, timeout: float | None = None) -> list[Any]:
-        events: list[Any] = super().select(0)
         loop = self.loop
-        if events or timeout == 0 or loop is None:
-            return events
-        if loop.threads_pending:
-            return list(super().select(None))  # rule 3: the thread wakes the loop itself
-        if timeout is None:
-            loop.stalled()
+        if loop is None or loop.threads_pending or loop.sockets:
+            events: list[Any] = super().select(0)
+            if events or timeout == 0 or loop is None:
+                return events
+            if loop.threads_pending:
+                return list(super().select(None))  # rule 3: the thread wakes the loop itself
+        elif timeout == 0:
+            # Nothing but the self-pipe is registered and no thread it knows of will write to it:
+            # no poll (a system call per step). A signal handler runs in this thread and
+            # schedules its callback directly.
             return []
+        if timeout is None:
+            # A thread the loop does not know of (anyio's workers) may still wake it: a short
+            # real wait before the stall is declared.
+            events = super().select(STALL_GRACE_S)
+            if not events:
+                loop.stalled()
+            return events
         loop.advance(math.ceil(timeout * NS_PER_S))
         return []
 
@@ -103,6 +117,11 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self.on_stall = on_stall
         self.steps = StepStats()
         self._step_started = time.perf_counter_ns()
+
+    @property
+    def sockets(self) -> bool:
+        """Whether anything besides the loop's own self-pipe is registered for I/O."""
+        return len(self._selector.get_map()) > 1  # type: ignore[attr-defined]
 
     def time(self) -> float:
         return self.clock_ns / NS_PER_S
