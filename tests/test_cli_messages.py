@@ -88,8 +88,10 @@ def test_an_unknown_argument_is_escaped(capsys: pytest.CaptureFixture[str]) -> N
     with pytest.raises(SystemExit) as exit_info:
         main(["validate", "x.toml", f"--{NASTY}"])
     assert exit_info.value.code == 2
-    _usage, line = stderr_lines(capsys)
-    assert line == f"toolturn: error: unrecognized arguments: --{ESCAPED}"
+    # The command's usage (issue 29, section 3), then the error.
+    *usage, line = stderr_lines(capsys)
+    assert usage[0].startswith("usage: toolturn validate ")
+    assert line == f"toolturn validate: error: unrecognized arguments: --{ESCAPED}"
 
 
 def test_a_valid_scenarios_names_are_printable_on_stdout(

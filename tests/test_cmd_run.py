@@ -102,7 +102,7 @@ def test_profiles_run_side_by_side_on_the_same_draws(
 
 def test_the_report_shows_every_arm_side_by_side(tiny: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
-    assert main(["run", str(tiny), "--out", str(out), "--profile", "default", "claude-code"]) == 0
+    assert main(["run", str(tiny), "--out", str(out), "--profile", "default,claude-code"]) == 0
     page = (out / "report" / "report.html").read_text()
     # The summary table's heads (the paired tables come before it).
     heads = re.findall(r"<th>([^<]*)</th>", page[page.index("<th>metric</th>"):])

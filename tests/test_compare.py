@@ -233,7 +233,7 @@ def test_runs_of_other_sessions_policies_or_levels_are_refused_in_one_line(
         ("base", []),
         ("sessions", ["--sessions", "3"]),
         ("policies", ["--policy", "streaming"]),
-        ("profiles", ["--profile", "default", "claude-code"]),
+        ("profiles", ["--profile", "default,claude-code"]),
     ):
         runs[name] = tmp_path / name
         args = ["run", str(scenario), "--out", str(runs[name]), "--no-report", *extra]
@@ -311,7 +311,7 @@ def test_two_runs_of_two_profiles_compare_arm_by_arm(
     base, new = tmp_path / "base", tmp_path / "new"
     for folder in (base, new):
         args = ["run", str(scenario), "--out", str(folder), "--no-report"]
-        assert main([*args, "--profile", "default", "claude-code"]) == 0
+        assert main([*args, "--profile", "default,claude-code"]) == 0
     capsys.readouterr()
     assert main(["compare", str(base), str(new), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)

@@ -22,7 +22,8 @@ lines above it name, and what comes before it on its own line, never what comes 
     probe fidelity traces           real agents under toolturn serve; live runs beside their
                                     simulated twins; agent session logs in
     agents                          a user's asyncio agent run in virtual time (--agent)
-    commands cli __main__           the subcommands, one module each; the command line
+    options commands cli __main__   options' values; the subcommands, one module each; the
+                                    command line
     reference                       the references of docs/reference/, made from the schema,
                                     the column specs and the commands' parsers
 

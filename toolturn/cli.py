@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import difflib
 import importlib
 import os
 import pkgutil
@@ -76,6 +77,32 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """`parser.parse_args(argv)`, except that arguments the command does not know are its error,
+    not `toolturn`'s: argparse hands a subcommand's unknown arguments up to the top parser, which
+    then prints its own usage (`toolturn [-h] [--version] COMMAND ...`) for `run --sesions 3`.
+    The command's parser prints its usage, and names the options near a misspelt one."""
+    args, unknown = parser.parse_known_args(argv)
+    if not unknown:
+        return args
+    command = _subcommands(parser).get(getattr(args, "command", None) or "", parser)
+    message = f"unrecognized arguments: {' '.join(unknown)}"
+    options = [o for action in command._actions for o in action.option_strings if o[:2] == "--"]
+    for word in unknown:
+        near = difflib.get_close_matches(word.partition("=")[0], options, n=1, cutoff=0.6)
+        if word.startswith("--") and near:
+            message += f" (did you mean {near[0]}?)"
+            break
+    command.error(message)
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def _command_named(argv: list[str]) -> str | None:
     """The command `argv` names: its first argument, unless that is an option of `toolturn`."""
     return argv[0] if argv and not argv[0].startswith("-") else None
@@ -100,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         # Building the parser imports the command (numpy, pyarrow): a second or so to cut.
         print("toolturn: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    args = parser.parse_args(argv)
+    args = parse_arguments(parser, argv)
     try:
         status = int(args.func(args) or 0)
         # Flushed here so that a reader gone away is seen below, not at exit as a traceback.

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,11 @@ from toolturn.commands.live import (
     live_settings,
     run_live_with_progress,
 )
-from toolturn.commands.run import default_out_dir
+from toolturn.commands.run import check_out_folder, default_out_dir
 from toolturn.engine.runner import run_scenario
 from toolturn.errors import UserError
 from toolturn.fidelity.settings import LiveSettings, Tolerances
-from toolturn.metrics.atomic import atomic_directory, check_destination
+from toolturn.metrics.atomic import atomic_directory
 from toolturn.metrics.writer import RunMetadata, write_run
 from toolturn.scenario.schema import Scenario
 from toolturn.termination import terminate_as_interrupt
@@ -102,9 +101,7 @@ def _run(args: argparse.Namespace) -> int:
                             settings.timeout_s, sample_lag=True)
     tolerances = _tolerances(args)
     out_dir: Path = args.out or fidelity_out_dir(scenario, datetime.now(UTC))
-    if os.path.lexists(out_dir) and not args.force:
-        raise UserError(f"{out_dir}: already exists (use --force to replace it)")
-    check_destination(out_dir, replace=args.force, kind="fidelity folder", marker=FIDELITY_FILE)
+    check_out_folder(out_dir, force=args.force, kind="fidelity folder", marker=FIDELITY_FILE)
     simulated = run_scenario(scenario)
     sim_tables = simulated.tables("simulated")
     live = run_live_with_progress(scenario, settings)

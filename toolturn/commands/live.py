@@ -33,20 +33,21 @@ from urllib.parse import urlsplit
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from toolturn.commands.run import default_out_dir
+from toolturn.commands.run import check_out_folder, default_out_dir
 from toolturn.engine.runner import units_of
 from toolturn.errors import UserError
 from toolturn.fidelity.settings import LOOPBACK_KEY, LiveSettings
-from toolturn.metrics.atomic import check_destination
 from toolturn.metrics.reader import read_run
 from toolturn.metrics.summary_table import print_summary
-from toolturn.metrics.writer import RUN_FILE, RunMetadata, write_run_from_rows
+from toolturn.metrics.writer import RunMetadata, write_run_from_rows
+from toolturn.options import choices_help, comma_list
 from toolturn.scenario.loader import (
     load_scenario,
     unmodelled_live,
     with_overrides,
     without_session_faults,
 )
+from toolturn.scenario.packaged import scenario_argument
 from toolturn.scenario.schema import ALL_POLICIES, Scenario
 from toolturn.termination import terminate_as_interrupt
 
@@ -82,14 +83,18 @@ def add_parser(subparsers: Any) -> None:
 
 def add_live_arguments(parser: argparse.ArgumentParser) -> None:
     """The options `toolturn live` and `toolturn fidelity` share."""
-    parser.add_argument("scenario", metavar="SCENARIO", type=Path, help="scenario TOML file")
+    parser.add_argument(
+        "scenario", metavar="SCENARIO", type=scenario_argument,
+        help="scenario TOML file, or a packaged scenario's name (default, overload, ...)",
+    )
     parser.add_argument("--seed", type=int, help="root seed (default: the scenario's)")
     parser.add_argument(
         "--sessions", type=int, help="sessions per load level (default: the scenario's)"
     )
     parser.add_argument(
-        "--policy", dest="policies", action="extend", nargs="+", choices=ALL_POLICIES,
-        metavar="POLICY", help="executor policies to run (default: the scenario's); repeatable",
+        "--policy", dest="policies", action="extend", type=comma_list(ALL_POLICIES),
+        metavar="POLICY",
+        help=f"executor policies to run (default: the scenario's): {choices_help(ALL_POLICIES)}",
     )
     parser.add_argument(
         "--speed", type=float, default=1.0,
@@ -160,9 +165,7 @@ def _run(args: argparse.Namespace) -> int:
     scenario = live_scenario(args)
     settings = live_settings(args)
     out_dir: Path = args.out or live_out_dir(scenario, datetime.now(UTC))
-    if os.path.lexists(out_dir) and not args.force:
-        raise UserError(f"{out_dir}: already exists (use --force to replace it)")
-    check_destination(out_dir, replace=args.force, kind="run folder", marker=RUN_FILE)
+    check_out_folder(out_dir, force=args.force)
     result = run_live_with_progress(scenario, settings)
     metadata = RunMetadata.collect(
         run_id=out_dir.name,

@@ -59,6 +59,7 @@ from toolturn.metrics.atomic import check_destination, scratch_sibling
 from toolturn.metrics.reader import read_run
 from toolturn.metrics.summary_table import print_summary, print_summary_json
 from toolturn.metrics.writer import RUN_FILE, RunMetadata, write_run_from_parts
+from toolturn.options import choices_help, comma_list
 from toolturn.progress import progress_display
 from toolturn.runtime.recovery import PROFILES
 from toolturn.scenario.loader import load_scenario, with_overrides
@@ -95,14 +96,15 @@ def add_parser(subparsers: Any) -> None:
         "-n", "--sessions", type=int, help="sessions per load level (default: the scenario's)"
     )
     parser.add_argument(
-        "-p", "--policy", dest="policies", action="extend", nargs="+", choices=ALL_POLICIES,
-        metavar="POLICY", help="executor policies to run (default: the scenario's); repeatable",
+        "-p", "--policy", dest="policies", action="extend", type=comma_list(ALL_POLICIES),
+        metavar="POLICY",
+        help=f"executor policies to run (default: the scenario's): {choices_help(ALL_POLICIES)}",
     )
     parser.add_argument(
-        "--profile", dest="profiles", action="extend", nargs="+", choices=list(PROFILES),
+        "--profile", dest="profiles", action="extend", type=comma_list(list(PROFILES)),
         metavar="PROFILE",
-        help="recovery profiles to run, each under every policy (default: the scenario's); "
-        "repeatable",
+        help="recovery profiles to run, each under every policy (default: the scenario's): "
+        f"{choices_help(list(PROFILES))}",
     )
     parser.add_argument(
         "-j", "--jobs", type=int, default=1,
@@ -187,9 +189,7 @@ def _run(args: argparse.Namespace) -> int:
         policies=args.policies, profiles=args.profiles,
     )
     out_dir: Path = args.out or default_out_dir(scenario, datetime.now(UTC))
-    if os.path.lexists(out_dir) and not args.force:
-        raise UserError(f"{out_dir}: already exists (use --force to replace it)")
-    check_destination(out_dir, replace=args.force, kind="run folder", marker=RUN_FILE)
+    check_out_folder(out_dir, force=args.force)
     # Failed simulations keep the others' parts for a --resume run, whatever this run was.
     keep: tuple[type[BaseException], ...] = (BaseException,) if args.resume else (TasksFailed,)
     try:
@@ -200,6 +200,39 @@ def _run(args: argparse.Namespace) -> int:
     except TasksFailed as failed:
         _report_failures(failed, out_dir, parts)
         return EXIT_TASKS_FAILED
+    except KeyboardInterrupt as interrupt:
+        if str(interrupt):  # the run folder was written: the message says what is missing
+            raise
+        raise KeyboardInterrupt(_interrupted_note(args, out_dir, parts)) from None
+
+
+def _interrupted_note(args: argparse.Namespace, out_dir: Path, parts: Path) -> str:
+    """What an interrupt during the simulations left: with --resume, the finished simulations
+    (and how to go on); without, nothing, and that --resume would have kept them."""
+    again = f"toolturn run {shlex.quote(str(args.scenario))} --out {shlex.quote(str(out_dir))}"
+    if args.resume:
+        return f"the finished simulations are kept in {parts}; `{again} --resume` runs the others"
+    return (
+        "no simulation was kept; with --resume an interrupted run keeps its finished "
+        f"simulations and the same command runs only the others (`{again} --resume`)"
+    )
+
+
+def check_out_folder(
+    out_dir: Path, *, force: bool, kind: str = "run folder", marker: str = RUN_FILE
+) -> None:
+    """`check_destination` for `--out`/`--force`, saying the truth once: --force is suggested
+    only for a folder it would replace (one with `marker`), and anything else in the way is
+    named as what it is."""
+    if os.path.lexists(out_dir) and not force:
+        if out_dir.is_dir() and not out_dir.is_symlink() and (out_dir / marker).is_file():
+            raise UserError(f"{out_dir}: already exists (use --force to replace it)")
+        what = "folder" if out_dir.is_dir() and not out_dir.is_symlink() else "file"
+        raise UserError(
+            f"{out_dir}: already exists and is not a {kind} (a {what} without {marker}), "
+            "which --force never replaces: choose another --out"
+        )
+    check_destination(out_dir, replace=force, kind=kind, marker=marker)
 
 
 def _report_failures(failed: TasksFailed, out_dir: Path, parts: Path) -> None:

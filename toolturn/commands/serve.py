@@ -27,6 +27,7 @@ from toolturn.metrics.provenance import file_sha256, git_commit, package_version
 from toolturn.model.model import MockModel
 from toolturn.model.tool_inputs import tool_inputs
 from toolturn.scenario.loader import load_scenario, unmodelled_live, with_overrides
+from toolturn.scenario.packaged import scenario_argument
 from toolturn.wire.client_tools import ClientTools
 from toolturn.wire.connection import Timeouts
 from toolturn.wire.record_files import (
@@ -55,7 +56,9 @@ def add_parser(subparsers: Any) -> None:
         description="Serve the scenario's mock model as an Anthropic-compatible POST "
         "/v1/messages (streaming and not), with its latencies and faults, on loopback.",
     )
-    parser.add_argument("scenario", metavar="SCENARIO", help="scenario TOML file")
+    parser.add_argument("scenario", metavar="SCENARIO", type=scenario_argument,
+                        help="scenario TOML file, or a packaged scenario's name "
+                        "(default, overload, ...)")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on "
                         f"(default {DEFAULT_HOST})")
     parser.add_argument("-p", "--port", type=int, default=DEFAULT_PORT,

@@ -17,6 +17,7 @@ from typing import Any
 from toolturn.errors import UserError, print_error, printable
 from toolturn.experiment.points import Point, points_of, settings_text
 from toolturn.scenario.loader import load_scenario
+from toolturn.scenario.packaged import misspelt, resolved
 from toolturn.scenario.schema import Scenario
 
 EXIT_OK = 0
@@ -30,7 +31,10 @@ def add_parser(subparsers: Any) -> None:
         description="Check scenario files: TOML syntax, unknown keys, types, ranges, "
         "cross-references.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE",
+        help="scenario TOML files, or packaged scenarios' names (default, overload, ...)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -58,8 +62,13 @@ def points_summary(scenario: Scenario, points: list[Point]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     status = EXIT_OK
-    for file in args.files:
+    for text in args.files:
+        file = resolved(text)
         try:
+            # A near miss of a packaged name is this file's error: the others are still checked.
+            message = misspelt(text)
+            if message is not None:
+                raise UserError(message)
             scenario = load_scenario(file)
             points = points_of(scenario, source=str(file))
         except UserError as error:
