@@ -138,8 +138,13 @@ def test_sim_report_base_new_writes_a_compare_page(
 ) -> None:
     new = tmp_path / "new"
     shutil.copytree(run_dir, new)
+    files_before = sorted(path.relative_to(new) for path in new.rglob("*"))
     assert main(["report", str(run_dir), str(new)]) == 0
-    page = (new / "compare" / "compare.html").read_text(encoding="utf-8")
+    # Beside NEW, named for both; the run folder is not changed (issue 29, section 4).
+    page_path = tmp_path / f"compare-{run_dir.name}-new" / "compare.html"
+    assert f"wrote {page_path}" in capsys.readouterr().out
+    assert sorted(path.relative_to(new) for path in new.rglob("*")) == files_before
+    page = page_path.read_text(encoding="utf-8")
     assert "simulated metrics within tolerance (exact)" in page
     assert 'id="compare-cdf"' in page and not re.findall(r"<(?:img|script)[^>]+src=", page)
     # Per turn, per policy and level: every difference zero for the same run.
@@ -152,4 +157,24 @@ def test_sim_report_base_new_writes_a_compare_page(
     capsys.readouterr()
     assert main(["report", str(run_dir), str(other)]) == 2
     assert "sessions [3] differ from" in capsys.readouterr().err
-    assert not (other / "compare").exists()
+    assert not (tmp_path / f"compare-{run_dir.name}-other").exists()
+
+
+def test_report_base_new_writes_to_out_and_replaces_only_a_compare_folder(
+    run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "pages" / "cmp"
+    assert main(["report", str(run_dir), str(run_dir), "--out", str(out)]) == 0
+    assert (out / "compare.html").is_file()
+    assert main(["report", str(run_dir), str(run_dir), "--out", str(out)]) == 0  # replaced
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    capsys.readouterr()
+    assert main(["report", str(run_dir), str(run_dir), "--out", str(mine)]) == 2
+    assert "not a compare folder" in capsys.readouterr().err
+    assert main(["report", str(run_dir), str(run_dir), "--out", str(run_dir / "cmp")]) == 2
+    assert "inside the run folder" in capsys.readouterr().err
+    assert not (run_dir / "cmp").exists()
+    assert main(["report", str(run_dir), "--out", str(out)]) == 2
+    assert "--out: only with two run folders" in capsys.readouterr().err

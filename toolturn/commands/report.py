@@ -1,6 +1,9 @@
 """`toolturn report RUN_DIR`: figures and an HTML page for a run folder, in RUN_DIR/report/.
 
-`toolturn report BASE NEW`: a page comparing two runs, in NEW/compare/compare.html.
+`toolturn report BASE NEW [--out DIR]`: a page comparing two runs, DIR/compare.html; without
+`--out`, DIR is a new folder beside NEW named `compare-BASE-NEW` (the two folders' names). Run
+folders are never changed: DIR may not be in one, and an existing DIR is replaced only when it
+is a compare folder (one with compare.html).
 
 Exit status 0 done, 2 bad input (not a run folder) or a report that could not be written (a
 full disk: the run folder's tables are left as they were, and no half report).
@@ -15,6 +18,7 @@ from typing import Any
 from toolturn.errors import UserError
 from toolturn.metrics.reader import RunFolder, read_run
 from toolturn.metrics.summary_table import print_summary
+from toolturn.metrics.writer import RUN_FILE
 
 
 def add_parser(subparsers: Any) -> None:
@@ -30,8 +34,13 @@ def add_parser(subparsers: Any) -> None:
                         "(or a recording: toolturn serve --record)")
     parser.add_argument(
         "new_dir", metavar="NEW", type=Path, nargs="?",
-        help="with a second run folder: write NEW/compare/compare.html comparing RUN_DIR (the "
-        "base) and NEW, as toolturn compare does, with the per-turn differences",
+        help="with a second run folder: write a page comparing RUN_DIR (the base) and NEW, as "
+        "toolturn compare does, with the per-turn differences",
+    )
+    parser.add_argument(
+        "-o", "--out", type=Path, metavar="DIR",
+        help="with NEW: the folder of the compare page (default: compare-BASE-NEW beside NEW; "
+        "an existing one is replaced only if it holds a compare page)",
     )
     parser.set_defaults(func=run)
 
@@ -50,13 +59,35 @@ def run(args: argparse.Namespace) -> int:
     if args.new_dir is not None:
         from toolturn.report.compare_page import write_compare_page
 
-        print(f"wrote {write_compare_page(read_run(args.run_dir), read_run(args.new_dir))}")
+        base, new = read_run(args.run_dir), read_run(args.new_dir)
+        out = args.out or compare_out_dir(args.run_dir, args.new_dir)
+        _outside_run_folders(out)
+        print(f"wrote {write_compare_page(base, new, out)}")
         return 0
+    if args.out is not None:
+        raise UserError(
+            "--out: only with two run folders (toolturn report BASE NEW --out DIR); a run's own "
+            "report is written in RUN_DIR/report"
+        )
     folder = read_run(args.run_dir)
     page = draw_report(folder)
     print_summary(folder.summary, title=f"Summary of {folder.path}")
     print(f"wrote {page}")
     return 0
+
+
+def compare_out_dir(base: Path, new: Path) -> Path:
+    """`compare-BASE-NEW` beside NEW, from the folders' own names (`.` and `..` resolved)."""
+    new = new.resolve()
+    return new.parent / f"compare-{base.resolve().name}-{new.name}"
+
+
+def _outside_run_folders(out: Path) -> None:
+    # A run folder's files are its tables and its own report: a compare page is never put there.
+    for folder in [out, *out.resolve().parents]:
+        if (folder / RUN_FILE).is_file():
+            raise UserError(f"{out}: inside the run folder {folder}, which is never changed; "
+                            "choose a folder outside it")
 
 
 def draw_report(folder: RunFolder, *, note: str = "") -> Path:

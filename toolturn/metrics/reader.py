@@ -56,8 +56,11 @@ def read_run(run_dir: Path) -> RunFolder:
     run_json = _require(run_dir, RUN_FILE)
     try:
         metadata = json.loads(run_json.read_text(encoding="utf-8"))["metadata"]
+    except RecursionError:
+        # json's parser recurses per level: 100,000 nested brackets exhaust the stack.
+        raise UserError(f"{run_json}: not a run.json written by toolturn (nesting too deep)") from None
     except (ValueError, KeyError, TypeError) as error:
-        raise UserError(f"{run_json}: not a run.json written by sim ({error})") from error
+        raise UserError(f"{run_json}: not a run.json written by toolturn ({error})") from error
     _check_metadata(run_json, metadata)
     return RunFolder(
         path=run_dir, metadata=metadata, tables=tables, summary=summary, events=events

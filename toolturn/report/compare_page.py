@@ -32,16 +32,15 @@ from toolturn.report.compare import (
 from toolturn.report.html import STYLE
 from toolturn.report.interactive import COLOURS, apply_layout, cdf_points
 
-COMPARE_FOLDER = "compare"
 COMPARE_PAGE = "compare.html"
 NS_PER_MS = 1_000_000
 
 
-def write_compare_page(base: RunFolder, new: RunFolder) -> Path:
-    """Writes ``NEW/compare/compare.html`` (replacing an older one) and returns its path."""
+def write_compare_page(base: RunFolder, new: RunFolder, destination: Path) -> Path:
+    """Writes ``destination/compare.html`` (replacing an older compare folder there, nothing
+    else) and returns its path."""
     changes = compare_runs(base, new)
     pairings = paired_between(base, new)
-    destination = new.path / COMPARE_FOLDER
     check_destination(destination, replace=True, kind="compare folder", marker=COMPARE_PAGE)
     with atomic_directory(destination, replace=True) as staging:
         page = render_compare(base, new, changes, pairings)

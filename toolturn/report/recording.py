@@ -43,6 +43,8 @@ def read_recording(folder: Path) -> tuple[dict[str, Any], dict[str, list[dict[st
         metadata = summary.get("metadata") if isinstance(summary, dict) else None
         rows = {name: pq.read_table(folder / f"{name}.parquet").to_pylist()
                 for name in TABLE_NAMES}
+    except RecursionError:  # json's parser recurses per level of nesting
+        raise UserError(f"{folder}: not a readable recording (nesting too deep)") from None
     except (OSError, ValueError) as error:
         raise UserError(f"{folder}: not a readable recording ({error})") from None
     if not isinstance(metadata, dict):
