@@ -58,7 +58,8 @@ def read_run(run_dir: Path) -> RunFolder:
         metadata = json.loads(run_json.read_text(encoding="utf-8"))["metadata"]
     except RecursionError:
         # json's parser recurses per level: 100,000 nested brackets exhaust the stack.
-        raise UserError(f"{run_json}: not a run.json written by toolturn (nesting too deep)") from None
+        reason = "nesting too deep"
+        raise UserError(f"{run_json}: not a run.json written by toolturn ({reason})") from None
     except (ValueError, KeyError, TypeError) as error:
         raise UserError(f"{run_json}: not a run.json written by toolturn ({error})") from error
     _check_metadata(run_json, metadata)

@@ -1,5 +1,5 @@
 """The page comparing two runs (`toolturn report BASE NEW`): one self-contained HTML file in
-``NEW/compare/compare.html``, written atomically.
+``DIR/compare.html`` (`--out DIR`, by default ``compare-BASE-NEW`` beside NEW), written atomically.
 
 It shows what `toolturn compare` decides (every moved metric, per load level, with its verdict), and
 for runs of the same seed the per-turn differences new minus base of TTFTS and turn latency: a
