@@ -131,5 +131,5 @@ def test_the_compare_page_names_each_rows_point(
 ) -> None:
     new = write(tmp_path / "new", slower_at(tables, 1))
     assert main(["report", str(base), str(new)]) == 0
-    page = (new / "compare" / "compare.html").read_text(encoding="utf-8")
+    page = (tmp_path / "compare-base-new" / "compare.html").read_text(encoding="utf-8")
     assert "{load.concurrency=1 #1}" in page and "{load.concurrency=1 mean}" in page

@@ -32,3 +32,18 @@ def comma_list(choices: Sequence[str]) -> Callable[[str], list[str]]:
 def choices_help(choices: Sequence[str]) -> str:
     """The part of a help text naming the choices and how to give several."""
     return f"one of {', '.join(choices)}; several as a comma list or by repeating the option"
+
+
+FORMATS = ("table", "markdown")
+
+
+def add_format_options(parser: argparse.ArgumentParser, json_help: str) -> None:
+    """`--json` and `--format table|markdown`, which exclude each other (argparse's usage
+    error, exit 2): JSON is for programs, Markdown the same tables for a CI step summary."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--json", action="store_true", help=json_help)
+    group.add_argument(
+        "--format", choices=FORMATS, default="table",
+        help="how the tables are printed: table (the default, for a terminal or a log) or "
+        "markdown (the same tables as Markdown, e.g. for a CI step summary)",
+    )

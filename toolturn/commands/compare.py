@@ -20,13 +20,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from toolturn.metrics.display import RowFormat, measure_name, metric_label
+from toolturn.metrics.display import Fitted, RowFormat, measure_name, metric_label
+from toolturn.metrics.markdown import markdown
 from toolturn.metrics.reader import read_run
 from toolturn.metrics.summary import arm_label
 from toolturn.metrics.summary_table import output_console
+from toolturn.options import add_format_options
 from toolturn.report.compare import (
     MetricChange,
     RunPairing,
@@ -58,9 +62,7 @@ def add_parser(subparsers: Any) -> None:
         help="allowed relative change of a metric (a glob such as 'latency_ns.*' works), "
         "e.g. --tolerance throughput.turns_per_s=0.01; repeatable; default 0 (exact)",
     )
-    parser.add_argument(
-        "--json", action="store_true", help="print the comparison as one JSON object"
-    )
+    add_format_options(parser, json_help="print the comparison as one JSON object")
     parser.set_defaults(func=run)
 
 
@@ -75,25 +77,31 @@ def run(args: argparse.Namespace) -> int:
         document = comparison_json(args.base, args.new, changes, pairings)
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return EXIT_REGRESSION if failed else 0
-    console = output_console()
+    parts: list[RenderableType] = []
     if base.metadata.get("seed") != new.metadata.get("seed"):
-        console.print(
+        parts.append(Text(
             f"note: seeds differ ({base.metadata.get('seed')} vs {new.metadata.get('seed')}); "
             "turns are not paired"
-        )
+        ))
     if moved:
-        console.print(f"{args.base} -> {args.new}", soft_wrap=True)
-        console.print(changes_table(moved))
+        parts.append(Text(f"{args.base} -> {args.new}", no_wrap=True, overflow="ignore"))
+        parts.append(Fitted(changes_table(moved)))
     if any(_turns_moved(pairing) for pairing in pairings):
-        console.print(pairings_table(pairings))
+        parts.append(Fitted(pairings_table(pairings)))
     arms = len({(change.profile, change.policy) for change in changes})
     levels = len({change.load_level for change in changes})
     keys = {change.point_key for change in changes if change.point_key is not None}
     points = f", {len(keys)} point key{'s' if len(keys) != 1 else ''}" if keys else ""
-    console.print(
+    parts.append(Text(
         f"compared {len(changes)} metrics over {arms} policies{points} and {levels} load "
         f"level{'s' if levels != 1 else ''}: {len(moved)} moved, {len(failed)} beyond tolerance"
-    )
+    ))
+    if args.format == "markdown":
+        sys.stdout.write(markdown(Group(*parts)))
+    else:
+        console = output_console()
+        for part in parts:
+            console.print(part)
     return EXIT_REGRESSION if failed else 0
 
 

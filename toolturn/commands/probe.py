@@ -26,11 +26,13 @@ import argparse
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from toolturn.errors import UserError
 from toolturn.metrics.atomic import atomic_directory, check_destination
+from toolturn.options import FORMATS
 from toolturn.probe.compare import DEFAULT_TOLERANCE, run_compare
 from toolturn.probe.profile_agent import profile_class
 from toolturn.probe.runner import CaseRun, run_case
@@ -61,6 +63,9 @@ def add_parser(subparsers: Any) -> None:
                         help="run only this case (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run each case N times: races are rates (default 1)")
+    parser.add_argument("--format", choices=FORMATS, default="table",
+                        help="table (the default) or markdown: the scorecard alone on stdout, "
+                        "the progress lines on stderr (e.g. for a CI step summary)")
     parser.set_defaults(func=run)
 
 
@@ -165,25 +170,28 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_destination(out, replace=True, kind="probe folder", marker=SCORECARD_FILE)
     entries = []
+    # The scorecard is Markdown already: --format markdown keeps stdout to it alone.
+    notes = sys.stderr if args.format == "markdown" else sys.stdout
     with atomic_directory(out, replace=True) as staging:
         for case in cases:
             runs = []
             for number in range(1, args.repeat + 1):
                 print(f"toolturn probe: {case.name} (run {number} of {args.repeat}) ...",
-                      flush=True)
+                      flush=True, file=notes)
                 done = run_case(case, suite, command)
                 runs.append(score(done))
                 where = staging / case.name
                 _write_run(where / f"run-{number}" if args.repeat > 1 else where, done, command)
-            print(f"toolturn probe: {case.name}: the claude-code profile ...", flush=True)
+            print(f"toolturn probe: {case.name}: the claude-code profile ...", flush=True,
+                  file=notes)
             entries.append(case_entry(case.name, case.checks, runs, profile_class(case, suite)))
         (staging / SCORECARD_FILE).write_text(json.dumps(
             {"suite": str(folder), "command": command, "repeat": args.repeat,
              "cases": entries}, indent=2) + "\n", encoding="utf-8")
     print(format_scorecard(entries))
     failed = [entry["case"] for entry in entries if entry["failed"]]
-    print(f"toolturn probe: {len(entries)} cases; recordings in {out}")
+    print(f"toolturn probe: {len(entries)} cases; recordings in {out}", file=notes)
     if failed:
-        print(f"toolturn probe: {len(failed)} cases failed: {', '.join(failed)}")
+        print(f"toolturn probe: {len(failed)} cases failed: {', '.join(failed)}", file=notes)
         return 1
     return 0

@@ -56,10 +56,15 @@ from toolturn.engine.strict import StrictModeStop
 from toolturn.errors import UserError, printable
 from toolturn.malloc import fix_mmap_threshold
 from toolturn.metrics.atomic import check_destination, scratch_sibling
+from toolturn.metrics.markdown import markdown
 from toolturn.metrics.reader import read_run
-from toolturn.metrics.summary_table import print_summary, print_summary_json
+from toolturn.metrics.summary_table import (
+    print_summary,
+    print_summary_json,
+    summary_renderables,
+)
 from toolturn.metrics.writer import RUN_FILE, RunMetadata, write_run_from_parts
-from toolturn.options import choices_help, comma_list
+from toolturn.options import add_format_options, choices_help, comma_list
 from toolturn.progress import progress_display
 from toolturn.runtime.recovery import PROFILES
 from toolturn.scenario.loader import load_scenario, with_overrides
@@ -142,9 +147,10 @@ def add_parser(subparsers: Any) -> None:
         help="keep the finished simulations of an interrupted run of this --out (in its hidden "
         "parts folder) and run only the others; an interrupted --resume run keeps its parts",
     )
-    parser.add_argument(
-        "--json", action="store_true",
-        help="print the summary as JSON on stdout (the run.json summary; other lines go to stderr)",
+    add_format_options(
+        parser,
+        json_help="print the summary as JSON on stdout (the run.json summary; other lines go to "
+        "stderr)",
     )
     parser.add_argument(
         "--no-report", dest="report", action="store_false",
@@ -304,13 +310,18 @@ def _simulate_and_write(
     except OSError as error:
         # Checked before simulating, but the place can change (or the disk fill) meanwhile.
         raise UserError(f"{out_dir}: cannot write the run folder ({error})") from None
-    # With --json, stdout is the summary alone.
-    notes = sys.stderr if args.json else sys.stdout
+    # With --json or --format markdown, stdout is the summary alone.
+    notes = sys.stderr if args.json or args.format == "markdown" else sys.stdout
+    title = f"{scenario.name}: seed {scenario.seed}"
     try:
         if args.json:
             print_summary_json(summary)
-        elif not args.quiet:
-            print_summary(summary, title=f"{scenario.name}: seed {scenario.seed}")
+        elif args.quiet:
+            pass
+        elif args.format == "markdown":
+            sys.stdout.write(markdown(summary_renderables(summary, title=title)))
+        else:
+            print_summary(summary, title=title)
         if result.pairing_violations:
             print(f"pairing violations in requests sent: {result.pairing_violations}", file=notes)
         print(f"wrote {out_dir}", file=notes)

@@ -11,18 +11,27 @@ Rules:
    are compared at a glance and seconds-scale values are not shown to a thousandth of a ms.
 3. Precision: three significant digits of the row's largest magnitude (at most 3 decimals);
    counts and nanoseconds whole; shares as percentages to one decimal.
+4. A sentence of several findings wraps between them, never inside one (``Phrases``); a table
+   too wide for the console is shown one record per row (``Fitted``), never cropped.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
 
 NS_PER_UNIT: tuple[tuple[str, float], ...] = (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0))
 WHOLE_UNITS = frozenset(
     {"turns", "tools", "requests", "rows", "pairs", "sessions", "crashes", "compactions"}
 )
 PER_1K = "per 1k requests"
+UNBOUNDED = 1_000_000  # cells: wider than any table
 _DISTRIBUTION_NAMES = {
     "ttfts_ns": "TTFTS",
     "latency_ns": "turn latency",
@@ -137,3 +146,96 @@ class RowFormat:
         if not math.isfinite(value):
             return str(value)
         return f"{value / self.scale:,.{self.decimals}f}"
+
+
+class Phrases:
+    """A sentence of phrases (`lead` + phrases joined by `separator`) that a console wraps
+    between phrases only, never inside one unless it is wider than the console alone: a CI log
+    of 100 columns read "turn latency 0 / ms" when rich wrapped the headline at a word. Lines
+    after the first are indented by `indent`."""
+
+    def __init__(
+        self, lead: str, phrases: Sequence[str], *, separator: str = "; ", style: str = "",
+        indent: int = 2,
+    ) -> None:
+        self.lead, self.phrases, self.separator = lead, list(phrases), separator
+        self.style, self.indent = style, indent
+
+    @property
+    def plain(self) -> str:
+        """The sentence on one line."""
+        return self.lead + self.separator.join(self.phrases)
+
+    def lines(self, width: int) -> list[str]:
+        """The sentence cut into lines of at most `width` cells, between phrases."""
+        lines: list[str] = []
+        line = self.lead
+        last = len(self.phrases) - 1
+        for index, phrase in enumerate(self.phrases):
+            glue = "" if index == 0 else self.separator
+            # A line that another phrase follows ends in the separator's mark (`;`).
+            end = "" if index == last else self.separator.rstrip()
+            if line.strip() and cell_len(line + glue + phrase + end) > width:
+                lines.append((line + glue).rstrip())
+                line = " " * self.indent + phrase
+            else:
+                line += glue + phrase
+        return [*lines, line]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in self.lines(options.max_width):
+            yield Text(line, style=self.style)
+
+
+class Fitted:
+    """A table shown whole: as itself where its natural width fits the console, else one record
+    per row, its leading left-aligned cells (what the row is about) then each other cell after
+    its column's header: `streaming @ 32 · TTFTS Δ median: base -353 ms, new -376 ms, ...`,
+    wrapped between fields. Rich would shrink such a table's columns to the console's width and
+    crop what still did not fit: in a 100-column CI log, the change and the verdict."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # Measured unbounded: a measurement is clamped to the width it is given.
+        unbounded = options.update_width(UNBOUNDED)
+        if Measurement.get(console, unbounded, self.table).maximum <= options.max_width:
+            yield self.table
+            return
+        if self.table.title:
+            yield Text.from_markup(str(self.table.title))
+        yield from records(self.table)
+
+
+def table_rows(table: Table) -> list[list[str]]:
+    """The plain text of each row's cells (markup read, styles dropped)."""
+    columns = [[_plain(cell) for cell in column.cells] for column in table.columns]
+    return [list(row) for row in zip(*columns, strict=True)]
+
+
+def column_headers(table: Table) -> list[str]:
+    """Each column's header on one line."""
+    return [" ".join(_plain(column.header).split()) for column in table.columns]
+
+
+def records(table: Table) -> list[Phrases]:
+    """`Fitted`'s one record per row."""
+    headers = column_headers(table)
+    keys = 0
+    while keys < len(table.columns) - 1 and table.columns[keys].justify == "left":
+        keys += 1
+    keys = max(keys, 1)
+    found = []
+    for row in table_rows(table):
+        about = " · ".join(cell for cell in row[:keys] if cell)
+        fields = [f"{header} {cell}".strip() for header, cell in zip(
+            headers[keys:], row[keys:], strict=True)]
+        found.append(Phrases(f"{about}: " if about else "", fields, separator=", "))
+    return found
+
+
+def _plain(cell: object) -> str:
+    if isinstance(cell, Text):
+        return cell.plain
+    return Text.from_markup(cell).plain if isinstance(cell, str) else str(cell)

@@ -16,9 +16,8 @@ from collections.abc import Callable, Iterable, Sequence
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
-from toolturn.metrics.display import RowFormat, measure_name, metric_label
+from toolturn.metrics.display import Phrases, RowFormat, measure_name, metric_label
 from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.points_table import has_point_rows, points_renderables
 from toolturn.metrics.summary import (
@@ -176,6 +175,12 @@ def headline(rows: Sequence[SummaryRow]) -> str | None:
     """One sentence of the finding at one level: the median paired TTFTS and turn-latency
     differences against the first baseline, within the default profile when it ran; None without
     paired rows."""
+    phrases = headline_phrases(rows)
+    return None if phrases is None else phrases.plain
+
+
+def headline_phrases(rows: Sequence[SummaryRow], lead: str = "") -> Phrases | None:
+    """`headline` as phrases (`lead` before it), for a console to wrap between them."""
     groups = [mine for prefix, mine in paired_groups(rows) if prefix == PAIRED_PREFIX]
     if not groups:
         return None
@@ -195,7 +200,7 @@ def headline(rows: Sequence[SummaryRow]) -> str | None:
         )
     if not parts:
         return None
-    return f"{treatment} vs {versus}, median per turn: " + "; ".join(parts)
+    return Phrases(f"{lead}{treatment} vs {versus}, median per turn: ", parts, style="bold")
 
 
 def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> Group:
@@ -210,9 +215,9 @@ def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> G
     for _, load, mine in levels:
         sweep = load is not None and len(levels) > 1
         named = f"{title} · load {load:g}" if sweep else title
-        sentence = headline(mine)
-        if sentence:
-            parts.append(Text(f"load {load:g}: {sentence}" if sweep else sentence, style="bold"))
+        sentence = headline_phrases(mine, lead=f"load {load:g}: " if sweep else "")
+        if sentence is not None:
+            parts.append(sentence)
         for prefix, group in paired_groups(mine):
             paired = paired_table(group, title="paired per turn", prefix=prefix)
             if paired is not None:
