@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -188,24 +189,43 @@ class Phrases:
 
 
 class Fitted:
-    """A table shown whole: as itself where its natural width fits the console, else one record
-    per row, its leading left-aligned cells (what the row is about) then each other cell after
-    its column's header: `streaming @ 32 · TTFTS Δ median: base -353 ms, new -376 ms, ...`,
-    wrapped between fields. Rich would shrink such a table's columns to the console's width and
-    crop what still did not fit: in a 100-column CI log, the change and the verdict."""
+    """A table shown whole: as itself where its `minimum_width` fits the console, else one
+    record per row, its leading left-aligned cells (what the row is about) then each other cell
+    after its column's header: `streaming @ 32 · TTFTS Δ median: base -353 ms, new -376 ms,
+    ...`, wrapped between fields. Rich would shrink such a table's columns to the console's
+    width and crop what still did not fit: in a 100-column CI log, the change and the verdict."""
 
     def __init__(self, table: Table) -> None:
         self.table = table
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        # Measured unbounded: a measurement is clamped to the width it is given.
-        unbounded = options.update_width(UNBOUNDED)
-        if Measurement.get(console, unbounded, self.table).maximum <= options.max_width:
+        if minimum_width(console, options, self.table) <= options.max_width:
             yield self.table
             return
         if self.table.title:
             yield Text.from_markup(str(self.table.title))
         yield from records(self.table)
+
+
+def minimum_width(console: Console, options: ConsoleOptions, table: Table) -> int:
+    """The narrowest `table` can be drawn without cropping: each wrapping column as wide as its
+    longest word, each `no_wrap` column as its longest cell, with padding and borders. (Rich's
+    own measurement counts a `no_wrap` column at its longest word too, and crops it.)"""
+    # Measured unbounded: a measurement is clamped to the width it is given.
+    unbounded = options.update_width(UNBOUNDED)
+    _, right, _, left = Padding.unpack(table.padding)
+    total = 0
+    for column in table.columns:
+        cells = [column.header, *column.cells]
+        found = [
+            Measurement.get(console, unbounded, Text.from_markup(c) if isinstance(c, str) else c)
+            for c in cells
+        ]
+        widest = max((m.maximum if column.no_wrap else m.minimum) for m in found)
+        total += max(widest, column.min_width or 0) + left + right
+    if table.box is not None:
+        total += len(table.columns) - 1 + (2 if table.show_edge else 0)
+    return total
 
 
 def table_rows(table: Table) -> list[list[str]]:

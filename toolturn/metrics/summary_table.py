@@ -17,7 +17,7 @@ from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
 
-from toolturn.metrics.display import Phrases, RowFormat, measure_name, metric_label
+from toolturn.metrics.display import Fitted, Phrases, RowFormat, measure_name, metric_label
 from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.points_table import has_point_rows, points_renderables
 from toolturn.metrics.summary import (
@@ -221,8 +221,9 @@ def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> G
         for prefix, group in paired_groups(mine):
             paired = paired_table(group, title="paired per turn", prefix=prefix)
             if paired is not None:
-                parts.append(paired)
-        parts.append(summary_table(mine, title=named))
+                parts.append(Fitted(paired))
+        # Fitted: too wide for the console (six arms in a 100-column log), one record per row.
+        parts.append(Fitted(summary_table(mine, title=named)))
     return Group(*parts)  # type: ignore[arg-type]
 
 
