@@ -171,3 +171,18 @@ def test_probe_format_markdown_keeps_stdout_to_the_scorecard(
     assert lines[0].startswith("| case ") and lines[1].startswith("|---")
     assert lines[2].startswith("| two_calls_clean | 0 ") and len(lines) == 3
     assert "toolturn probe: 1 cases" in captured.err
+
+
+def test_a_piped_run_of_six_arms_shows_every_arm_of_every_metric(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "default", "-n", "1", "--profile", "default,claude-code", "--no-report"]
+    assert main([*argv, "--out", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    joined = out.replace("\n  ", " ")
+    record = re.search(r"^TTFTS p50 · s: (.*)$", joined, re.MULTILINE)
+    assert record is not None
+    arms = re.findall(r"([a-z_]+(?: \[claude-code\])?) [\d.]+", record.group(1))
+    assert arms == ["streaming", "at_message_stop", "serial", "streaming [claude-code]",
+                    "at_message_stop [claude-code]", "serial [claude-code]"]
