@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterable, Sequence
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from toolturn.metrics.display import Fitted, Phrases, RowFormat, measure_name, metric_label
+from toolturn.metrics.level_sameness import identical_levels, identical_levels_note
 from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.points_table import has_point_rows, points_renderables
 from toolturn.metrics.summary import (
@@ -212,6 +214,9 @@ def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> G
         return points_renderables(rows)
     levels = by_level(rows)
     parts: list[object] = []
+    same = identical_levels(rows)
+    if same is not None:
+        parts.append(Text(identical_levels_note(same), style="yellow"))
     for _, load, mine in levels:
         sweep = load is not None and len(levels) > 1
         named = f"{title} · load {load:g}" if sweep else title
