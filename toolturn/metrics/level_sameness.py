@@ -6,8 +6,8 @@ tables as if they were findings.
 
 Left out of the comparison: wall-clock rows (the harness's own speed, different run to run
 whatever the simulation did), and the simulated span and the throughputs, which follow from how
-many sessions run at once even when every session is the same. A run of experiment points is judged point by point elsewhere (its tables
-already show intervals), so it is never flagged here.
+many sessions run at once even when every session is the same. A run of experiment points is
+never flagged here: its tables already show intervals, point by point.
 """
 
 from __future__ import annotations
