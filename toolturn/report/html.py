@@ -2,6 +2,12 @@
 summary downloadable from the page as CSV and JSON), answering first what the policy under test
 buys at each load, then showing the summary level by level and the figures.
 
+The answer fits the first screen of a laptop (1366x768; tests/browser/check_report.py measures
+it in Chromium): the title, the run's identity folded into one line, the headline (for a sweep,
+the lowest and the highest level's sentence; the others are in the figure and below it) and the
+figure of the paired difference against load. A sweep whose levels could not differ says so
+above the headline (toolturn.metrics.level_sameness).
+
 The static PNG/SVG exports (``toolturn.report.plots``) sit beside it for papers; the page links them
 but does not need them.
 """
@@ -19,6 +25,7 @@ from typing import Any
 from plotly.offline import get_plotlyjs
 
 from toolturn.metrics.display import RowFormat, measure_name, metric_label
+from toolturn.metrics.level_sameness import identical_levels, identical_levels_note
 from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from toolturn.metrics.points_table import has_point_rows
@@ -40,6 +47,11 @@ tr.wall { color: #888; }
 figure { margin: 2em 0; }
 .skipped { color: #888; font-style: italic; }
 .headline { font-size: 1.15em; font-weight: 600; }
+.answer { font-weight: 600; margin: 0.4em 0; }
+.answer li { margin: 0.15em 0; }
+.answer li.more { font-weight: normal; color: #666; }
+details.identity summary { color: #555; }
+figure.first { margin-top: 0.5em; }
 .note { color: #a05a00; }
 dt { font-weight: bold; float: left; clear: left; width: 11em; }
 dd { margin-left: 12em; }
@@ -65,14 +77,16 @@ def render_html(
         f"<title>{escape(title)}</title><style>{STYLE}</style>",
         f"<script>{get_plotlyjs()}</script></head><body>",
         f"<h1>{escape(title)}</h1>",
-        _identity(metadata),
+        _identity(metadata, folded=True),
+        _sameness_html(summary),
+        _answer_html(levels),
+        _figure_html(figures[0], first=True) if figures else "",
         "<h2>What early tool start buys</h2>",
         "<p>Every policy ran on the same random draws, so each turn exists under each policy: the "
         "numbers below are per-turn differences, paired turn by turn (negative: sooner). The "
         "median's 95% interval is distribution-free (order statistics), the mean's "
         "mean ± 1.96 s/√n.</p>",
         *(_level_headline(load, rows, len(levels)) for _, load, rows in levels),
-        _figure_html(figures[0]) if figures else "",
         _sweep_table(summary) if len(levels) > 1 else "",
         "<h2>Summary</h2>",
         f"<p>Times are simulated. Percentiles: {escape(PERCENTILE_METHOD_TEXT)}. Grey rows are "
@@ -125,7 +139,9 @@ def _render_points(
     return "\n".join(part for part in parts if part) + "\n"
 
 
-def _identity(metadata: dict[str, Any]) -> str:
+def _identity(metadata: dict[str, Any], *, folded: bool = False) -> str:
+    """The run's identity as a list; `folded`, inside a one-line `<details>` naming the run,
+    seed and commit (the answer must fit the first screen)."""
     versions = metadata.get("versions") or {}
     items = [
         ("run", metadata.get("run_id")),
@@ -136,7 +152,42 @@ def _identity(metadata: dict[str, Any]) -> str:
         ("versions", ", ".join(f"{name} {version}" for name, version in versions.items())),
     ]
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in items)
-    return f"<dl>{rows}</dl>"
+    if not folded:
+        return f"<dl>{rows}</dl>"
+    commit = str(metadata.get("git_commit") or "unknown")[:12]
+    line = (
+        f"run {metadata.get('run_id')} · scenario {metadata.get('scenario')} · seed "
+        f"{metadata.get('seed')} · commit {commit}"
+    )
+    return f'<details class="identity"><summary>{escape(line)}</summary><dl>{rows}</dl></details>'
+
+
+def _sameness_html(summary: Sequence[SummaryRow]) -> str:
+    same = identical_levels(summary)
+    return "" if same is None else f'<p class="note">{escape(identical_levels_note(same))}</p>'
+
+
+def _answer_html(levels: list[tuple[int, float | None, list[SummaryRow]]]) -> str:
+    """The headline above the first figure: each level's sentence for up to two levels, else
+    the lowest and the highest level's with the number of levels between."""
+    sentences = [
+        _level_name(load, len(levels)) + sentence
+        for _, load, rows in levels
+        if (sentence := headline(rows)) is not None
+    ]
+    if not sentences:
+        return ""
+    if len(sentences) == 1:
+        return f'<p class="headline">{escape(sentences[0])}</p>'
+    items = [f"<li>{escape(sentences[0])}</li>"]
+    if len(sentences) > 2:
+        between = len(sentences) - 2
+        items.append(
+            f'<li class="more">… {between} level{"s" if between != 1 else ""} between: in the '
+            "figure below and in the tables under it</li>"
+        )
+    items.append(f"<li>{escape(sentences[-1])}</li>")
+    return f'<ul class="answer">{"".join(items)}</ul>'
 
 
 def _level_name(load: float | None, levels: int) -> str:
@@ -154,6 +205,8 @@ def _level_headline(load: float | None, rows: list[SummaryRow], levels: int) -> 
     )
     if sentence is None:
         return "<p>One policy ran: nothing to pair.</p>" if levels < 2 or load is None else ""
+    if levels < 2 or load is None:
+        return paired  # its sentence is the page's headline, above the first figure
     return (
         f'<p class="headline">{escape(_level_name(load, levels) + sentence)}</p>' + paired
     )
@@ -344,7 +397,7 @@ def _downloads(summary: Sequence[SummaryRow]) -> str:
     )
 
 
-def _figure_html(figure: Interactive | NotDrawn) -> str:
+def _figure_html(figure: Interactive | NotDrawn, *, first: bool = False) -> str:
     if isinstance(figure, NotDrawn):
         return (
             f"<h3>{escape(figure.title)}</h3>"
@@ -355,8 +408,9 @@ def _figure_html(figure: Interactive | NotDrawn) -> str:
         config={"displaylogo": False, "responsive": True},
     )
     note = f'<p class="note">{escape(figure.note)}</p>' if figure.note else ""
+    css = ' class="first"' if first else ""
     return (
-        f'<figure><h3>{escape(figure.title)}</h3>{note}{div}'
+        f'<figure{css}><h3>{escape(figure.title)}</h3>{note}{div}'
         f"<figcaption>{escape(figure.caption)}</figcaption></figure>"
     )
 

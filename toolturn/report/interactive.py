@@ -128,20 +128,39 @@ def _first_profile_pairs(run: RunFolder) -> RunFolder:
     return replace(run, summary=summary)
 
 
-def _log_ms_axis(figure: go.Figure, title: str, low: float, high: float, **where: int) -> None:
-    """Rule 2: a log axis in ms with ticks at 1, 2, 5 per decade over [low, high]."""
-    low, high = max(low, ZERO_MS), max(high, ZERO_MS * 10)
+def log_ticks(low: float, high: float) -> list[float]:
+    """Rule 2's ticks of a log axis over [low, high] (both positive): 1, 2 and 5 per decade, or
+    1, 1.5, 2, 3, 5 and 7 over less than two decades, from half `low` to twice `high`. Plotly's
+    own labels a log axis's minor ticks with their first digit alone ("2 3 … 9 1 2")."""
     decades = range(int(np.floor(np.log10(low))), int(np.ceil(np.log10(high))) + 1)
     # Over a decade or two, finer steps: p50 and p99 then each have a labelled tick nearby.
     steps = (1, 1.5, 2, 3, 5, 7) if np.log10(high / low) < 2 else (1, 2, 5)
     ticks = [m * 10.0**d for d in decades for m in steps]
-    shown = [t for t in ticks if low / 2 <= t <= high * 2]
+    return [t for t in ticks if low / 2 <= t <= high * 2]
+
+
+def _log_ms_axis(figure: go.Figure, title: str, low: float, high: float, **where: int) -> None:
+    """Rule 2: a log axis in ms with ticks at 1, 2, 5 per decade over [low, high]."""
+    shown = log_ticks(max(low, ZERO_MS), max(high, ZERO_MS * 10))
     figure.update_xaxes(
         type="log",
         title_text=title,
         tickvals=shown,
         ticktext=[f"{t:g}" for t in shown],
         **where,
+    )
+
+
+def _load_axis(figure: go.Figure, context: Context, **where: int) -> None:
+    """The load axis: log with rule 2's ticks over more than two positive levels, else linear."""
+    loads = [load for _, load in context.levels if load is not None and load > 0]
+    if len(context.levels) <= 2 or len(loads) < len(context.levels):
+        figure.update_xaxes(title_text=context.load_axis, type="linear", **where)
+        return
+    shown = log_ticks(min(loads), max(loads))
+    figure.update_xaxes(
+        title_text=context.load_axis, type="log", tickvals=shown,
+        ticktext=[f"{t:g}" for t in shown], **where,
     )
 
 
@@ -223,9 +242,16 @@ def _cdf_trace(
     )
 
 
+# The top margin: plotly's toolbar (the modebar, about 30 px tall at the figure's top right)
+# stays above the subplots' titles, which sit just above the plots, instead of covering the
+# rightmost one.
+TOP_MARGIN = 60
+
+
 def apply_layout(figure: go.Figure, height: int = 420) -> None:
     figure.update_layout(
-        height=height, margin={"l": 60, "r": 20, "t": 30, "b": 60}, template="plotly_white",
+        height=height, margin={"l": 60, "r": 20, "t": TOP_MARGIN, "b": 60},
+        template="plotly_white",
         legend={"orientation": "h", "y": -0.25}, hovermode="closest",
     )
 
@@ -293,10 +319,7 @@ def _paired_by_load(run: RunFolder, context: Context) -> Interactive | NotDrawn:
                 row=1, col=col,
             )
         figure.update_yaxes(title_text="median per-turn difference (ms)", row=1, col=col)
-        figure.update_xaxes(
-            title_text=context.load_axis, type="log" if len(context.levels) > 2 else "linear",
-            row=1, col=col,
-        )
+        _load_axis(figure, context, row=1, col=col)
     figure.add_hline(y=0, line={"color": "#888", "width": 1})
     apply_layout(figure)
     return Interactive(
