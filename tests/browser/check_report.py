@@ -60,7 +60,10 @@ TICK_STEPS = (1, 1.5, 2, 3, 5, 7)
 # in a <pre id="layout"> that --dump-dom prints.
 MEASURE = """<script>
 window.addEventListener("load", () => setTimeout(() => {
-  const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const box = (e) => {
+    const r = e.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+  };
   const meet = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
   const answer = document.querySelector(".answer, .headline");
   const first = document.getElementById("paired-by-load");
