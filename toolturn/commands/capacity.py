@@ -38,7 +38,7 @@ from toolturn.capacity.search import ArmCapacity, Probe, Search, knob_of, search
 from toolturn.capacity.slo import Slo, parse_slo
 from toolturn.errors import UserError
 from toolturn.metrics.atomic import check_destination
-from toolturn.metrics.display import RowFormat
+from toolturn.metrics.display import Fitted, RowFormat
 from toolturn.metrics.summary import arm_label
 from toolturn.metrics.summary_table import output_console
 from toolturn.scenario.loader import load_scenario, with_overrides
@@ -159,9 +159,10 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return 0
     console = output_console()
-    console.print(answer_table(slos, results, knob_of(scenario)))
+    # Fitted: never cropped in a 100-column log (one record per row when too wide).
+    console.print(Fitted(answer_table(slos, results, knob_of(scenario))))
     for result in results:
-        console.print(goodput_table(result))
+        console.print(Fitted(goodput_table(result)))
     return 0
 
 
