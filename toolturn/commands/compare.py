@@ -6,9 +6,10 @@ levels, a malformed tolerance). Every metric is compared per load level. A simul
 that is NaN or infinite in one run and not the same in the other fails whatever its tolerance.
 For runs of the same seed it also shows, per policy and level, the per-turn difference new minus
 base of TTFTS and turn latency (when any turn moved). `--json` prints all of it as one JSON
-object instead of tables. Runs of experiment points compare point by point: each row names its
-point's key and replication (`streaming @ 4 {load.concurrency=4 #1}`; `{... mean}` for the
-rows over a key's replications).
+object instead of tables, `--format markdown` the same tables as Markdown; a table too wide for
+the console (a 100-column CI log) is printed one record per row, never cropped. Runs of
+experiment points compare point by point: each row names its point's key and replication
+(`streaming @ 4 {load.concurrency=4 #1}`; `{... mean}` for the rows over a key's replications).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """`toolturn run SCENARIO`: simulate every executor policy of a scenario and write a run folder.
 
-    toolturn run scenarios/default.toml [-s/--seed N] [-n/--sessions N] [-p/--policy P ...]
-                                   [--profile R ...] [-j/--jobs N] [-o/--out DIR] [-f/--force]
-                                   [-q/--quiet] [--trace] [--no-report] [--json] [--resume]
+    toolturn run scenarios/default.toml [-s/--seed N] [-n/--sessions N] [-p/--policy P[,P]]
+                                   [--profile R[,R]] [-j/--jobs N] [-o/--out DIR] [-f/--force]
+                                   [-q/--quiet] [--trace] [--no-report] [--resume]
+                                   [--json | --format table|markdown]
                                    [--backend local|dask|ray] [--address ADDR]
 
 Shows its progress on stderr (toolturn/progress.py: bars with rate and time left on a terminal, a
@@ -25,7 +26,10 @@ command with `--out` and `--resume` runs only the failed ones. `--backend dask|r
 simulations on a Dask or Ray cluster (`toolturn.engine.backends`: one made here with `--jobs`
 workers, or the one at `--address`), with the same files. With `--trace` the folder also
 has `events.parquet`, a row per stream event fed to the runtime. With `--json` the summary is
-printed as JSON (the same groups as run.json's "summary") and the other lines go to stderr.
+printed as JSON (the same groups as run.json's "summary") and the other lines go to stderr;
+with `--format markdown`, the same tables as Markdown (for a CI step summary), the other lines
+on stderr too. A table too wide for the console is printed one record per row, never cropped
+(toolturn.metrics.display.Fitted). `--policy` and `--profile` take a comma list or repeat.
 Exit status: 0 done, 1 strict mode stopped the run (the message names seed and session) or
 simulations failed (each named; the first one's traceback above the names) or a worker process
 of `--jobs` died (killed, out of memory; "a worker process ended ..."), 2 bad
