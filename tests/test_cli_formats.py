@@ -160,16 +160,20 @@ def test_probe_format_markdown_keeps_stdout_to_the_scorecard(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def ran(case: object, suite: object, command: list[str]) -> CaseRun:
+        # No request reached the server: the case fails (exit 1), its line after the table.
         return CaseRun(case, 0, 0.0, Recorder().tables(), [], "")  # type: ignore[arg-type]
 
     monkeypatch.setattr(probe_command, "run_case", ran)
     argv = ["probe", "--case", "two_calls_clean", "--out", str(tmp_path / "p"),
             "--format", "markdown", "--", sys.executable]
-    assert main(argv) == 0
+    assert main(argv) == 1
     captured = capsys.readouterr()
     lines = captured.out.splitlines()
     assert lines[0].startswith("| case ") and lines[1].startswith("|---")
-    assert lines[2].startswith("| two_calls_clean | 0 ") and len(lines) == 3
+    assert lines[2].startswith("| two_calls_clean (FAILED) | 1 ")
+    assert not any(line.startswith("toolturn probe:") for line in lines)
+    assert "toolturn probe: two_calls_clean (run 1 of 1) ..." in captured.err
+    assert "toolturn probe: 1 cases; recordings in" in captured.err
     assert "toolturn probe: 1 cases" in captured.err
 
 

@@ -50,6 +50,11 @@ def run(args: argparse.Namespace) -> int:
     from toolturn.report.probe_page import is_probe_folder, write_probe_report
     from toolturn.report.recording import is_recording, write_recording_report
 
+    if args.out is not None and args.new_dir is None:
+        raise UserError(
+            "--out: only with two run folders (toolturn report BASE NEW --out DIR); a folder's "
+            "own report is written inside it"
+        )
     if is_probe_folder(args.run_dir):  # `toolturn probe --out`: its scorecard drawn
         print(f"wrote {write_probe_report(args.run_dir)}")
         return 0
@@ -64,11 +69,6 @@ def run(args: argparse.Namespace) -> int:
         _outside_run_folders(out)
         print(f"wrote {write_compare_page(base, new, out)}")
         return 0
-    if args.out is not None:
-        raise UserError(
-            "--out: only with two run folders (toolturn report BASE NEW --out DIR); a run's own "
-            "report is written in RUN_DIR/report"
-        )
     folder = read_run(args.run_dir)
     page = draw_report(folder)
     print_summary(folder.summary, title=f"Summary of {folder.path}")
