@@ -2,7 +2,7 @@
 
     toolturn fidelity scenarios/default.toml [--sessions N] [--seed S] [--speed X] [--policy P ...]
                  [--tolerance-median 0.05] [--tolerance-p95 0.10] [--tolerance-ms 1]
-                 [--base-url URL] [--out DIR] [--force]
+                 [--max-lag-ms 2] [--max-cpu 80] [--base-url URL] [--out DIR] [--force]
 
 Runs the scenario in the simulator and live (`toolturn live`'s run) on the same seed, pairs each
 live turn with its simulated twin (`toolturn.fidelity.pairing`), and prints per policy, for TTFTS,
@@ -11,9 +11,20 @@ their relative error and the paired per-turn difference; then how many turns pai
 same story, and what the real path adds per hop (`toolturn.fidelity.overhead`). Writes a folder
 (`results/fidelity-<scenario>-seed<seed>-<UTC time>` unless `--out`) with `fidelity.json`,
 `fidelity.png` (live against simulated, per metric) and both runs' folders (`simulated/`,
-`live/`, for `toolturn report` and `toolturn compare`). Exit status: 0 within tolerance, 1 a median
-beyond `--tolerance-median` or a p95 beyond `--tolerance-p95` (and more than `--tolerance-ms`
-apart), 2 bad input, 130 interrupted (nothing written).
+`live/`, for `toolturn report` and `toolturn compare`): the runs first, as soon as the live run
+ends, then the comparison. `fidelity.json` holds the verdict and the pairing's counts (`paired`,
+`same_story`, `sim_turns`, `live_turns`, and each turn without a twin or with another story).
+Exit status, the first that applies:
+
+- 4 the live run could not keep up (`toolturn.fidelity.saturation`): its event loop's lateness
+  p95 passed `--max-lag-ms` (2) or its process `--max-cpu` (80) percent of a core; it says by
+  how much and suggests a speed (or a number of sessions at once) that would fit;
+- 3 a turn without a twin, or twins with another story (attempts, tool calls, outcome);
+- 1 a median beyond `--tolerance-median` or a p95 beyond `--tolerance-p95` (and more than
+  `--tolerance-ms` apart);
+- 0 within tolerance and every turn paired with the same story;
+
+2 bad input, 130 interrupted (nothing written).
 """
 
 from __future__ import annotations
@@ -23,7 +34,7 @@ import json
 import math
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolturn.commands.live import (
     add_live_arguments,
@@ -35,16 +46,26 @@ from toolturn.commands.live import (
 from toolturn.commands.run import check_out_folder, default_out_dir
 from toolturn.engine.runner import run_scenario
 from toolturn.errors import UserError
+from toolturn.fidelity.saturation import Limits, Saturation
 from toolturn.fidelity.settings import LiveSettings, Tolerances
 from toolturn.metrics.atomic import atomic_directory
 from toolturn.metrics.writer import RunMetadata, write_run
 from toolturn.scenario.schema import Scenario
 from toolturn.termination import terminate_as_interrupt
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from toolturn.fidelity.live_run import LiveRunResult
+    from toolturn.fidelity.report import FidelityResult
+
 EXIT_OK = 0
 EXIT_BEYOND_TOLERANCE = 1
+EXIT_UNPAIRED = 3
+EXIT_SATURATED = 4
 FIDELITY_FILE = "fidelity.json"
 DEFAULTS = Tolerances()
+LIMITS = Limits()
 
 
 def add_parser(subparsers: Any) -> None:
@@ -65,6 +86,15 @@ def add_parser(subparsers: Any) -> None:
         help="values at most this many ms apart (scenario time) pass whatever their relative "
         "error, e.g. a start lag of 0 (default 1)",
     )
+    parser.add_argument(
+        "--max-lag-ms", type=float, default=LIMITS.lag_p95_ms,
+        help="the live run could not keep up (exit 4) when its event loop's lateness p95 "
+        "passes this many wall-clock ms (default 2)",
+    )
+    parser.add_argument(
+        "--max-cpu", type=float, default=LIMITS.cpu_percent,
+        help="... or when the live process passes this percentage of one core (default 80)",
+    )
     parser.add_argument("--out", type=Path, help="folder to write (default: under results/)")
     parser.add_argument("--force", action="store_true",
                         help="replace an existing fidelity folder (one with fidelity.json)")
@@ -80,6 +110,13 @@ def _tolerances(args: argparse.Namespace) -> Tolerances:
     return Tolerances(args.tolerance_median, args.tolerance_p95, args.tolerance_ms)
 
 
+def _limits(args: argparse.Namespace) -> Limits:
+    for option, value in (("--max-lag-ms", args.max_lag_ms), ("--max-cpu", args.max_cpu)):
+        if not (math.isfinite(value) and value > 0):
+            raise UserError(f"{option}: must be a positive number (got {value:g})")
+    return Limits(args.max_lag_ms, args.max_cpu)
+
+
 def fidelity_out_dir(scenario: Scenario, now: datetime) -> Path:
     simulated = default_out_dir(scenario, now)
     return simulated.with_name("fidelity-" + simulated.name.removeprefix("run-"))
@@ -91,49 +128,109 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from toolturn.fidelity.overhead import cpu_hop, lag_hop, sdk_parsing_hop, table_hops
-    from toolturn.fidelity.pairing import metric_errors, pair_tools, pair_turns
-    from toolturn.fidelity.report import FidelityResult, draw_fidelity, print_fidelity
-
     scenario = live_scenario(args, "fidelity")
     settings = live_settings(args)
     settings = LiveSettings(settings.speed, settings.base_url, settings.api_key,
                             settings.timeout_s, sample_lag=True)
     tolerances = _tolerances(args)
+    limits = _limits(args)
     out_dir: Path = args.out or fidelity_out_dir(scenario, datetime.now(UTC))
     check_out_folder(out_dir, force=args.force, kind="fidelity folder", marker=FIDELITY_FILE)
-    simulated = run_scenario(scenario)
-    sim_tables = simulated.tables("simulated")
+    sim_tables = run_scenario(scenario).tables("simulated")
     live = run_live_with_progress(scenario, settings)
     live_tables = live.collector("live").tables()
-    errors, pairing = metric_errors(sim_tables, live_tables)
-    hops = table_hops(sim_tables, live_tables, settings.speed)
-    if live.sampler is not None:
-        hops.append(lag_hop(live.sampler))
-    hops.append(cpu_hop(sum(unit.wall_s for unit in live.results),
-                        sum(unit.cpu_s for unit in live.results)))
-    hops.append(sdk_parsing_hop(scenario))
-    result = FidelityResult(errors, pairing, hops, settings.speed, tolerances)
+    # Both runs are on disk before anything compares them: a live run takes real time, and a
+    # comparison that failed would otherwise take it along.
+    _write_runs(out_dir, args, scenario, settings, {"simulated": sim_tables, "live": live_tables})
+    result = _compare(scenario, settings, tolerances, limits, sim_tables, live_tables, live)
+    from toolturn.fidelity.report import print_fidelity
+
     print_fidelity(result)
-    turns, _ = pair_turns(sim_tables["turns"], live_tables["turns"])
-    tools = pair_tools(sim_tables["tools"], live_tables["tools"])
+    _write_verdict(out_dir, result, sim_tables, live_tables)
+    print(f"wrote {out_dir}")
+    return _exit_status(result)
+
+
+def _write_runs(out_dir: Path, args: argparse.Namespace, scenario: Scenario,
+                settings: LiveSettings, runs: dict[str, dict[str, pa.Table]]) -> None:
     extra = live_extra(scenario, args, settings)
     try:
         with atomic_directory(out_dir, replace=args.force) as staging:
-            for name, tables in (("simulated", sim_tables), ("live", live_tables)):
+            for name, tables in runs.items():
                 metadata = RunMetadata.collect(
                     run_id=name, scenario=scenario.name, scenario_sha256=scenario.content_hash,
                     seed=scenario.seed, extra=extra if name == "live" else {},
                 )
                 write_run(staging / name, tables, metadata)
-            (staging / FIDELITY_FILE).write_text(
-                json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n"
-            )
-            draw_fidelity(result, turns, tools, staging / "fidelity.png")
     except OSError as error:
         raise UserError(f"{out_dir}: cannot write the fidelity folder ({error})") from None
-    print(f"wrote {out_dir}")
-    if not result.passed:
+
+
+def _compare(scenario: Scenario, settings: LiveSettings, tolerances: Tolerances, limits: Limits,
+             sim_tables: dict[str, pa.Table], live_tables: dict[str, pa.Table],
+             live: LiveRunResult) -> FidelityResult:
+    from toolturn.fidelity.overhead import cpu_hop, lag_hop, sdk_parsing_hop, table_hops
+    from toolturn.fidelity.pairing import metric_errors
+    from toolturn.fidelity.report import FidelityResult
+
+    errors, pairing = metric_errors(sim_tables, live_tables)
+    hops = table_hops(sim_tables, live_tables, settings.speed)
+    lag = lag_hop(live.sampler) if live.sampler is not None else None
+    cpu = cpu_hop(sum(unit.wall_s for unit in live.results),
+                  sum(unit.cpu_s for unit in live.results))
+    hops.extend([hop for hop in (lag, cpu) if hop is not None])
+    hops.append(sdk_parsing_hop(scenario))
+    saturation = Saturation(
+        lag_p95_ms=math.nan if lag is None else lag.p95_ms, cpu_percent=cpu.median_ms,
+        limits=limits, speed=settings.speed, sessions_at_once=_sessions_at_once(scenario),
+    )
+    return FidelityResult(errors, pairing, hops, settings.speed, tolerances, saturation)
+
+
+def _sessions_at_once(scenario: Scenario) -> int | None:
+    """A closed loop's largest number of sessions running at once (None for an open loop)."""
+    load = scenario.load
+    if load.mode != "closed":
+        return None
+    return min(load.sessions, max(int(level) for level in load.levels))
+
+
+def _write_verdict(out_dir: Path, result: FidelityResult, sim_tables: dict[str, pa.Table],
+                   live_tables: dict[str, pa.Table]) -> None:
+    """fidelity.json and fidelity.png beside the runs, each whole or not at all (written under
+    a hidden name, then renamed)."""
+    from toolturn.fidelity.pairing import pair_tools, pair_turns
+    from toolturn.fidelity.report import draw_fidelity
+
+    turns, _ = pair_turns(sim_tables["turns"], live_tables["turns"])
+    tools = pair_tools(sim_tables["tools"], live_tables["tools"])
+    text = json.dumps(result.to_json(), indent=2, sort_keys=True) + "\n"
+    figure, report = out_dir / ".partial-fidelity.png", out_dir / f".partial-{FIDELITY_FILE}"
+    try:
+        draw_fidelity(result, turns, tools, figure)
+        report.write_text(text)
+        os.replace(figure, out_dir / "fidelity.png")
+        os.replace(report, out_dir / FIDELITY_FILE)
+    except OSError as error:
+        for partial in (figure, report):
+            partial.unlink(missing_ok=True)
+        raise UserError(f"{out_dir}: cannot write {FIDELITY_FILE} ({error}); both runs are "
+                        "written there") from None
+
+
+def _exit_status(result: FidelityResult) -> int:
+    from toolturn.fidelity.report import BEYOND, SATURATED, UNPAIRED
+
+    verdict = result.verdict
+    if verdict == SATURATED:
+        return EXIT_SATURATED
+    if verdict == UNPAIRED:
+        pairing = result.pairing
+        print(f"turns unpaired or with another story: {pairing.paired} of "
+              f"{pairing.sim_turns} simulated and {pairing.live_turns} live paired, "
+              f"{pairing.same_story} with the same story")
+        return EXIT_UNPAIRED
+    if verdict == BEYOND:
         names = sorted({f"{error.policy} {error.metric}" for error in result.failures})
         print(f"beyond tolerance: {', '.join(names)}")
         return EXIT_BEYOND_TOLERANCE

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from toolturn.fidelity.pairing import plain_frame
 from toolturn.live.in_memory_sdk import in_memory_client, read_events
 from toolturn.model.model import MockModel
 from toolturn.model.response import StreamResponse, Turn
@@ -119,12 +120,12 @@ def table_hops(
 
 
 def _paired(sim: pa.Table, live: pa.Table, key: list[str]) -> pd.DataFrame:
-    return sim.to_pandas().merge(live.to_pandas(), on=key, suffixes=("_sim", "_live"))
+    return plain_frame(sim).merge(plain_frame(live), on=key, suffixes=("_sim", "_live"))
 
 
 def _events_per_turn(live_requests: pa.Table, turns: pd.DataFrame) -> np.ndarray:
     """The live stream events of each of `turns` (single-attempt turns: their one request)."""
-    frame = live_requests.to_pandas()
+    frame = plain_frame(live_requests)
     counts = frame.groupby(["profile", "policy", "session_id", "turn_index"], observed=True)[
         "n_events"
     ].sum()

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from toolturn.fidelity.settings import Tolerances
 
@@ -72,6 +73,16 @@ class Pairing:
     live_turns: int
     paired: int
     same_story: int
+    # The turns without a twin ("live only: ..." or "simulated only: ..."), and the twins whose
+    # stories differ, each named with what differs.
+    unpaired: tuple[str, ...] = ()
+    other_story: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every turn of each run paired with a twin of the same story: only then do the
+        metrics compare the same turns."""
+        return self.sim_turns == self.live_turns == self.paired == self.same_story
 
 
 def relative_error(live: float, sim: float) -> float:
@@ -87,23 +98,58 @@ def _close(live: float, sim: float, relative: float, absolute: float) -> bool:
     return abs(live - sim) <= absolute or abs(relative_error(live, sim)) <= relative
 
 
+def plain_frame(table: pa.Table) -> pd.DataFrame:
+    """`table` as a frame with its dictionary-encoded columns decoded: each run encodes a text
+    column with the values it met, in the order it met them, and pandas refuses to compare two
+    categoricals whose categories differ (a live call with another outcome than its twin's)."""
+    for index, column in enumerate(table.schema):
+        if pa.types.is_dictionary(column.type):
+            decoded = pc.cast(table.column(index), column.type.value_type)
+            table = table.set_column(index, column.name, decoded)
+    return table.to_pandas()
+
+
 def pair_turns(sim: pa.Table, live: pa.Table) -> tuple[pd.DataFrame, Pairing]:
-    """The turns both runs have, side by side (columns `<name>_sim`, `<name>_live`)."""
-    sim_df, live_df = sim.to_pandas(), live.to_pandas()
+    """The turns both runs have, side by side (columns `<name>_sim`, `<name>_live`), and the
+    column `same_story`: whether the twins agree on `STORY`."""
+    sim_df, live_df = plain_frame(sim), plain_frame(live)
     for frame in (sim_df, live_df):
         frame["load"] = frame["load"].fillna(-1.0)  # a trace's null load still pairs
     both = sim_df.merge(live_df, on=TURN_KEY, suffixes=("_sim", "_live"))
     same = np.ones(len(both), dtype=bool)
     for column in STORY:
-        same &= (both[f"{column}_sim"] == both[f"{column}_live"]).to_numpy()
-    pairing = Pairing(len(sim_df), len(live_df), len(both), int(same.sum()))
+        same &= (both[f"{column}_sim"] == both[f"{column}_live"]).to_numpy(dtype=bool)
+    pairing = Pairing(len(sim_df), len(live_df), len(both), int(same.sum()),
+                      _unpaired(sim_df, live_df), _other_stories(both[~same]))
     return both, pairing
+
+
+def _turn_name(row: pd.Series) -> str:
+    load = "" if row["load"] == -1.0 else f" load {row['load']:g}"
+    return (f"{row['profile']} {row['policy']}{load} session {row['session_id']} "
+            f"turn {row['turn_index']}")
+
+
+def _unpaired(sim_df: pd.DataFrame, live_df: pd.DataFrame) -> tuple[str, ...]:
+    keys = sim_df[TURN_KEY].merge(live_df[TURN_KEY], how="outer", on=TURN_KEY, indicator=True)
+    sides = {"left_only": "simulated only", "right_only": "live only"}
+    return tuple(f"{sides[str(row['_merge'])]}: {_turn_name(row)}"
+                 for _, row in keys[keys["_merge"] != "both"].iterrows())
+
+
+def _other_stories(differing: pd.DataFrame) -> tuple[str, ...]:
+    names = []
+    for _, row in differing.iterrows():
+        changes = [f"{column} {row[f'{column}_sim']} (sim) / {row[f'{column}_live']} (live)"
+                   for column in STORY if row[f"{column}_sim"] != row[f"{column}_live"]]
+        names.append(f"{_turn_name(row)}: {', '.join(changes)}")
+    return tuple(names)
 
 
 def pair_tools(sim: pa.Table, live: pa.Table) -> pd.DataFrame:
     """The calls both runs have, side by side. (A tools table without a load column, as older
     runs wrote, pairs on the rest of the key.)"""
-    sim_df, live_df = sim.to_pandas(), live.to_pandas()
+    sim_df, live_df = plain_frame(sim), plain_frame(live)
     key = [column for column in TOOL_KEY if column in sim_df.columns]
     for frame in (sim_df, live_df):
         if "load" in frame.columns:

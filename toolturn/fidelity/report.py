@@ -18,7 +18,16 @@ from rich.table import Table
 
 from toolturn.fidelity.overhead import Hop
 from toolturn.fidelity.pairing import METRICS, MetricError, Pairing, metric_values
+from toolturn.fidelity.saturation import Saturation
 from toolturn.fidelity.settings import Tolerances
+
+# The verdicts, worst first: a saturated live run measured its own lateness, so its errors say
+# nothing of the simulator; unpaired turns or other stories compare different turns; only then
+# do the metrics' errors speak.
+SATURATED = "live run could not keep up"
+UNPAIRED = "turns unpaired or with another story"
+BEYOND = "beyond tolerance"
+WITHIN = "within tolerance, all turns paired"
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +37,7 @@ class FidelityResult:
     hops: list[Hop]
     speed: float
     tolerances: Tolerances
+    saturation: Saturation | None = None
 
     @property
     def failures(self) -> list[MetricError]:
@@ -35,13 +45,25 @@ class FidelityResult:
 
     @property
     def passed(self) -> bool:
-        return not self.failures
+        return self.verdict == WITHIN
+
+    @property
+    def verdict(self) -> str:
+        if self.saturation is not None and self.saturation.saturated:
+            return SATURATED
+        if not self.pairing.complete:
+            return UNPAIRED
+        return BEYOND if self.failures else WITHIN
 
     def to_json(self) -> dict[str, Any]:
+        pairing = self.pairing
         return {
             "speed": self.speed,
             "tolerances": asdict(self.tolerances),
-            "pairing": asdict(self.pairing),
+            "verdict": self.verdict,
+            "pairing": {**asdict(pairing), "unpaired": list(pairing.unpaired),
+                        "other_story": list(pairing.other_story), "complete": pairing.complete},
+            "saturation": None if self.saturation is None else self.saturation.to_json(),
             "metrics": [
                 {**asdict(error), "error_median": _finite(error.error_median),
                  "error_p95": _finite(error.error_p95), "within": error.within(self.tolerances)}
@@ -91,12 +113,31 @@ def print_fidelity(result: FidelityResult, console: Console | None = None) -> No
         f"{pairing.live_turns} live; {pairing.same_story} of them with the same attempts, "
         "tool calls and outcome"
     )
+    _print_differing(console, "without a twin", pairing.unpaired)
+    _print_differing(console, "with another story", pairing.other_story)
     hops = Table(title="what the real path adds per hop (wall-clock ms)")
     for header in ("hop", "count", "median", "p95"):
         hops.add_column(header, justify="left" if header == "hop" else "right")
     for hop in result.hops:
         hops.add_row(hop.name, str(hop.count), _number(hop.median_ms), _number(hop.p95_ms))
     console.print(hops)
+    saturation = result.saturation
+    if saturation is not None and saturation.saturated:
+        console.print(f"the live run could not keep up: {'; '.join(saturation.reasons())}; "
+                      f"its errors measure the harness, not the simulator. Try "
+                      f"{saturation.suggestion()}.", highlight=False)
+    console.print(f"verdict: {result.verdict}", highlight=False)
+
+
+def _print_differing(console: Console, what: str, names: tuple[str, ...], shown: int = 10) -> None:
+    if not names:
+        return
+    console.print(f"{len(names)} turns {what}:", highlight=False)
+    for name in names[:shown]:
+        console.print(f"  {name}", highlight=False, markup=False)
+    if len(names) > shown:
+        console.print(f"  ... and {len(names) - shown} more (all in fidelity.json)",
+                      highlight=False)
 
 
 def draw_fidelity(
