@@ -28,8 +28,8 @@ def test_stats_of_the_small_fixture_by_hand() -> None:
     assert per_step["mean"] == 1.0 and per_step["p50"] == 1.0
     assert per_step["p90"] == pytest.approx(1.7) and per_step["max"] == 2.0
     assert f["parallel_share"] == pytest.approx(1 / 3)  # 1 of 3 steps with calls made 2
-    # Bash: answered in the request sent at 1003.5 s, its response done at 1001.0 s.
-    # Read: 1004.25 s - 1004.0 s. Grep's result never came; Glob's lines have no times.
+    # Bash: answered in the request sent at 1764591003.5 s, its response done at 1764591001.0 s.
+    # Read: 1764591004.25 s - 1764591004.0 s. Grep's result never came; Glob's lines have no times.
     assert f["tool_duration_ms_by_tool"] == {
         "Bash": {"n": 1, "p50": 2500.0, "p90": 2500.0, "max": 2500.0},
         "Read": {"n": 1, "p50": 250.0, "p90": 250.0, "max": 250.0},

@@ -78,6 +78,9 @@ def run_stats(args: argparse.Namespace) -> int:
             write_tables(logs, Path(args.out), replace=args.force)
         except (FileExistsError, NotADirectoryError) as error:
             raise UserError(f"--out: {error} (use --force to replace it)") from None
+        except OSError as error:  # a full disk, a read-only place: nothing is left half-written
+            raise UserError(f"--out: {args.out}: cannot write the tables "
+                            f"({error.strerror or error})") from None
     if args.json:
         print(json.dumps(figures, indent=2, ensure_ascii=False))
     else:

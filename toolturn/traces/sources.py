@@ -9,8 +9,8 @@ request log (`toolturn.traces.request_log`), anything else a Claude Code session
 (`toolturn.traces.claude_code`). A folder named as an argument is a recording also when it holds a
 recording's table but lost its `recording.json` (reported).
 
-Lines that are not JSON objects are reported and skipped here, for every format; a file that
-cannot be read at all (missing, not UTF-8, too large) is a `UserError`, as is an argument that
+Lines that are not UTF-8 or not JSON objects are reported and skipped here, for every format; a
+file that cannot be read at all (missing, too large) is a `UserError`, as is an argument that
 names no log file.
 """
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from toolturn.errors import UserError
-from toolturn.input_files import read_input, utf8_text
+from toolturn.input_files import read_input
 from toolturn.runtime.strict_json import parse_json
 from toolturn.traces.claude_code import ClaudeCodeReader
 from toolturn.traces.logged import LoggedSession
@@ -29,6 +29,8 @@ from toolturn.traces.request_log import RequestLogReader
 from toolturn.traces.serve_recording import RecordingReader, is_recording
 from toolturn.traces.skipped import Skipped
 from toolturn.wire.record_files import RECORDING_FILE
+
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(slots=True)
@@ -66,9 +68,17 @@ def log_files(arguments: list[str]) -> list[Path]:
 
 
 def json_lines(path: Path, skipped: Skipped) -> list[tuple[int, dict[str, Any]]]:
-    text = utf8_text(read_input(str(path), str(path)), str(path))
+    """The file's JSON objects with their line numbers. Lines end at newlines only (JSON allows
+    U+2028 and U+0085 raw in a string), and each is decoded on its own: one line with a byte
+    that is not UTF-8 (a write cut mid-character, a binary paste) is skipped, not the file."""
+    body = read_input(str(path), str(path)).removeprefix(UTF8_BOM)
     lines = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, encoded in enumerate(body.split(b"\n"), start=1):
+        try:
+            raw = encoded.removesuffix(b"\r").decode("utf-8")
+        except UnicodeDecodeError as error:
+            skipped.add(str(path), number, f"not UTF-8: {error.reason} at byte {error.start}")
+            continue
         if not raw.strip():
             continue
         try:
