@@ -290,12 +290,16 @@ class _Driver:
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(self._guarded(work))
         self._tasks.add(task)
-        task.add_done_callback(self._forget)
+        task.add_done_callback(lambda done: self._forget(done, work))
         return task
 
-    def _forget(self, task: asyncio.Task[None]) -> None:
+    def _forget(self, task: asyncio.Task[None], work: Coroutine[Any, Any, None]) -> None:
         self._tasks.discard(task)
         self._streams.discard(task)
+        # A task cancelled before it ran never started `work` (a tool cancelled as it was
+        # started): closed, it is not reported as a coroutine never awaited. (A finished
+        # coroutine's close does nothing.)
+        work.close()
 
     async def _guarded(self, work: Coroutine[Any, Any, None]) -> None:
         """Run `work`; an exception it lets out ends the session with that exception."""
@@ -339,6 +343,11 @@ class _Driver:
             async with stream:
                 async for event in stream:
                     self._event(log, event.to_dict())
+        except asyncio.CancelledError:
+            # The session ended while the SDK still waited for the stream's end (the loop ends
+            # a turn at message_stop): the request's record keeps what the loop read of it.
+            self._end(log, None, self.now())
+            raise
         except anthropic.APIStatusError as error:
             if not is_error_event(error):
                 raise
