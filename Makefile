@@ -65,8 +65,9 @@ bench: $(STAMP)
 		--benchmark-storage='$(BENCH_STORAGE)' --benchmark-autosave \
 		$(if $(COMPARE),--benchmark-compare=$(COMPARE)) $(BENCH_FLAGS)
 
-# The simulator's fidelity on the default scenario: `toolturn fidelity` of 20 sessions at speed 10 and
-# at speed 1, recorded in bench/fidelity_default.json. Real time: ten minutes or more.
+# The simulator's fidelity on the default scenario: `toolturn fidelity` at speed 10 (10 sessions)
+# and at speed 1 (20 sessions), verdicts recorded in bench/fidelity_default.json. Real time: ten
+# minutes or more; exit 4 in the record means the host, not the simulator, was measured.
 bench-fidelity: $(STAMP)
 	$(BIN)/python bench/fidelity.py
 
