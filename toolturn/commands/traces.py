@@ -233,4 +233,11 @@ def stats_table(f: dict[str, Any]) -> str:
         lines.append(f"  ... {len(f['repair_locations']) - 20} more (see --json or --out)")
     for name, count in f["api_errors_by_kind"].items():
         lines.append(f"API error {name}: {count}")
+    if f["responses_cut"]:
+        lines.append(f"responses cut off mid-stream: {f['responses_cut']} (each one request)")
+    if f["meta_lines"]:
+        lines.append(f"client lines for the user (isMeta: resumes, caveats): {f['meta_lines']}")
+    if f["tool_calls_unparsed_input"]:
+        lines.append(f"tool calls whose input did not parse as JSON: "
+                     f"{f['tool_calls_unparsed_input']}")
     return "\n".join(lines)

@@ -18,9 +18,14 @@ How each figure is read (see `toolturn.traces.stats` for the definitions):
   1 for a final answer;
 - tool durations: tool_use timestamp to tool_result timestamp; error share: results logged with
   `is_error`; result sizes: the result's characters; up to `MAX_EXAMPLES` logged inputs become the
-  tool's examples, which the mock model calls it with;
-- time to first token: request sent to first block logged (an upper bound, see
-  `toolturn.traces.logged.Step.first_block_delay_ms`).
+  tool's examples, which the mock model calls it with (never an input the client could not parse,
+  `__unparsedToolInput`);
+- concurrency safety: Claude Code's read-only tools, and any tool the logs show running beside
+  another call (`overlapped_tools`); a shell so seen is safe for read-only commands only;
+- time to first token: request sent (the prompt, the last tool result, or the client's resume
+  line) to first block logged (an upper bound, see
+  `toolturn.traces.logged.Step.first_block_delay_ms`), over responses that were not cut off (a
+  cut response's first block may wait on the stall that cut it).
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import numpy as np
 
 from toolturn.errors import UserError
 from toolturn.limits import MAX_COUNT, MAX_DURATION_MS
+from toolturn.runtime.recovery import READ_ONLY_COMMAND
 from toolturn.scenario.schema import Scenario
 from toolturn.tools.spec import TOOL_NAME_PATTERN, ToolSpec
 from toolturn.traces.logged import LoggedSession, Step
@@ -53,6 +59,8 @@ READ_ONLY_TOOLS = frozenset(
     {"Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "NotebookRead", "TodoRead",
      "BashOutput"}
 )
+# Shells: safe per command, by the claude-code profile's read-only rule.
+SHELL_TOOLS = frozenset({"Bash"})
 
 
 def reduced(values: list[float]) -> list[float]:
@@ -134,7 +142,8 @@ def _model_part(out: _Writer, steps: list[Step]) -> None:
     else:
         out.comment("no model named in the logs: the sonnet preset")
         out.key("profile", "sonnet")
-    delays = [d for s in steps if (d := s.first_block_delay_ms) is not None]
+    delays = [d for s in steps if s.stream_error is None
+              and (d := s.first_block_delay_ms) is not None]
     if delays:
         out.table("[model.latency]")
         out.key(
@@ -193,10 +202,7 @@ def _tool_part(out: _Writer, name: str, sessions: list[LoggedSession]) -> None:
     out.comment(f"{name}: {len(calls)} logged call(s), {errors} with is_error results")
     out.key("name", name)
     out.key("input_schema", {"type": "object"})
-    out.key(
-        "concurrency_safe", name in READ_ONLY_TOOLS,
-        "runs beside other safe calls: Claude Code's read-only tools do",
-    )
+    _safety(out, name, overlapped_tools(sessions).get(name, 0))
     if durations:
         out.key(
             "duration", {"kind": "empirical", "values_ms": _ms(durations)},
@@ -209,9 +215,44 @@ def _tool_part(out: _Writer, name: str, sessions: list[LoggedSession]) -> None:
     sizes = [len(c.result_text) for c in calls if c.result_text is not None]
     if sizes:
         out.key("result_chars", {"kind": "empirical", "values": _counts(sizes)})
-    examples = _examples([c.input for c in calls if c.input_logged])
+    examples = _examples([c.input for c in calls if c.input_logged and not c.input_unparsed])
     if examples:
         out.key("examples", examples, f"{len(examples)} logged inputs")
+
+
+def overlapped_tools(sessions: list[LoggedSession]) -> dict[str, int]:
+    """Per tool, how many of its calls the logs show running beside another call of their step:
+    a call whose result came before the result of a call the response made earlier (one at a
+    time, results come in call order). A log without result times shows none."""
+    counts: Counter[str] = Counter()
+    for step in (step for session in sessions for step in session.steps):
+        timed = [call for call in step.tool_calls if call.result_ms is not None]
+        for index, earlier in enumerate(timed):
+            for later in timed[index + 1:]:
+                if later.result_ms is not None and earlier.result_ms is not None \
+                        and later.result_ms < earlier.result_ms:
+                    counts[earlier.name] += 1
+                    counts[later.name] += 1
+    return dict(counts)
+
+
+def _safety(out: _Writer, name: str, overlapped: int) -> None:
+    """Concurrency safety: Claude Code's read-only tools run beside each other; another tool
+    seen running beside a call is safe too, and a shell so seen is safe for the read-only
+    commands the claude-code profile runs in parallel (`READ_ONLY_COMMAND`), alone otherwise."""
+    seen = f"{overlapped} of its logged calls ran beside another call of their response"
+    if name in READ_ONLY_TOOLS:
+        out.key("concurrency_safe", True, "runs beside other safe calls: Claude Code's read-only "
+                f"tools do ({seen})")
+    elif overlapped and name in SHELL_TOOLS:
+        out.key("concurrency_safe", False, f"{seen}: read-only commands run beside other safe "
+                "calls (the claude-code profile's rule), any other command alone")
+        out.key("concurrency_safe_when", {"field": "command", "matches": READ_ONLY_COMMAND})
+    elif overlapped:
+        out.key("concurrency_safe", True, f"{seen}: it runs beside other safe calls")
+    else:
+        out.key("concurrency_safe", False, "no logged call of it ran beside another: it runs "
+                "alone")
 
 
 def _examples(inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:

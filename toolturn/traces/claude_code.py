@@ -6,12 +6,15 @@ real files it wrote against `toolturn serve`): one JSON object per line, with a 
 - `user`: `message` is `{"role": "user", "content": str | [blocks]}`. Content holding
   `tool_result` blocks answers tool calls; any other content is a prompt (a line whose text starts
   `[Request interrupted by user` joins the history but is not counted as a prompt). `isMeta` lines
-  (local command caveats) are left out.
+  (a local command's caveat, the "Your response above was cut off mid-stream" resume) join the
+  history and time the next request, but are no prompts (counted as `meta_lines`).
 - `assistant`: `message` is the API's message object, holding ONE content block per line: a
   response of three blocks is three lines sharing `message.id`, each written when its block
   stopped, and tool results may be written between them (Claude Code starts tools while the
   model still streams). `isApiErrorMessage: true` marks the synthetic message Claude Code writes
-  when a request failed for good.
+  when a request failed for good, its kind in the line's `error` (`connection_failed`); right
+  after blocks of a response, it says that response was cut off: that step's `stream_error`, no
+  request of its own.
 - `system` with `subtype: "api_error"`: a failed attempt (Claude Code retries it).
 - `summary`, `attachment`, `queue-operation`, `last-prompt`, `mode`, `file-history-snapshot`,
   other `system` lines and any type not listed: no part of the conversation, counted by type.
@@ -51,7 +54,9 @@ class _Builder:
     step: Step | None = None
     message_id: str | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
-    calls: dict[str, ToolCall] = field(default_factory=dict)
+    # The calls awaiting a result, by id, in call order: two calls may share one id (a
+    # model's mistake the log keeps), and each result answers the first call still waiting.
+    calls: dict[str, list[ToolCall]] = field(default_factory=dict)
     last_user_ms: float | None = None
     prompt_index: int = -1
 
@@ -91,14 +96,32 @@ class _Builder:
             if block.get("type") == "tool_use":
                 call = tool_call_of(block, where, at_ms)
                 step.tool_calls.append(call)
-                self.calls[call.tool_use_id] = call
+                self.calls.setdefault(call.tool_use_id, []).append(call)
 
-    def api_error(self, text: str, where: str) -> None:
+    def api_error(self, text: str, where: str, *, synthetic: bool = False) -> None:
+        """A request failed: a retried attempt (`system` api_error line), or Claude Code's
+        synthetic error message (`synthetic`). A synthetic one right after blocks of a response
+        (no prompt and no tool result between) cut that response off: it marks that step, the
+        request it was. (After the step's results, it is the next request that failed.)"""
+        step = self.step
+        if (synthetic and step is not None and step.api_error is None and step.blocks
+                and not self.results):
+            step.stream_error = text
+            return
         self.commit()
         self.session.steps.append(
             Step(where=where, messages=list(self.messages), prompt_index=max(self.prompt_index, 0),
                  sent_ms=self.last_user_ms, api_error=text)
         )
+
+    def meta(self, content: list[dict[str, Any]] | str, at_ms: float | None) -> None:
+        """An `isMeta` user line: text Claude Code sends the model for the user (a resume after
+        a response was cut off, a local command's caveat): it joins the history, and the next
+        request is sent after it, but it is no prompt."""
+        self.commit()
+        self.messages.append({"role": "user", "content": content})
+        self.last_user_ms = at_ms
+        self.session.meta_lines += 1
 
     def user(self, content: list[dict[str, Any]] | str, at_ms: float | None) -> None:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -117,12 +140,23 @@ class _Builder:
         self.last_user_ms = at_ms
 
     def _result(self, block: dict[str, Any], at_ms: float | None) -> None:
-        call = self.calls.get(str(block.get("tool_use_id")))
-        if call is None:
-            return  # an orphan: the history keeps it, the repair will say so
+        waiting = self.calls.get(str(block.get("tool_use_id")))
+        if not waiting:
+            return  # an orphan (or a second result): the history keeps it, the repair says so
+        call = waiting.pop(0)
         call.result_ms = at_ms
         call.result_text = _result_text(block.get("content"))
         call.is_error = block.get("is_error") is True
+
+
+def _api_error_text(line: dict[str, Any], message: dict[str, Any]) -> str:
+    """A synthetic error message as `kind: text`, its kind the one the line names (`error`:
+    `connection_failed`, `rate_limit`, ...); without one, the text alone ("API Error: 529")."""
+    text = _first_text(message["content"]) or "API error"
+    kind = line.get("error")
+    if isinstance(kind, dict):
+        kind = describe_api_error(kind).split(":", 1)[0]
+    return f"{kind}: {text}" if isinstance(kind, str) and kind else text
 
 
 def _first_text(blocks: list[dict[str, Any]]) -> str:
@@ -218,10 +252,12 @@ class ClaudeCodeReader:
         elif kind == "assistant":
             message = _message(line, "assistant")
             if line.get("isApiErrorMessage") is True:
-                builder.api_error(_first_text(message["content"]) or "API error", where)
+                builder.api_error(_api_error_text(line, message), where, synthetic=True)
             else:
                 builder.assistant(message, at_ms, where)
-        elif line.get("isMeta") is not True:
+        elif line.get("isMeta") is True:
+            builder.meta(_message(line, "user")["content"], at_ms)
+        else:
             builder.user(_message(line, "user")["content"], at_ms)
 
     @staticmethod

@@ -20,6 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# The key Claude Code writes a tool input under when the streamed JSON did not parse.
+UNPARSED_INPUT_KEY = "__unparsedToolInput"
+
 
 @dataclass(slots=True)
 class ToolCall:
@@ -37,6 +40,9 @@ class ToolCall:
     # False when the log keeps no tool inputs (a `toolturn serve --record` folder): `input` is then
     # `{}` and no example of the tool's inputs.
     input_logged: bool = True
+    # The client could not parse the streamed input as JSON (Claude Code keeps the raw text as
+    # `{"__unparsedToolInput": ...}`): `input` is then no input the tool was ever called with.
+    input_unparsed: bool = False
 
     @property
     def duration_ms(self) -> float | None:
@@ -70,6 +76,10 @@ class Step:
     last_block_ms: float | None = None
     # The API error this request met instead of a response, if the log says so.
     api_error: str | None = None
+    # The API error that cut this request's response off after some of it was logged (Claude
+    # Code's synthetic error line after the blocks it had: "Connection lost mid-response"); the
+    # request is this step, not another one.
+    stream_error: str | None = None
     # Set by a reader whose log says outright whether a response came (a `toolturn serve --record`
     # folder, which keeps no response text): then `has_response` is this, not guessed from blocks.
     response_logged: bool | None = None
@@ -108,6 +118,8 @@ class LoggedSession:
     # --record` folder): such a session has no history to repair and cannot be replayed.
     bodies_logged: bool = True
     prompts_ms: list[float | None] = field(default_factory=list)
+    # User lines the client wrote for the user (Claude Code's `isMeta`): history, no prompts.
+    meta_lines: int = 0
     steps: list[Step] = field(default_factory=list)
 
     @property
@@ -142,4 +154,5 @@ def tool_call_of(block: dict[str, Any], where: str, use_ms: float | None) -> Too
     """The call a `tool_use` block makes (an input that is not an object counts as `{}`)."""
     given = block.get("input")
     inputs: dict[str, Any] = given if isinstance(given, dict) else {}
-    return ToolCall(str(block.get("id")), str(block.get("name")), inputs, where, use_ms=use_ms)
+    return ToolCall(str(block.get("id")), str(block.get("name")), inputs, where, use_ms=use_ms,
+                    input_unparsed=UNPARSED_INPUT_KEY in inputs)

@@ -39,14 +39,18 @@ from toolturn.metrics.summary import arm_label
 from toolturn.scenario.schema import Scenario
 from toolturn.tools.spec import TOOL_NAME_PATTERN
 from toolturn.traces.calibrate import MODEL_NAME, READ_ONLY_TOOLS
-from toolturn.traces.logged import LoggedSession, Step
+from toolturn.traces.logged import LoggedSession, Step, ToolCall
 
 CHAIN_CUT_TEXT = "[replay: the logged chain of this prompt ended here]"
 EMPTY_RESPONSE_TEXT = "[replay: the logged response had no content the mock model streams]"
 
 
 def _scripted_blocks(step: Step) -> list[dict[str, Any]]:
-    calls = {call.tool_use_id: call for call in step.tool_calls}
+    # Each tool_use block is its own call, in order: two sharing one id keep their own
+    # durations and results.
+    calls: dict[str, list[ToolCall]] = {}
+    for call in step.tool_calls:
+        calls.setdefault(call.tool_use_id, []).append(call)
     blocks: list[dict[str, Any]] = []
     for block in step.blocks:
         kind = block.get("type")
@@ -58,9 +62,10 @@ def _scripted_blocks(step: Step) -> list[dict[str, Any]]:
                  "signature": str(block["signature"])}
             )
         elif kind == "tool_use":
-            call = calls.get(str(block.get("id")))
-            if call is None:
+            same_id = calls.get(str(block.get("id")))
+            if not same_id:
                 continue
+            call = same_id.pop(0)
             blocks.append(
                 {"type": "tool_use", "name": call.name, "input": call.input,
                  "duration_ms": call.duration_ms or 0.0,

@@ -2,9 +2,14 @@
 
 Definitions (the tests check them by hand on a small fixture):
 
-- `requests`: model steps, failed ones included (`api_errors` counts those) and ones whose
-  response the log does not hold (`requests_without_response`); `model_steps` the ones whose
-  response it holds. `tool_calls_per_step` is over model steps, those without calls
+- `requests`: model steps, failed ones included (`api_errors` counts those, and responses cut
+  off after some of it was logged, `responses_cut`, each one request) and ones whose response
+  the log does not hold (`requests_without_response`); `model_steps` the ones whose response it
+  holds. `api_errors_by_kind`: the kind the log names (`connection_failed`), else the text's
+  start. `meta_lines`: user lines the client wrote (Claude Code's `isMeta`: a resume after a
+  cut, a caveat), history but no prompts. `tool_calls_unparsed_input`: calls whose input the
+  client could not parse as JSON (`__unparsedToolInput`), counted among `tool_calls`.
+  `tool_calls_per_step` is over model steps, those without calls
   included; `parallel_share` is the share of steps with calls that made two or more.
 - Percentiles are numpy's default (linear interpolation between order statistics).
 - `tool_duration_ms_by_tool`: tool_use timestamp to tool_result timestamp, per tool, over calls
@@ -65,6 +70,8 @@ def _session_figures(sessions: list[LoggedSession]) -> dict[str, Any]:
     calls = [call for step in answered for call in step.tool_calls]
     per_step = [len(step.tool_calls) for step in answered]
     with_calls = [n for n in per_step if n > 0]
+    # A failed request's error, and a cut response's: one per request.
+    errors = [error for step in steps if (error := step.api_error or step.stream_error)]
     return {
         "sessions": len(sessions),
         "sidechain_sessions": sum(1 for s in sessions if s.sidechain),
@@ -93,10 +100,13 @@ def _session_figures(sessions: list[LoggedSession]) -> dict[str, Any]:
         "requests_without_response": sum(
             1 for s in steps if s.api_error is None and not s.has_response
         ),
-        "api_errors": sum(1 for s in steps if s.api_error is not None),
+        "api_errors": len(errors),
         "api_errors_by_kind": dict(
-            sorted(Counter(str(s.api_error).split(":", 1)[0] for s in steps if s.api_error).items())
+            sorted(Counter(error.split(":", 1)[0] for error in errors).items())
         ),
+        "responses_cut": sum(1 for s in steps if s.stream_error is not None),
+        "meta_lines": sum(s.meta_lines for s in sessions),
+        "tool_calls_unparsed_input": sum(1 for call in calls if call.input_unparsed),
     }
 
 
