@@ -15,7 +15,8 @@ How each figure is read (see `toolturn.traces.stats` for the definitions):
 - `end_probability`: the share of model steps that made no tool call (a step without calls ends
   its prompt's chain);
 - text sizes: characters / 4 of the logged blocks (about four characters make a token), at least
-  1 for a final answer;
+  1 for a final answer; from logs that hold response text only (a `toolturn serve --record`
+  folder holds none: with only those, the defaults);
 - tool durations: tool_use timestamp to tool_result timestamp; error share: results logged with
   `is_error`; result sizes: the result's characters; up to `MAX_EXAMPLES` logged inputs become the
   tool's examples, which the mock model calls it with (never an input the client could not parse,
@@ -44,7 +45,7 @@ from toolturn.limits import MAX_COUNT, MAX_DURATION_MS
 from toolturn.runtime.recovery import READ_ONLY_COMMAND
 from toolturn.scenario.schema import Scenario
 from toolturn.tools.spec import TOOL_NAME_PATTERN, ToolSpec
-from toolturn.traces.logged import LoggedSession, Step
+from toolturn.traces.logged import SHELL_TOOLS, LoggedSession, Step
 from toolturn.traces.sources import Logs
 from toolturn.traces.stats import durations_by_tool
 from toolturn.traces.toml_values import toml_string, toml_value
@@ -59,8 +60,6 @@ READ_ONLY_TOOLS = frozenset(
     {"Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "NotebookRead", "TodoRead",
      "BashOutput"}
 )
-# Shells: safe per command, by the claude-code profile's read-only rule.
-SHELL_TOOLS = frozenset({"Bash"})
 
 
 def reduced(values: list[float]) -> list[float]:
@@ -156,7 +155,8 @@ def _model_part(out: _Writer, steps: list[Step]) -> None:
         out.comment("the logs have no timestamps: the preset's latencies")
 
 
-def _script_part(out: _Writer, steps: list[Step], tools: list[str], longest: int) -> None:
+def _script_part(out: _Writer, steps: list[Step], tools: list[str], longest: int,
+                 texts: list[Step]) -> None:
     out.table("[model.script]")
     out.key("kind", "generated")
     calling = [s for s in steps if s.tool_calls]
@@ -175,12 +175,26 @@ def _script_part(out: _Writer, steps: list[Step], tools: list[str], longest: int
         )
         mix = Counter(c.name for s in calling for c in s.tool_calls if c.name in tools)
         out.key("tool_mix", dict(sorted(mix.items())), "the logged calls by tool")
+    _text_part(out, texts, calling, final)
+
+
+def _text_part(out: _Writer, texts: list[Step], calling: list[Step], final: list[Step]) -> None:
+    """Text sizes from the steps whose log holds their text (`texts`): a `toolturn serve
+    --record` folder holds none, and its steps would read as empty answers."""
+    if not texts:
+        out.comment("text sizes: the logs hold no response text (toolturn serve --record "
+                    "folders keep none): the defaults")
+        return
+    held = {id(step) for step in texts}
+    calling = [s for s in calling if id(s) in held]
+    final = [s for s in final if id(s) in held]
+    if calling:
         text = [_tokens(_chars_of(s, "text")) for s in calling]
         out.key(
             "text_tokens", {"kind": "empirical", "values": _counts(text)},
             "text before the calls: characters / 4 of each calling step's text blocks",
         )
-    thinking = [_tokens(_chars_of(s, "thinking")) for s in steps]
+    thinking = [_tokens(_chars_of(s, "thinking")) for s in texts]
     if any(thinking):
         out.key(
             "thinking_tokens", {"kind": "empirical", "values": _counts(thinking)},
@@ -197,9 +211,12 @@ def _script_part(out: _Writer, steps: list[Step], tools: list[str], longest: int
 def _tool_part(out: _Writer, name: str, sessions: list[LoggedSession]) -> None:
     calls = [c for s in sessions for c in s.tool_calls if c.name == name]
     durations = durations_by_tool(sessions).get(name, [])
-    errors = sum(1 for c in calls if c.is_error)
+    errors = sum(1 for c in calls if c.is_error and not c.sibling_cancelled)
+    cancelled = sum(1 for c in calls if c.sibling_cancelled)
     out.table("[[tools.define]]")
-    out.comment(f"{name}: {len(calls)} logged call(s), {errors} with is_error results")
+    out.comment(f"{name}: {len(calls)} logged call(s), {errors} with is_error results"
+                + (f" of its own ({cancelled} more cancelled for a failed sibling)"
+                   if cancelled else ""))
     out.key("name", name)
     out.key("input_schema", {"type": "object"})
     _safety(out, name, overlapped_tools(sessions).get(name, 0))
@@ -306,7 +323,8 @@ def calibrated_scenario(logs: Logs, name: str, seed: int) -> str:
     out.key("concurrency", 1)
     _session_part(out, main)
     _model_part(out, steps)
-    _script_part(out, steps, valid, max(len(s.steps) for s in main))
+    texts = [st for s in main if s.bodies_logged for st in s.steps if st.has_response]
+    _script_part(out, steps, valid, max(len(s.steps) for s in main), texts)
     out.table("[tools]")
     out.key("catalogue", "none", "only the logged tools")
     for tool in tools:

@@ -20,6 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Shells: an error of theirs makes Claude Code cancel the rest of the batch, and they are safe
+# to run beside other calls per command (the claude-code profile's read-only rule).
+SHELL_TOOLS = frozenset({"Bash"})
 # The key Claude Code writes a tool input under when the streamed JSON did not parse.
 UNPARSED_INPUT_KEY = "__unparsedToolInput"
 
@@ -43,6 +46,10 @@ class ToolCall:
     # The client could not parse the streamed input as JSON (Claude Code keeps the raw text as
     # `{"__unparsedToolInput": ...}`): `input` is then no input the tool was ever called with.
     input_unparsed: bool = False
+    # The result is the client's own, not the tool's: the call was cancelled because a sibling
+    # of its batch failed (Claude Code cancels the batch when a shell call errs). Such a result
+    # is an error, but no error of this tool's.
+    sibling_cancelled: bool = False
 
     @property
     def duration_ms(self) -> float | None:

@@ -10,7 +10,9 @@ result is the request at `result_request_index`.
 What a recording holds, and so what the stats can give from one:
 
 1. Times are the server's monotonic nanoseconds from the recording's start, read as
-   milliseconds: differences (durations, think time) are right, dates are not.
+   milliseconds of the scenario's time: times the server's `speed` (from `recording.json`'s
+   metadata; 1 when it does not say), as a live run's are. Differences (durations, think
+   time) are right, dates are not.
 2. A step was sent at its `arrival_ns` and its response ended at `end_ns`. A tool call was
    used at its `block_stop_ns` and its result sent when the request at `result_request_index`
    arrived (the recording's `round_trip_ns`: an upper bound on the tool's duration, the
@@ -29,6 +31,9 @@ What a recording holds, and so what the stats can give from one:
    which scripts a session from its inputs and results, leaves such sessions out.
 6. A request refused before the model saw it has no session: it is reported as skipped
    (`refused before the model: ...`) with its row.
+7. A batch in which a shell call (Bash) erred: its other error results are the client's
+   sibling cancellations (`ToolCall.sibling_cancelled`), not errors of their tools (a recording
+   keeps no result text to tell them by).
 
 `where` of a step is `DIR/requests.parquet:N`, N its `request_index`. A recording that cannot be
 read (a missing or truncated table, a column missing or of another type) is reported with its
@@ -39,6 +44,7 @@ the calls.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +52,7 @@ from typing import Any
 import pyarrow as pa
 
 from toolturn.metrics.schema import TableSpec
-from toolturn.traces.logged import LoggedSession, Step, ToolCall
+from toolturn.traces.logged import SHELL_TOOLS, LoggedSession, Step, ToolCall
 from toolturn.traces.skipped import Skipped
 from toolturn.wire.record_files import RECORDING_FILE, read_table
 from toolturn.wire.recording import REQUESTS, TABLES, TOOL_CALLS
@@ -103,7 +109,7 @@ class RecordingReader:
     skipped: Skipped
 
     def read(self, folder: Path) -> list[LoggedSession]:
-        self._check_summary(folder)
+        speed = self._check_summary(folder)
         try:
             requests = _rows(folder, REQUESTS)
         except _TableError as error:
@@ -114,26 +120,37 @@ class RecordingReader:
         except _TableError as error:
             self.skipped.add(str(folder / f"{TOOL_CALLS.name}.parquet"), 0, str(error))
             calls = []
-        return self._sessions(folder, requests, calls)
+        return self._sessions(folder, requests, calls, speed)
 
-    def _check_summary(self, folder: Path) -> None:
-        """`recording.json` is not needed to read the tables, but a recording without a
-        readable one is reported: it was cut short, or is not what it seems."""
+    def _check_summary(self, folder: Path) -> float:
+        """The server's speed, from `recording.json` (1 when it does not say). The summary is
+        not needed to read the tables, but a recording without a readable one is reported: it
+        was cut short, or is not what it seems."""
         path = folder / RECORDING_FILE
         try:
             summary = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             self.skipped.add(str(path), 0, "missing recording summary")
-            return
+            return 1.0
         except (OSError, UnicodeDecodeError, ValueError) as error:
             self.skipped.add(str(path), 0, f"not JSON: {error}")
-            return
+            return 1.0
         if not isinstance(summary, dict):
             self.skipped.add(str(path), 0, "not a JSON object: a recording summary is one")
+            return 1.0
+        metadata = summary.get("metadata")
+        speed = metadata.get("speed", 1.0) if isinstance(metadata, dict) else 1.0
+        if isinstance(speed, bool) or not isinstance(speed, int | float) \
+                or not (math.isfinite(speed) and speed > 0):
+            self.skipped.add(str(path), 0, f"bad speed: {speed!r} is no positive number; "
+                             "the times are read at speed 1")
+            return 1.0
+        return float(speed)
 
     def _sessions(self, folder: Path, requests: list[dict[str, Any]],
-                  calls: list[dict[str, Any]]) -> list[LoggedSession]:
+                  calls: list[dict[str, Any]], speed: float) -> list[LoggedSession]:
         where = str(folder / f"{REQUESTS.name}.parquet")
+        ms = _Clock(speed)
         arrivals = {row["request_index"]: row["arrival_ns"] for row in requests}
         calls_of: dict[int, list[dict[str, Any]]] = {}
         for call in calls:
@@ -146,18 +163,25 @@ class RecordingReader:
                 continue
             session = sessions.setdefault(row["session_id"], LoggedSession(
                 str(folder), str(row["session_id"]), bodies_logged=False))
-            step = _step(f"{where}:{row['request_index']}", row, calls_of, arrivals)
+            step = _step(f"{where}:{row['request_index']}", row, calls_of, arrivals, ms)
             _place_prompt(session, step)
             session.steps.append(step)
         return list(sessions.values())
 
 
-def _ms(ns: int | None) -> float | None:
-    return None if ns is None else ns / NS_PER_MS
+@dataclass(frozen=True, slots=True)
+class _Clock:
+    """The recording's wall-clock nanoseconds as milliseconds of the scenario's time: times the
+    server's speed (at 10, a second recorded is ten seconds of the scenario's)."""
+
+    speed: float
+
+    def __call__(self, ns: int | None) -> float | None:
+        return None if ns is None else ns * self.speed / NS_PER_MS
 
 
 def _step(where: str, row: dict[str, Any], calls_of: dict[int, list[dict[str, Any]]],
-          arrivals: dict[int, int]) -> Step:
+          arrivals: dict[int, int], _ms: _Clock) -> Step:
     answered = row["status"] == 200 and row["ending"] == "complete"
     status = row["status"]
     cause = f"HTTP {status}" if status not in (None, 200) else row["faults"] or ""
@@ -176,7 +200,19 @@ def _step(where: str, row: dict[str, Any], calls_of: dict[int, list[dict[str, An
         ))
         step.blocks.append({"type": "tool_use", "id": call["tool_use_id"],
                             "name": call["name"], "input": {}})
+    _mark_sibling_cancels(step.tool_calls)
     return step
+
+
+def _mark_sibling_cancels(calls: list[ToolCall]) -> None:
+    """Rule 7: when a shell call of a batch erred, the batch's other error results are the
+    client's own cancellations, not failures of their tools."""
+    failed = next((call for call in calls if call.is_error and call.name in SHELL_TOOLS), None)
+    if failed is None:
+        return
+    for call in calls:
+        if call is not failed and call.is_error:
+            call.sibling_cancelled = True
 
 
 def _place_prompt(session: LoggedSession, step: Step) -> None:

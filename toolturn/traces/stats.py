@@ -9,6 +9,8 @@ Definitions (the tests check them by hand on a small fixture):
   start. `meta_lines`: user lines the client wrote (Claude Code's `isMeta`: a resume after a
   cut, a caveat), history but no prompts. `tool_calls_unparsed_input`: calls whose input the
   client could not parse as JSON (`__unparsedToolInput`), counted among `tool_calls`.
+  `tool_errors_by_tool` leaves out the client's own cancellations of a failed shell call's
+  siblings (`tool_results_sibling_cancelled` counts them).
   `tool_calls_per_step` is over model steps, those without calls
   included; `parallel_share` is the share of steps with calls that made two or more.
 - Percentiles are numpy's default (linear interpolation between order statistics).
@@ -81,8 +83,10 @@ def _session_figures(sessions: list[LoggedSession]) -> dict[str, Any]:
         "tool_calls": len(calls),
         "tool_calls_by_tool": dict(sorted(Counter(call.name for call in calls).items())),
         "tool_errors_by_tool": dict(
-            sorted(Counter(call.name for call in calls if call.is_error).items())
+            sorted(Counter(call.name for call in calls
+                           if call.is_error and not call.sibling_cancelled).items())
         ),
+        "tool_results_sibling_cancelled": sum(1 for call in calls if call.sibling_cancelled),
         "tool_calls_without_result": sum(1 for call in calls if call.result_ms is None),
         "tool_calls_per_step": distribution([float(n) for n in per_step]),
         "parallel_share": (
