@@ -24,7 +24,7 @@ Exit status, the first that applies:
   `--tolerance-ms` apart);
 - 0 within tolerance and every turn paired with the same story;
 
-2 bad input, 130 interrupted (nothing written).
+2 bad input, 130 interrupted while the runs ran (nothing written).
 """
 
 from __future__ import annotations
