@@ -14,15 +14,16 @@ same story, and what the real path adds per hop (`toolturn.fidelity.overhead`). 
 `live/`, for `toolturn report` and `toolturn compare`): the runs first, as soon as the live run
 ends, then the comparison. `fidelity.json` holds the verdict and the pairing's counts (`paired`,
 `same_story`, `sim_turns`, `live_turns`, and each turn without a twin or with another story).
-Exit status, the first that applies:
+Exit status:
 
-- 4 the live run could not keep up (`toolturn.fidelity.saturation`): its event loop's lateness
-  p95 passed `--max-lag-ms` (2) or its process `--max-cpu` (80) percent of a core; it says by
-  how much and suggests a speed (or a number of sessions at once) that would fit;
-- 3 a turn without a twin, or twins with another story (attempts, tool calls, outcome);
-- 1 a median beyond `--tolerance-median` or a p95 beyond `--tolerance-p95` (and more than
-  `--tolerance-ms` apart);
-- 0 within tolerance and every turn paired with the same story;
+- 0 within tolerance and every turn paired with the same story (a saturated live run too: it is
+  said, but lateness only adds to the live side);
+- otherwise, the first that applies: 4 the live run could not keep up
+  (`toolturn.fidelity.saturation`): its event loop's lateness p95 passed `--max-lag-ms` (2) or
+  its process `--max-cpu` (80) percent of a core; it says by how much and suggests a speed (or
+  a number of sessions at once) that would fit; 3 a turn without a twin, or twins with another
+  story (attempts, tool calls, outcome); 1 a median beyond `--tolerance-median` or a p95 beyond
+  `--tolerance-p95` (and more than `--tolerance-ms` apart);
 
 2 bad input, 130 interrupted while the runs ran (nothing written).
 """

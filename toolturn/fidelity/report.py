@@ -21,9 +21,11 @@ from toolturn.fidelity.pairing import METRICS, MetricError, Pairing, metric_valu
 from toolturn.fidelity.saturation import Saturation
 from toolturn.fidelity.settings import Tolerances
 
-# The verdicts, worst first: a saturated live run measured its own lateness, so its errors say
-# nothing of the simulator; unpaired turns or other stories compare different turns; only then
-# do the metrics' errors speak.
+# The verdicts. Every turn paired with the same story and every metric within tolerance is a
+# pass, saturated or not (a late harness only adds to the live side's times). Otherwise, worst
+# first: a saturated live run measured its own lateness, so its failure says nothing of the
+# simulator; unpaired turns or other stories compare different turns; only then do the
+# metrics' errors speak.
 SATURATED = "live run could not keep up"
 UNPAIRED = "turns unpaired or with another story"
 BEYOND = "beyond tolerance"
@@ -48,12 +50,16 @@ class FidelityResult:
         return self.verdict == WITHIN
 
     @property
+    def saturated(self) -> bool:
+        return self.saturation is not None and self.saturation.saturated
+
+    @property
     def verdict(self) -> str:
-        if self.saturation is not None and self.saturation.saturated:
+        if self.pairing.complete and not self.failures:
+            return WITHIN
+        if self.saturated:
             return SATURATED
-        if not self.pairing.complete:
-            return UNPAIRED
-        return BEYOND if self.failures else WITHIN
+        return BEYOND if self.pairing.complete else UNPAIRED
 
     def to_json(self) -> dict[str, Any]:
         pairing = self.pairing
@@ -123,9 +129,10 @@ def print_fidelity(result: FidelityResult, console: Console | None = None) -> No
     console.print(hops)
     saturation = result.saturation
     if saturation is not None and saturation.saturated:
+        meaning = ("within tolerance all the same" if result.verdict == WITHIN
+                   else "its errors measure the harness, not the simulator")
         console.print(f"the live run could not keep up: {'; '.join(saturation.reasons())}; "
-                      f"its errors measure the harness, not the simulator. Try "
-                      f"{saturation.suggestion()}.", highlight=False)
+                      f"{meaning}. Try {saturation.suggestion()}.", highlight=False)
     console.print(f"verdict: {result.verdict}", highlight=False)
 
 
