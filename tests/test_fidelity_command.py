@@ -1,6 +1,7 @@
 """`toolturn fidelity` end to end on a small scenario at a high speed: a live run that could not
 keep up and fails is exit 4 with how much and a suggestion, and a comparison that fails leaves
-both runs written. No test asserts a wall-clock figure (the limits are set far below or above any host)."""
+both runs written. No test asserts a wall-clock figure (the limits are set far below or above
+any host)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from toolturn.traces.sources import read_logs
 from toolturn.traces.stats import trace_stats
 from toolturn.wire.record_files import write_recording
 from toolturn.wire.recorder import Recorder
-from toolturn.wire.recording import SentCall
+from toolturn.wire.sent import SentCall
 
 MS = 1_000_000
 

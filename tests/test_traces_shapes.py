@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from toolturn.cli import main
+from toolturn.tools.spec import SafeWhen
 from toolturn.traces.calibrate import calibrated_scenario, overlapped_tools
 from toolturn.traces.replay import replay_session
 from toolturn.traces.sources import read_logs
@@ -93,7 +94,9 @@ def test_calibrate_learns_safety_from_calls_seen_overlapping(tmp_path: Path) -> 
     bash = tools["Bash"]
     assert bash["concurrency_safe"] is False
     assert bash["concurrency_safe_when"]["field"] == "command"
-    assert "ls" in bash["concurrency_safe_when"]["matches"]
+    rule = SafeWhen.model_validate(bash["concurrency_safe_when"]).predicate()
+    assert rule({"command": "cat hello.txt"}) and rule({"command": "git status"})
+    assert not rule({"command": "rm notes.txt"}) and not rule({"command": "ls > out.txt"})
 
 
 def test_a_tool_never_seen_overlapping_runs_alone() -> None:
