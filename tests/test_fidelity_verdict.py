@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from rich.console import Console
 
 from toolturn.commands.fidelity import _exit_status
 from toolturn.engine.runner import run_scenario
 from toolturn.fidelity.overhead import table_hops
 from toolturn.fidelity.pairing import Pairing, metric_errors, pair_turns
-from toolturn.fidelity.report import SATURATED, UNPAIRED, WITHIN, FidelityResult
+from toolturn.fidelity.report import SATURATED, UNPAIRED, WITHIN, FidelityResult, print_fidelity
 from toolturn.fidelity.saturation import Limits, Saturation
 from toolturn.fidelity.settings import Tolerances
 from toolturn.scenario.loader import load_scenario, with_overrides
@@ -129,3 +130,19 @@ def test_saturation_by_cpu_alone_and_within_limits() -> None:
     assert not cool().saturated and cool().reasons() == []
     unmeasured = Saturation(float("nan"), 10.0, Limits(), 1.0, 3)
     assert not unmeasured.saturated and unmeasured.to_json()["lag_p95_ms"] is None
+
+
+def test_the_printed_verdict_names_the_differing_turns_and_the_saturation(
+    tables: dict[str, pa.Table],
+) -> None:
+    turns = tables["turns"]
+    _, pairing = pair_turns(turns, with_outcome(turns, 0, "cut short").slice(0, turns.num_rows - 1))
+    hot = Saturation(5.0, 10.0, Limits(), speed=10.0, sessions_at_once=10)
+    console = Console(record=True, width=200)
+    print_fidelity(result(pairing, hot, tables), console)
+    text = console.export_text()
+    assert "1 turns without a twin:\n  simulated only: " in text
+    assert "1 turns with another story:\n  " in text and "cut short (live)" in text
+    assert "the live run could not keep up: event loop lateness p95 5.00 ms" in text
+    assert "Try --speed 4, or about 4 sessions at once instead of 10" in text
+    assert text.rstrip().endswith("verdict: live run could not keep up")

@@ -132,7 +132,8 @@ def print_fidelity(result: FidelityResult, console: Console | None = None) -> No
         meaning = ("within tolerance all the same" if result.verdict == WITHIN
                    else "its errors measure the harness, not the simulator")
         console.print(f"the live run could not keep up: {'; '.join(saturation.reasons())}; "
-                      f"{meaning}. Try {saturation.suggestion()}.", highlight=False)
+                      f"{meaning}. Try {saturation.suggestion()}.", highlight=False,
+                      soft_wrap=True)  # one line: the suggested options copy whole
     console.print(f"verdict: {result.verdict}", highlight=False)
 
 
@@ -141,7 +142,7 @@ def _print_differing(console: Console, what: str, names: tuple[str, ...], shown:
         return
     console.print(f"{len(names)} turns {what}:", highlight=False)
     for name in names[:shown]:
-        console.print(f"  {name}", highlight=False, markup=False)
+        console.print(f"  {name}", highlight=False, markup=False, soft_wrap=True)
     if len(names) > shown:
         console.print(f"  ... and {len(names) - shown} more (all in fidelity.json)",
                       highlight=False)
