@@ -74,8 +74,9 @@ def add_parser(subparsers: Any) -> None:
         "fidelity",
         help="run a scenario simulated and live, pair the turns, report the error",
         description="Run a scenario in the simulator and live on the same seed, pair each live "
-        "turn with its simulated twin and print the error per metric and per hop; exit 1 "
-        "beyond the tolerances.",
+        "turn with its simulated twin and print the error per metric and per hop; exit 0 "
+        "within the tolerances with every turn paired, 1 beyond them, 3 turns unpaired or with "
+        "another story, 4 the live run could not keep up.",
     )
     add_live_arguments(parser)
     parser.add_argument("--tolerance-median", type=float, default=DEFAULTS.median,
@@ -94,7 +95,8 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-cpu", type=float, default=LIMITS.cpu_percent,
-        help="... or when the live process passes this percentage of one core (default 80)",
+        help="the live run could not keep up (exit 4) when its process passes this "
+        "percentage of one core (default 80)",
     )
     parser.add_argument("--out", type=Path, help="folder to write (default: under results/)")
     parser.add_argument("--force", action="store_true",
