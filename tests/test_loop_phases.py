@@ -8,7 +8,13 @@ from collections.abc import Callable
 import pytest
 
 from tests.helpers.loop_tools import TOOLS, tool_response
-from tests.helpers.runtime_script import error_event, feed, message_start, text_response
+from tests.helpers.runtime_script import (
+    error_event,
+    feed,
+    message_start,
+    text_block,
+    text_response,
+)
 from toolturn.runtime.loop import TRANSITIONS, Phase, PhaseError, ToolTurnLoop
 
 Move = tuple[Phase, Phase]
@@ -56,6 +62,13 @@ def a_mid_stream_retry_then_an_interrupt_in_backoff(loop: ToolTurnLoop) -> None:
     loop.interrupt(30)                                   # backoff -> idle
 
 
+def a_kept_cut_retried_after_the_backoff(loop: ToolTurnLoop) -> None:
+    loop.start("go", 0)
+    feed(loop, [message_start("msg_1"), *text_block(0, "Loo")[:2]], 10)  # a text block open
+    loop.stream_ended(40)                                # streaming -> tools (nothing kept)
+    # the batch is complete at once: tools -> backoff (rule 9g, the `codex` profile)
+
+
 def an_interrupt_while_waiting(loop: ToolTurnLoop) -> None:
     loop.start("go", 0)
     loop.interrupt(5)                                    # awaiting -> idle
@@ -67,6 +80,7 @@ SCRIPTS: list[tuple[Callable[[ToolTurnLoop], object], dict[str, object]]] = [
     (a_fallback_mid_stream, {"fallback_model": "f", "fallback_after": 1}),
     (a_mid_stream_retry_then_an_interrupt_in_backoff, {}),
     (an_interrupt_while_waiting, {}),
+    (a_kept_cut_retried_after_the_backoff, {"profile": "codex"}),
 ]
 
 

@@ -76,7 +76,7 @@ def result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[st
 
 
 def test_profiles_by_name_or_object() -> None:
-    assert set(PROFILES) == {"default", "claude-code"}
+    assert set(PROFILES) == {"default", "claude-code", "codex"}
     assert profile_of("claude-code") is CLAUDE_CODE and profile_of(DEFAULT) is DEFAULT
     assert ToolTurnLoop(TOOLS, model="m").profile is DEFAULT
     unknown = r"unknown recovery profile 'nope' .known: default, claude"

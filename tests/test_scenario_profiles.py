@@ -22,7 +22,7 @@ def test_default_alone_unless_told() -> None:
 
 @pytest.mark.parametrize(
     ("profiles", "why"),
-    [(["nope"], "Input should be 'default' or 'claude-code'"), ([], "at least 1 item"),
+    [(["nope"], "Input should be 'default', 'claude-code' or 'codex'"), ([], "at least 1 item"),
      (["default", "default"], "listed more than once: default")],
 )
 def test_bad_profiles_are_refused(profiles: list[str], why: str) -> None:

@@ -50,10 +50,17 @@ Rules
 5a. max_tokens with no complete tool_use: `end_session` is rule 4; `continue` appends the
    profile's `continue_text` as a user message (after any waiting attachments) and sends the next
    turn at once (a turn of the chain, counted against `max_turns`).
+5b. max_tokens after a tool_use completed: the batch goes back (rule 5, `send_batch`), or under
+   `end_session` the calls run, their results are appended and the session ends `max_tokens`.
 6. Retries. A request that fails before any event (`request_failed`, or `stream_ended` with no
    event) is retried after a backoff (`WaitUntil`, then `wake`) when its status is retryable and
    retries remain (`toolturn.runtime.retry`); `retry_after_ns` wins over the backoff. Otherwise the
    session ends with `request_failed`. The retry budget is per turn.
+6a. Two layers (a profile with `request_retry`): a request that fails before any event is
+   retried under `request_retry` first, with no other effect on the turn; a status in
+   `final_without_retry_after` with no retry-after, or one not retryable, ends the session
+   `request_failed` at once. Once that layer is spent (it starts afresh at every event and every
+   turn), the failure counts as one of rule 6's, whose budget and backoff then apply.
 7. Fallback. The N-th overloaded failure of a turn (HTTP 529 before any event, or an
    `overloaded_error` event mid-stream; N = `fallback_after`) switches the session to the
    fallback model, at once and for the rest of the session, with a fresh retry budget.
@@ -75,14 +82,20 @@ Rules
    cancelled; the batch is appended as in rule 3 and the next turn is sent, not a retry. The
    turn ends `stream_error`; the session goes on.
 9c. `resume` after text: the completed blocks are kept, the profile's `resume_text` is appended as
-   a user message and the next turn is sent at once, with no backoff.
+   a user message and the next turn is sent at once, with no backoff. `keep`: the completed
+   blocks are kept (none, when only an open block survived) and nothing is appended; the next
+   request ends with that assistant text, and the response to it continues the same message.
 9d. `retry` before content: the attempt is discarded and the identical request (no message added)
    is retried after the backoff, as in rule 6 and within its budget; with none left, rule 9.
 9e. Error events. An `overloaded_error` is rule 8 (retry or fall back), except after at least one
    block completed under `overloaded_after_content = as_cut`: a cut. Any other error type is
-   rule 9, or under `error_event = as_cut` a cut.
+   rule 9, or under `error_event = as_cut` a cut. Under `ignore` every error event, overloaded
+   or not, is taken and does nothing: the stream's end decides.
 9f. Calls running when a cut ends the session: the cancellable are cancelled (`cancel`, rule 9),
    or every one is left to finish (`finish`).
+9g. The request after a kept cut (9b, 9c): the next turn at once (`cut_resend = next_turn`), or
+   (`retry`) the next turn after rule 6's backoff, spending the retry budget the cut's turn had
+   (so a run of cuts is bounded); with none left the session ends `stream_error`.
 10. User interrupt (`interrupt`). While streaming: the request is cancelled (`CancelRequest`),
     the completed blocks are kept and the executor is aborted as in rule 9. While tools run: the
     executor is aborted. In both cases, once every call has its result, the user message holds
@@ -102,7 +115,8 @@ Rules
     call is not run and its result is an is_error one worded by the profile's `error_texts`.
 14. Retry settings: the loop's `retry` argument, else the profile's, else the SDK's defaults.
     Concurrency safety per call: a tool the profile names in `safe_when` and that has no
-    predicate of its own gets the profile's (`ToolDefinition.safe_for`).
+    predicate of its own gets the profile's (`ToolDefinition.safe_for`); under
+    `parallel_calls = all` every call is safe, so every call of a response may run at once.
 15. The phase moves only along `TRANSITIONS`; any other move is a bug and raises
     `PhaseError`. Why: the interrupt and recovery paths are many, and a table a test walks is
     easier to trust than moves spread through the methods. Rule 16's resume is the one move from
@@ -172,11 +186,14 @@ from toolturn.runtime.recovery import (
     AfterTextCut,
     AfterToolUseCut,
     BeforeContentCut,
+    CutResend,
     DuplicateIds,
     ErrorEvent,
     InvalidJsonInput,
     MaxTokens,
+    MaxTokensAfterCalls,
     OverloadedAfterContent,
+    ParallelCalls,
     RecoveryPolicy,
     RunningOnCut,
     profile_of,
@@ -226,8 +243,8 @@ TRANSITIONS: Mapping[Phase, frozenset[Phase]] = MappingProxyType({
     _P.AWAITING_RESPONSE: frozenset({_P.STREAMING, _P.BACKOFF, _P.AWAITING_RESPONSE, _P.IDLE}),
     # response ended, cut, stream error or interrupt (3, 9-10); retry (8, 9d); fallback (7)
     _P.STREAMING: frozenset({_P.TOOLS, _P.BACKOFF, _P.AWAITING_RESPONSE}),
-    # batch complete: next turn (3, 5a, 9b, 9c) or the session's end (3, 4, 9, 10)
-    _P.TOOLS: frozenset({_P.AWAITING_RESPONSE, _P.IDLE}),
+    # batch complete: next turn (3, 5a, 9b, 9c), its retry (9g) or the session's end (3, 4, 9, 10)
+    _P.TOOLS: frozenset({_P.AWAITING_RESPONSE, _P.BACKOFF, _P.IDLE}),
     # wake(); interrupt (10)
     _P.BACKOFF: frozenset({_P.AWAITING_RESPONSE, _P.IDLE}),
 })
@@ -236,7 +253,10 @@ TRANSITIONS: Mapping[Phase, frozenset[Phase]] = MappingProxyType({
 def _profile_safety(
     tools: Sequence[ToolDefinition], profile: RecoveryPolicy
 ) -> Sequence[ToolDefinition]:
-    """Rule 14: the profile's per-call safety for the tools that have none of their own."""
+    """Rule 14: the profile's per-call safety for the tools that have none of their own (or,
+    under `parallel_calls = all`, every call safe)."""
+    if profile.parallel_calls is ParallelCalls.ALL:
+        return [replace(tool, concurrency_safe=True, safe_when=None) for tool in tools]
     if not profile.safe_when:
         return tools
     return [
@@ -306,6 +326,8 @@ class ToolTurnLoop:
         self._chain_turns = 0
         self._attempt = 0
         self._retries = 0
+        # Rule 6a: retries of the inner layer since the last event or outer-layer failure.
+        self._request_retries = 0
         self._overloaded = 0
         self._wake_ns = 0
         self._pending: list[Attachment] = []
@@ -351,6 +373,8 @@ class ToolTurnLoop:
         if self.phase is not Phase.AWAITING_RESPONSE or self._stale(request_id):
             return []
         self.record.add(RequestFailed, now_ns, self.model, status)
+        if self.profile.request_retry is not None:
+            return self._request_layer(status, now_ns, retry_after_ns)
         return self._after_failure(
             now_ns, overloaded=status == OVERLOADED_STATUS, retryable=is_retryable(status),
             retry_after_ns=retry_after_ns,
@@ -367,6 +391,7 @@ class ToolTurnLoop:
             if phase is not Phase.AWAITING_RESPONSE:
                 return []  # Rule 12: the stream was abandoned.
             self._enter(Phase.STREAMING)
+            self._request_retries = 0
             self.record.add(FirstEvent, now_ns, event.get("type"))
         accumulator = self._accumulator
         try:
@@ -551,15 +576,19 @@ class ToolTurnLoop:
         )
 
     def _next_turn(self, now_ns: int) -> list[Command]:
+        self._begin_turn()
+        return [self._send(now_ns)]
+
+    def _begin_turn(self) -> None:
         self._turn += 1
         self._chain_turns += 1
         self._attempt = 0
         self._retries = 0
+        self._request_retries = 0
         self._overloaded = 0
         self._end_reason = None
         self._turn_reason = None
         self._continuation = None
-        return [self._send(now_ns)]
 
     def _send(self, now_ns: int) -> SendRequest:
         self._attempt += 1
@@ -652,7 +681,12 @@ class ToolTurnLoop:
             ]
         for message in merge_block_messages(completed):
             content = [b for b in message["content"] if not (b["type"] == "text" and not b["text"])]
-            if content:
+            if content and self.messages and self.messages[-1]["role"] == "assistant":
+                # Rule 9c's `keep`: the request after ended with the kept text, so this
+                # response continues that message (replaced: earlier bodies share it).
+                last = self.messages[-1]
+                self.messages[-1] = {**last, "content": [*last["content"], *content]}
+            elif content:
                 self.messages.append({"role": "assistant", "content": content})
                 self._transcript_ids.update(
                     b["id"] for b in content if b["type"] == "tool_use"
@@ -661,6 +695,8 @@ class ToolTurnLoop:
     def _error_event(self, error_type: str, now_ns: int) -> list[Command]:
         """Rule 9e: an `error` event."""
         profile = self.profile
+        if profile.error_event is ErrorEvent.IGNORE:
+            return []
         if error_type == OVERLOADED_ERROR:
             if not (
                 self._accumulator.completed
@@ -681,6 +717,8 @@ class ToolTurnLoop:
         elif completed or self._accumulator.open_indices:
             if profile.after_text_cut is AfterTextCut.RESUME:
                 return self._keep_and_go_on(now_ns, detail, profile.resume_text)
+            if profile.after_text_cut is AfterTextCut.KEEP:
+                return self._keep_and_go_on(now_ns, detail, None)
         elif profile.before_content_cut is BeforeContentCut.RETRY:
             return self._after_failure(now_ns, overloaded=False, retryable=True, detail=detail)
         return self._stream_error(now_ns, detail)
@@ -799,13 +837,54 @@ class ToolTurnLoop:
         commands: list[Command] = [TurnEnded(self._turn, stop_reason, calls)]
         if end is not None:
             commands.append(self._end_session(end, now_ns))
-        elif not answered and continuation is None:
+        elif own is EndReason.STREAM_ERROR and self.profile.cut_resend is CutResend.RETRY:
+            commands.append(self._retry_after_cut(now_ns))
+        elif (not answered and continuation is None) or (
+            calls and stop_reason == "max_tokens"
+            and self.profile.max_tokens_after_calls is MaxTokensAfterCalls.END_SESSION
+        ):
             commands.append(self._end_session(stop_reason, now_ns))
         elif self._chain_turns >= self.max_turns:
             commands.append(self._end_session(EndReason.MAX_TURNS, now_ns))
         else:
             commands += self._next_turn(now_ns)
         return commands
+
+    def _retry_after_cut(self, now_ns: int) -> Command:
+        """Rule 9g: the request after a kept cut, as a retry of the cut's budget."""
+        retries = self._retries + 1
+        if retries > self.retry.max_retries:
+            return self._end_session(EndReason.STREAM_ERROR, now_ns)
+        if self._chain_turns >= self.max_turns:
+            return self._end_session(EndReason.MAX_TURNS, now_ns)
+        self._begin_turn()
+        self._retries = retries
+        return self._back_off(self.retry.delay_ns(retries), now_ns)
+
+    def _back_off(self, delay_ns: int, now_ns: int) -> WaitUntil:
+        self._wake_ns = now_ns + delay_ns
+        self._enter(Phase.BACKOFF)
+        self.record.add(Retry, now_ns, self.model, delay_ns)
+        return WaitUntil(self._wake_ns)
+
+    def _request_layer(
+        self, status: int | None, now_ns: int, retry_after_ns: int | None
+    ) -> list[Command]:
+        """Rule 6a: a request that failed before any event, under the profile's inner layer."""
+        settings = self.profile.request_retry
+        assert settings is not None
+        final = status in self.profile.final_without_retry_after and retry_after_ns is None
+        if final or not is_retryable(status):
+            return [self._end_session(EndReason.REQUEST_FAILED, now_ns)]
+        if self._request_retries < settings.max_retries:
+            self._request_retries += 1
+            delay_ns = settings.delay_ns(self._request_retries, retry_after_ns)
+            return [self._back_off(delay_ns, now_ns)]
+        self._request_retries = 0  # Spent: one failure of the outer layer, which starts afresh.
+        return self._after_failure(
+            now_ns, overloaded=status == OVERLOADED_STATUS, retryable=True,
+            retry_after_ns=retry_after_ns,
+        )
 
     def _kept_results(self) -> list[dict[str, Any]]:
         """The batch's results for the transcript: under rule 2a's `run_each`, the first result

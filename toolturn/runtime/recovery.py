@@ -6,13 +6,15 @@ which order results go back, how often and how long to retry, and how the runtim
 error results. The loop's rules (`toolturn.runtime.loop`, rules 9a-9f and 13) say what each answer
 does; a profile is never a subclass or a copy of the loop.
 
-Two profiles are built in (`PROFILES`):
+Three profiles are built in (`PROFILES`):
 
 - `default`: the project's own (every rule as it was before profiles existed).
 - `claude-code`: the public Claude Code CLI 2.1.x as observed against a loopback mock (issue 16),
   updated to 2.1.328 (issue 30: compound read-only Bash commands run in parallel; a stream
   broken by `event: error` is retried without streaming). Where the CLI was not observed (its
   backoff cap, its cancelled-call wording) the value is ours and says so.
+- `codex`: the public Codex CLI 0.169.0 (`codex exec`) as observed against a loopback Responses
+  mock (issue 34), its rules mapped onto the Messages API loop (the comment at `CODEX`).
 
     ToolTurnLoop(tools, model="m", profile="claude-code")      # or profile=CLAUDE_CODE
     replace(DEFAULT, result_order=ResultOrder.COMPLETION)       # a profile of one's own
@@ -23,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
@@ -54,6 +56,20 @@ class AfterTextCut(str, Enum):
     END_SESSION = "end_session"
     # Keep the completed blocks, append `resume_text` as a user message, send at once.
     RESUME = "resume"
+    # Keep the completed blocks (none, if only an open one survived) and add no marker; the
+    # request after goes as `cut_resend` says.
+    KEEP = "keep"
+
+
+class CutResend(str, Enum):
+    """How the request after a kept cut (rules 9b, 9c) goes."""
+
+    # At once, as the chain's next turn.
+    NEXT_TURN = "next_turn"
+    # After the backoff, as a retry: it spends the retry budget the cut's turn had (carried to
+    # the request's turn); with none left, the session ends `stream_error` once the kept calls
+    # are answered.
+    RETRY = "retry"
 
 
 class BeforeContentCut(str, Enum):
@@ -89,6 +105,9 @@ class ErrorEvent(str, Enum):
     END_SESSION = "end_session"
     # As a cut: the choices above decide.
     AS_CUT = "as_cut"
+    # Any error event, `overloaded_error` too: nothing happens; the stream's end decides (a
+    # `stream_ended` before `message_stop` is a cut).
+    IGNORE = "ignore"
 
 
 class MaxTokens(str, Enum):
@@ -97,6 +116,24 @@ class MaxTokens(str, Enum):
     END_SESSION = "end_session"
     # Append `continue_text` as a user message and send the next turn at once.
     CONTINUE = "continue"
+
+
+class MaxTokensAfterCalls(str, Enum):
+    """max_tokens after at least one tool_use completed (rule 5)."""
+
+    # The batch goes back to the model like any other.
+    SEND_BATCH = "send_batch"
+    # The calls run and are answered in the transcript; then the session ends `max_tokens`.
+    END_SESSION = "end_session"
+
+
+class ParallelCalls(str, Enum):
+    """Which calls may run beside each other (when they may start is the executor policy's)."""
+
+    # The tools' own concurrency safety (and `safe_when`): an unsafe call runs alone.
+    BY_SAFETY = "by_safety"
+    # Every call, writes or not.
+    ALL = "all"
 
 
 class InvalidJsonInput(str, Enum):
@@ -192,17 +229,26 @@ class RecoveryPolicy:
     overloaded_after_content: OverloadedAfterContent = OverloadedAfterContent.RETRY
     retry_after_error_event: RetryTransport = RetryTransport.STREAMING
     error_event: ErrorEvent = ErrorEvent.END_SESSION
+    cut_resend: CutResend = CutResend.NEXT_TURN
     max_tokens: MaxTokens = MaxTokens.END_SESSION
+    max_tokens_after_calls: MaxTokensAfterCalls = MaxTokensAfterCalls.SEND_BATCH
     continue_text: str = CONTINUE_TEXT
     invalid_json_input: InvalidJsonInput = InvalidJsonInput.EMPTY
     duplicate_ids: DuplicateIds = DuplicateIds.RUN_FIRST
     running_on_cut: RunningOnCut = RunningOnCut.CANCEL
     sibling_errors: SiblingErrors = SiblingErrors.CANCEL_SIBLINGS
+    parallel_calls: ParallelCalls = ParallelCalls.BY_SAFETY
     # None: the loop's own `retry` argument (the scenario's [runtime.retries] in the simulator).
     retry: RetrySettings | None = None
     # The largest fraction of a backoff a driver's jitter draw gives (added or cut, as `retry`
     # says); used by drivers that draw the jitter themselves.
     retry_jitter: float = 0.0
+    # A second, inner retry layer for requests that fail before any event (rule 6a): None, one
+    # layer (`retry` takes every failure). With it, such a failure is retried under these
+    # settings, and only once they are spent does it count as one failure of the outer layer.
+    request_retry: RetrySettings | None = None
+    # Statuses that are final (no retry in either layer) when the response says no retry-after.
+    final_without_retry_after: frozenset[int] = frozenset()
     error_texts: ErrorTexts = ErrorTexts()
     # Per-call safety for tools by name, over the tool's own (section 2 of issue 16).
     safe_when: Mapping[str, CallSafety] = field(default_factory=lambda: MappingProxyType({}))
@@ -256,8 +302,67 @@ CLAUDE_CODE = RecoveryPolicy(
     safe_when=MappingProxyType({"Bash": READ_ONLY_BASH}),
 )
 
+# Codex's backoff: 200 ms x 2^(n-1) (times a draw in [0.9, 1.1), our `retry_jitter` adds up to
+# 10 % instead). No cap was observed; 60 s is ours, past the fifth retry's 3.2 s.
+_CODEX_BACKOFF = RetrySettings(
+    initial_delay_ns=200_000_000, max_delay_ns=60_000_000_000, jitter_adds=True
+)
+
+# The Codex CLI 0.169.0 (`codex exec`) as observed against a loopback Responses mock (issue 34,
+# section 2). Its rules are about what is kept and retried, so the profile runs on the Messages
+# API loop: a `function_call` item's `response.output_item.done` is a tool_use block's
+# `content_block_stop`, `response.completed` is `message_stop`, `response.incomplete` is
+# max_tokens, a retryable `response.failed` is a cut (the stream ends without message_stop).
+CODEX = RecoveryPolicy(
+    "codex",
+    # The follow-up: the kept items in stream order, one output per call in the calls' stream
+    # order, not completion order.
+    result_order=ResultOrder.TOOL_USE,
+    # A cut (FIN, RST, a clean end without completion, a retryable failure, an idle timeout):
+    # every block that reached its stop is kept, an open one dropped and never run; the kept
+    # calls run to their end; then the retry (after the backoff, counted) carries the original
+    # input plus the kept blocks and their results, with no marker. With nothing kept it is the
+    # identical request.
+    after_tool_use_cut=AfterToolUseCut.CONTINUE,
+    after_text_cut=AfterTextCut.KEEP,
+    before_content_cut=BeforeContentCut.RETRY,
+    cut_resend=CutResend.RETRY,
+    # `event: error` before the end is ignored: the stream's end decides.
+    error_event=ErrorEvent.IGNORE,
+    # max_tokens ends the session, no retry; a completed call still runs first. (A
+    # context-length failure is a 400: final under every profile.)
+    max_tokens=MaxTokens.END_SESSION,
+    max_tokens_after_calls=MaxTokensAfterCalls.END_SESSION,
+    # Malformed arguments: no process starts and the call is kept; a Messages API tool_use
+    # needs an object, so the raw text is kept under the unparsed key (Codex resends the
+    # item's arguments verbatim).
+    invalid_json_input=InvalidJsonInput.UNPARSED,
+    # Ids are not checked and both calls run. Here the second runs after the first (a driver's
+    # reports are per id) and its result is dropped, so the Messages transcript stays legal
+    # (Codex sends both outputs with the one id).
+    duplicate_ids=DuplicateIds.RUN_EACH,
+    running_on_cut=RunningOnCut.FINISH,
+    # Every call of a response runs at once, writes or not; a failing call cancels no sibling.
+    parallel_calls=ParallelCalls.ALL,
+    sibling_errors=SiblingErrors.IGNORE,
+    # Two layers: a failed request (an HTTP status, or no response at all) is retried silently
+    # (`request_max_retries`, 4); the stream layer (`stream_max_retries`, 5) counts each cut
+    # and each spent request layer as one failure. A 429 without retry-after is final.
+    retry=replace(_CODEX_BACKOFF, max_retries=5),
+    retry_jitter=0.1,
+    request_retry=replace(_CODEX_BACKOFF, max_retries=4),
+    final_without_retry_after=frozenset({429}),
+    # Codex's words. Arguments that parse but do not fit the tool's parameters get the same
+    # text (Codex's parse of the arguments into the tool's parameters fails either way).
+    error_texts=ErrorTexts(
+        unknown_tool="unsupported call: {name}",
+        invalid_json="failed to parse function arguments: {why}",
+        invalid_input="failed to parse function arguments: {why}",
+    ),
+)
+
 PROFILES: Mapping[str, RecoveryPolicy] = MappingProxyType(
-    {profile.name: profile for profile in (DEFAULT, CLAUDE_CODE)}
+    {profile.name: profile for profile in (DEFAULT, CLAUDE_CODE, CODEX)}
 )
 
 

@@ -57,7 +57,7 @@ NS_PER_S = 1_000_000_000
 
 Policy = Literal["streaming", "at_message_stop", "serial"]
 # The recovery profiles of toolturn.runtime.recovery.PROFILES (a test keeps the two the same).
-Profile = Literal["default", "claude-code"]
+Profile = Literal["default", "claude-code", "codex"]
 ALL_POLICIES: tuple[Policy, ...] = ("streaming", "at_message_stop", "serial")
 DEFAULT_PROFILES: tuple[Profile, ...] = ("default",)
 
