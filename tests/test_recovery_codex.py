@@ -1,0 +1,336 @@
+"""The `codex` recovery profile (issue 34, section 2): each of its rules on a scripted Messages API
+stream under fake integer time, asserting the commands and the exact next request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.helpers.loop_tools import TOOLS, legal, tool_response
+from tests.helpers.runtime_script import (
+    error_event,
+    feed,
+    message_end,
+    message_start,
+    of_type,
+    text_block,
+    text_response,
+    tool_use_block,
+)
+from toolturn.runtime.commands import (
+    CancelTool,
+    ResultReady,
+    SendRequest,
+    SessionEnded,
+    StartTool,
+    TurnEnded,
+    WaitUntil,
+)
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.recovery import CODEX, PROFILES, UNPARSED_INPUT_KEY
+
+MS = 1_000_000
+PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+TEXT = {"type": "text", "text": "Reading."}
+READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}
+
+
+def started(**settings: Any) -> tuple[ToolTurnLoop, SendRequest]:
+    loop = ToolTurnLoop(TOOLS, model="m", profile="codex", **settings)
+    [first] = of_type(SendRequest, loop.start("go", 0))
+    return loop, first
+
+
+def sent(commands: list[Any]) -> list[dict[str, Any]]:
+    """The messages of the one request among `commands`."""
+    [send] = of_type(SendRequest, commands)
+    return send.request_body["messages"]
+
+
+def started_ids(commands: list[Any]) -> list[str]:
+    return [command.tool_use_id for command in of_type(StartTool, commands)]
+
+
+def waits(commands: list[Any], now_ns: int) -> list[int]:
+    """The backoffs asked for, as delays from `now_ns`."""
+    return [wait.time_ns - now_ns for wait in of_type(WaitUntil, commands)]
+
+
+def result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def test_the_profile_is_known_by_name() -> None:
+    assert PROFILES["codex"] is CODEX
+    assert ToolTurnLoop(TOOLS, model="m", profile="codex").profile is CODEX
+
+
+# ----- when calls start -----
+
+
+def test_a_call_starts_at_its_block_stop_not_at_the_end() -> None:
+    loop, _ = started()
+    events = [message_start("msg_1"), *tool_use_block(0, "a", "Read", {"path": "/a"})]
+    assert started_ids(feed(loop, events[:-1], 10)) == []  # every argument, no stop yet
+    assert started_ids(loop.on_event(events[-1], 100)) == ["a"]
+
+
+def test_every_call_of_a_response_runs_at_once_writes_or_not() -> None:
+    # Edit and Bash are not concurrency-safe: the default profile runs them one at a time.
+    calls = [("a", "Edit", {}), ("b", "Edit", {}), ("c", "Bash", {"command": "rm x"})]
+    loop, _ = started()
+    assert started_ids(feed(loop, tool_response("msg_1", *calls)[:-2], 10)) == ["a", "b", "c"]
+    default = ToolTurnLoop(TOOLS, model="m")
+    default.start("go", 0)
+    assert started_ids(feed(default, tool_response("msg_1", *calls)[:-2], 10)) == ["a"]
+
+
+def test_a_failing_call_cancels_no_sibling() -> None:
+    loop, _ = started()  # Bash cancels its siblings under the default profile
+    feed(loop, tool_response("msg_1", ("a", "Bash", {"command": "false"}),
+                             ("b", "Read", {"path": "/b"})), 10)
+    out = loop.tool_finished("a", "error", "exit 1", 500)
+    assert of_type(CancelTool, out) == []
+    messages = sent(loop.tool_finished("b", "success", "B", 600))
+    assert messages[-1]["content"] == [result("a", "exit 1", is_error=True), result("b", "B")]
+
+
+# ----- the follow-up -----
+
+
+def test_the_follow_up_is_in_stream_order_not_completion_order() -> None:
+    loop, _ = started()
+    feed(loop, tool_response("msg_1", ("a", "Read", {"path": "/a"}),
+                             ("b", "Read", {"path": "/b"}), text="Reading."), 10)
+    loop.tool_finished("b", "success", "B", 500)
+    messages = sent(loop.tool_finished("a", "success", "A", 600))
+    read_b = {**READ_A, "id": "b", "input": {"path": "/b"}}
+    assert messages == [
+        PROMPT,
+        {"role": "assistant", "content": [TEXT, READ_A, read_b]},
+        {"role": "user", "content": [result("a", "A"), result("b", "B")]},
+    ]
+    legal(loop)
+
+
+def test_malformed_arguments_run_nothing_and_keep_the_call() -> None:
+    loop, _ = started()
+    events = [message_start("msg_1"), *tool_use_block(0, "a", "Read", '{"path": "/a'),
+              *tool_use_block(1, "b", "Read", {}), *message_end("tool_use")]
+    out = feed(loop, events, 10)
+    assert of_type(StartTool, out) == []
+    [bad_json, bad_input] = [ready.result for ready in of_type(ResultReady, out)]
+    assert bad_json["content"].startswith("failed to parse function arguments: ")
+    assert bad_input["content"].startswith("failed to parse function arguments: ")
+    assert bad_json["is_error"] and bad_input["is_error"]
+    [send] = of_type(SendRequest, out)
+    [kept_a, kept_b] = send.request_body["messages"][1]["content"]
+    assert kept_a["id"] == "a" and kept_a["input"][UNPARSED_INPUT_KEY]["raw"] == '{"path": "/a'
+    assert kept_b == {"type": "tool_use", "id": "b", "name": "Read", "input": {}}
+    legal(loop)
+
+
+def test_an_unknown_tool_is_an_unsupported_call() -> None:
+    loop, _ = started()
+    out = feed(loop, tool_response("msg_1", ("a", "Nope", {"x": 1})), 10)
+    assert of_type(StartTool, out) == []
+    assert sent(out)[-1]["content"] == [result("a", "unsupported call: Nope", is_error=True)]
+
+
+def test_duplicate_ids_both_run() -> None:
+    loop, _ = started()
+    calls = [("a", "Read", {"path": "/a"}), ("a", "Read", {"path": "/b"})]
+    out = feed(loop, tool_response("msg_1", *calls), 10)
+    assert started_ids(out) == ["a"]
+    # The copy runs once the first call of its id has ended (a driver's reports are per id).
+    assert started_ids(loop.tool_finished("a", "success", "A", 500)) == ["a"]
+    messages = sent(loop.tool_finished("a", "success", "A2", 600))
+    assert messages[-1]["content"] == [result("a", "A")]
+    legal(loop)
+
+
+# ----- a cut -----
+
+
+def partial_stream() -> list[dict[str, Any]]:
+    return [message_start("msg_1"), *text_block(0, "Reading."),
+            *tool_use_block(1, "a", "Read", {"path": "/a"}),
+            *tool_use_block(2, "b", "Read", {"path": "/b"}, stop=False)]
+
+
+@pytest.mark.parametrize("how", ["cut", "error_then_cut"])
+def test_a_cut_keeps_what_completed_runs_it_then_retries_with_no_marker(how: str) -> None:
+    loop, _ = started()
+    out = feed(loop, partial_stream(), 10)
+    if how == "error_then_cut":
+        # An error event before the end is ignored: the stream's end decides.
+        assert loop.on_event(error_event("overloaded_error"), 800) == []
+    assert started_ids(out) == ["a"]
+    out = loop.stream_ended(900)
+    assert of_type(CancelTool, out) == [] and of_type(WaitUntil, out) == []
+    out = loop.tool_finished("a", "success", "A", 1_000)
+    assert of_type(TurnEnded, out) == [TurnEnded(1, "stream_error", 1)]
+    assert waits(out, 1_000) == [200 * MS]
+    assert of_type(SessionEnded, out) == []
+    messages = sent(loop.wake(1_000 + 200 * MS))
+    assert messages == [
+        PROMPT,
+        {"role": "assistant", "content": [TEXT, READ_A]},
+        {"role": "user", "content": [result("a", "A")]},
+    ]
+    assert "b" not in {record.tool_use_id for record in loop.call_records()}  # never run
+    legal(loop)
+
+
+def test_an_error_event_is_ignored_until_the_stream_ends() -> None:
+    # The Messages wire sends nothing after an `error` event; anything that follows breaks the
+    # protocol, and that is the cut (at its time, not the error event's).
+    loop, _ = started()
+    events = text_response("msg_1", "Reading.")
+    assert feed(loop, [*events[:-2], error_event("api_error")], 10) == []
+    out = feed(loop, events[-2:], 500)
+    assert waits(out, 500) == [200 * MS] and of_type(SessionEnded, out) == []
+    assert sent(loop.wake(500 + 200 * MS)) == [PROMPT, {"role": "assistant", "content": [TEXT]}]
+
+
+@pytest.mark.parametrize("survived", [1, 3], ids=["message_start", "an_open_text_block"])
+def test_with_nothing_kept_the_retry_is_the_identical_request(survived: int) -> None:
+    loop, first = started()
+    feed(loop, [message_start("msg_1"), *text_block(0, "Read")][:survived], 10)
+    out = loop.stream_ended(100)
+    assert waits(out, 100) == [200 * MS]
+    [retry] = of_type(SendRequest, loop.wake(100 + 200 * MS))
+    assert retry.request_body == first.request_body
+
+
+def test_kept_text_is_resent_and_the_answer_continues_it() -> None:
+    loop, _ = started()
+    feed(loop, [message_start("msg_1"), *text_block(0, "Reading."), *text_block(1, "More")[:2]],
+         10)
+    out = loop.stream_ended(100)
+    messages = sent(loop.wake(100 + 200 * MS))
+    assert waits(out, 100) == [200 * MS]
+    assert messages == [PROMPT, {"role": "assistant", "content": [TEXT]}]  # no marker
+    out = feed(loop, text_response("msg_2", " Done."), 300 * MS)
+    assert of_type(SessionEnded, out) == [SessionEnded("end_turn")]
+    assert loop.messages[1:] == [
+        {"role": "assistant", "content": [TEXT, {"type": "text", "text": " Done."}]}
+    ]
+    legal(loop)
+
+
+def test_cuts_spend_the_stream_budget_of_five() -> None:
+    loop, _ = started()
+    now, delays = 0, []
+    for _ in range(5):
+        feed(loop, [message_start("msg_1")], now + 10)
+        out = loop.stream_ended(now + 20)
+        [delay] = waits(out, now + 20)
+        delays.append(delay // MS)
+        now += 20 + delay
+        loop.wake(now)
+    assert delays == [200, 400, 800, 1_600, 3_200]
+    feed(loop, [message_start("msg_1")], now + 10)
+    assert of_type(SessionEnded, loop.stream_ended(now + 20)) == [SessionEnded("stream_error")]
+
+
+def test_kept_cuts_spend_the_same_budget() -> None:
+    loop, _ = started()
+    now = 0
+    for retry in range(1, 7):
+        feed(loop, [message_start("msg_1"), *text_block(0, "Reading.")], now + 10)
+        out = loop.stream_ended(now + 100)
+        if retry == 6:
+            assert of_type(SessionEnded, out) == [SessionEnded("stream_error")]
+            break
+        assert waits(out, now + 100) == [200 * MS * 2 ** (retry - 1)]
+        now = of_type(WaitUntil, out)[0].time_ns
+        loop.wake(now)
+    assert loop.requests_sent == 6
+
+
+# ----- max tokens and final failures -----
+
+
+def test_max_tokens_runs_the_completed_call_then_ends() -> None:
+    loop, _ = started()
+    events = [message_start("msg_1"), *tool_use_block(0, "a", "Read", {"path": "/a"}),
+              *tool_use_block(1, "b", "Read", {"path": "/b"}, stop=False),
+              *message_end("max_tokens")]
+    assert started_ids(feed(loop, events, 10)) == ["a"]
+    out = loop.tool_finished("a", "success", "A", 500)
+    assert of_type(SendRequest, out) == [] and of_type(WaitUntil, out) == []
+    assert of_type(SessionEnded, out) == [SessionEnded("max_tokens")]
+    assert loop.messages[1:] == [
+        {"role": "assistant", "content": [READ_A]},
+        {"role": "user", "content": [result("a", "A")]},
+    ]
+    legal(loop)
+
+
+def test_max_tokens_without_calls_ends_with_no_continuation() -> None:
+    loop, _ = started()
+    events = [message_start("msg_1"), *text_block(0, "Long"), *message_end("max_tokens")]
+    assert of_type(SessionEnded, feed(loop, events, 10)) == [SessionEnded("max_tokens")]
+
+
+def test_a_context_length_failure_is_final() -> None:
+    loop, _ = started()
+    out = loop.request_failed(400, 10)  # prompt too long
+    assert of_type(WaitUntil, out) == [] and out == [SessionEnded("request_failed")]
+
+
+# ----- two retry layers -----
+
+
+def fail_until_the_end(loop: ToolTurnLoop, status: int) -> list[int]:
+    """Fail every request with `status`; the backoffs, in ms, until the session ends."""
+    now, delays = 0, []
+    while True:
+        out = loop.request_failed(status, now)
+        if of_type(SessionEnded, out):
+            return delays
+        [delay] = waits(out, now)
+        delays.append(delay // MS)
+        now += delay
+        loop.wake(now)
+
+
+def test_http_retries_are_an_inner_layer_and_a_spent_one_counts_once() -> None:
+    loop, _ = started()
+    delays = fail_until_the_end(loop, 500)
+    http = [200, 400, 800, 1_600]
+    # Each spent inner layer (1 + 4 requests) is one stream failure, with the stream's backoff.
+    assert delays == [*http, 200, *http, 400, *http, 800, *http, 1_600, *http, 3_200, *http]
+    assert loop.requests_sent == 5 * 6
+
+
+def test_an_event_starts_the_http_layer_afresh() -> None:
+    loop, _ = started()
+    now = 0
+    for _ in range(4):
+        [wait] = of_type(WaitUntil, loop.request_failed(503, now))
+        now = wait.time_ns
+        loop.wake(now)
+    feed(loop, [message_start("msg_1")], now + 10)
+    out = loop.stream_ended(now + 20)  # the cut is stream failure 1
+    now = of_type(WaitUntil, out)[0].time_ns
+    loop.wake(now)
+    assert waits(loop.request_failed(503, now), now) == [200 * MS]  # the inner layer's first
+
+
+def test_a_429_without_retry_after_is_final_with_it_honoured() -> None:
+    loop, _ = started()
+    assert loop.request_failed(429, 10) == [SessionEnded("request_failed")]
+    loop, _ = started()
+    assert waits(loop.request_failed(429, 10, retry_after_ns=3_000 * MS), 10) == [3_000 * MS]
+
+
+def test_other_profiles_keep_one_layer() -> None:
+    loop = ToolTurnLoop(TOOLS, model="m", profile="claude-code")
+    loop.start("go", 0)
+    assert waits(loop.request_failed(429, 10), 10) == [500 * MS]
