@@ -223,6 +223,22 @@ def test_kept_text_is_resent_and_the_answer_continues_it() -> None:
     legal(loop)
 
 
+def test_a_call_in_a_continued_message_still_answers_its_id_once() -> None:
+    loop, _ = started()
+    feed(loop, [message_start("msg_1"), *text_block(0, "Reading.")], 10)
+    loop.wake(of_type(WaitUntil, loop.stream_ended(100))[0].time_ns)
+    feed(loop, tool_response("msg_2", ("a", "Read", {"path": "/a"}), text="Now."), 300 * MS)
+    loop.tool_finished("a", "success", "A", 400 * MS)
+    # The model repeats the id the continued message holds: the copy stays out of the
+    # transcript (its result too), whichever message the first is in.
+    feed(loop, tool_response("msg_3", ("a", "Read", {"path": "/a"})), 500 * MS)
+    loop.tool_finished("a", "success", "A again", 600 * MS)
+    ids = [block.get("id") for message in loop.messages for block in message["content"]
+           if block["type"] == "tool_use"]
+    assert ids == ["a"]
+    legal(loop)
+
+
 def test_cuts_spend_the_stream_budget_of_five() -> None:
     loop, _ = started()
     now, delays = 0, []

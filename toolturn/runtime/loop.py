@@ -681,16 +681,16 @@ class ToolTurnLoop:
             ]
         for message in merge_block_messages(completed):
             content = [b for b in message["content"] if not (b["type"] == "text" and not b["text"])]
-            if content and self.messages and self.messages[-1]["role"] == "assistant":
+            if not content:
+                continue
+            if self.messages and self.messages[-1]["role"] == "assistant":
                 # Rule 9c's `keep`: the request after ended with the kept text, so this
                 # response continues that message (replaced: earlier bodies share it).
                 last = self.messages[-1]
                 self.messages[-1] = {**last, "content": [*last["content"], *content]}
-            elif content:
+            else:
                 self.messages.append({"role": "assistant", "content": content})
-                self._transcript_ids.update(
-                    b["id"] for b in content if b["type"] == "tool_use"
-                )
+            self._transcript_ids.update(b["id"] for b in content if b["type"] == "tool_use")
 
     def _error_event(self, error_type: str, now_ns: int) -> list[Command]:
         """Rule 9e: an `error` event."""
