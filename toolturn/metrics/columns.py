@@ -24,7 +24,8 @@ COMMON: dict[str, str] = {
     "replication": "which replication (seed) of its point the row's simulation is, from 0",
     "point_key": "the point's settings: path=value joined by ';' in key order, values as JSON",
     "policy": "executor policy: streaming, at_message_stop or serial",
-    "profile": "recovery profile of the loop (toolturn.runtime.recovery): default or claude-code",
+    "profile": "recovery profile of the loop (toolturn.runtime.recovery): default, claude-code "
+    "or codex",
     "load_level": "position of the row's load level in the scenario's sweep, from 0 (0 without "
     "a sweep)",
     "load": "offered load of the level: sessions at once (closed loop) or arriving per second "

@@ -12,8 +12,8 @@ idle; `start(content)` begins a chain of turns that ends with `SessionEnded`, af
 may be called again.
 
 Recovery is a declared choice: the loop's `profile` (`toolturn.runtime.recovery.RecoveryPolicy`, by
-name or as an object; `default` unless told) answers the questions of rules 2a, 3, 5a, 9-9f, 13
-and 14. The rules below say what each answer does; the `default` profile's answers are the
+name or as an object; `default` unless told) answers the questions of rules 2a, 3, 5a, 5b, 6a,
+9-9g, 13 and 14. The rules below say what each answer does; the `default` profile's answers are the
 first named.
 
 Rules
