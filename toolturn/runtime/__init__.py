@@ -32,7 +32,14 @@ from toolturn.runtime.pairing import PairingMonitor, TranscriptShapeError
 from toolturn.runtime.permission import PermissionDecision
 from toolturn.runtime.policy import ExecutorPolicy
 from toolturn.runtime.record import Record, RecordEntry
-from toolturn.runtime.recovery import CLAUDE_CODE, DEFAULT, PROFILES, InputPattern, RecoveryPolicy
+from toolturn.runtime.recovery import (
+    CLAUDE_CODE,
+    CODEX,
+    DEFAULT,
+    PROFILES,
+    InputPattern,
+    RecoveryPolicy,
+)
 from toolturn.runtime.repair import (
     PairingError,
     Repair,
@@ -47,6 +54,7 @@ from toolturn.runtime.validation import InputValidation
 
 __all__ = [
     "CLAUDE_CODE",
+    "CODEX",
     "DEFAULT",
     "PROFILES",
     "AskPermission",
