@@ -277,7 +277,13 @@ class ChatAccumulator:
     @staticmethod
     def _snapshot(choice: _Choice, index: int, call: _Call) -> ChatCall:
         api = call.api()
-        parsed, error = parse_arguments(api["function"]["arguments"])
+        parsed: dict[str, Any] | None
+        if call.watch is not None and call.watch.value is not None:
+            # The watch's one parse is the value of the whole text (object_watch's docstring):
+            # the parsed notice and the complete notice share it, not parse it again.
+            parsed, error = call.watch.value, None
+        else:
+            parsed, error = parse_arguments(api["function"]["arguments"])
         return ChatCall(choice.index, index, api, parsed, error)
 
 

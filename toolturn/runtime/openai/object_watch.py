@@ -36,7 +36,8 @@ _OPENERS = frozenset("{[")
 class ObjectWatch:
     """Follows one text, piece by piece: `feed` returns `PARSED` on the piece after which the
     whole text first parses as a JSON object, `CHANGED` on the first piece after that which is not
-    whitespace, and None otherwise. `value` is the parsed object once `PARSED` came.
+    whitespace, and None otherwise. `value` is the parsed object from `PARSED` until `CHANGED`
+    (None before and after): while it is set, it is the value of the whole text.
 
     `parts` is the caller's list of the text's pieces, which the caller appends each piece to
     before feeding it: the watch reads it (to parse, once) and keeps no copy."""
@@ -59,7 +60,7 @@ class ObjectWatch:
             return None
         if state == "parsed":
             if piece.strip(_WHITESPACE):
-                self._state = "dead"
+                self._drop()
                 return CHANGED
             return None
         start = 0
@@ -121,3 +122,4 @@ class ObjectWatch:
 
     def _drop(self) -> None:
         self._state = "dead"
+        self.value = None
