@@ -23,8 +23,9 @@ def _own_doc(obj: Any, name: str) -> str | None:
 def public_names() -> Iterator[tuple[str, Any]]:
     """(dotted name, object) of every public class, function, method and property defined in a
     module of `toolturn.runtime`."""
-    for module_info in pkgutil.iter_modules(toolturn.runtime.__path__):
-        module = importlib.import_module(f"toolturn.runtime.{module_info.name}")
+    # walk_packages: the modules of subpackages too (runtime/openai/).
+    for module_info in pkgutil.walk_packages(toolturn.runtime.__path__, "toolturn.runtime."):
+        module = importlib.import_module(module_info.name)
         for name, obj in vars(module).items():
             if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
                 continue
@@ -45,6 +46,7 @@ def public_names() -> Iterator[tuple[str, Any]]:
 def test_every_public_name_of_the_runtime_has_a_docstring() -> None:
     names = dict(public_names())
     assert "toolturn.runtime.loop.ToolTurnLoop.on_events" in names  # the walk finds methods
+    assert "toolturn.runtime.openai.chat.ChatAccumulator.feed" in names  # and subpackages
     undocumented = [
         name for name, obj in names.items() if _own_doc(obj, name.rsplit(".", 1)[1]) is None
     ]

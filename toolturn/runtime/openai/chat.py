@@ -52,7 +52,8 @@ _NO_NOTICES: tuple[CallNotice, ...] = ()
 class ChatCall:
     """One tool call of choice `choice`, as far as it came: `call` is API-shaped (``id``,
     ``type``, ``function: {name, arguments}``). `input` is the parsed arguments, None when they
-    are not a JSON object (then `input_error` says why)."""
+    are not a JSON object (then `input_error` says why); a call's parsed and complete notices
+    share one `input` object when its arguments did not change between them."""
 
     choice: int
     index: int
@@ -62,10 +63,12 @@ class ChatCall:
 
     @property
     def id(self) -> str:
+        """The call's id ("" if the stream never sent one)."""
         return str(self.call.get("id") or "")
 
     @property
     def name(self) -> str:
+        """The function's name ("" if the stream never sent one)."""
         return str((self.call.get("function") or {}).get("name") or "")
 
 

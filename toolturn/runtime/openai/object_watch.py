@@ -55,6 +55,8 @@ class ObjectWatch:
         self.value: dict[str, Any] | None = None
 
     def feed(self, piece: str) -> Signal | None:
+        """Follow `piece`, which the caller has just appended to the parts: `PARSED`, `CHANGED`
+        or None (the class's docstring)."""
         state = self._state
         if state == "dead" or not piece:
             return None

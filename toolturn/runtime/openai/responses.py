@@ -59,6 +59,7 @@ class OutputItem:
 
     @property
     def is_call(self) -> bool:
+        """Whether the item is a ``function_call``: a call to start."""
         return bool(self.item.get("type") == "function_call")
 
 
