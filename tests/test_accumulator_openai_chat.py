@@ -176,13 +176,26 @@ def test_a_chunk_of_another_object_is_skipped() -> None:
 
 
 def test_a_malformed_chunk_is_named() -> None:
-    accumulator = ChatAccumulator()
-    with pytest.raises(StreamProtocolError, match=r"malformed chunk \(KeyError\('choices'\)\)"):
-        accumulator.feed({"object": "chat.completion.chunk", "id": "x"})
-    with pytest.raises(StreamProtocolError, match="delta text that is not a string"):
-        accumulator.feed(chunk({"content": 5}))
-    with pytest.raises(StreamProtocolError, match="function arguments that are not a string"):
-        accumulator.feed(calls({**start(0), "function": {"name": "f", "arguments": 1}}))
+    cases = [
+        ({"object": "chat.completion.chunk", "id": "x"},
+         r"malformed chunk \(KeyError\('choices'\)\)"),
+        (chunk({"content": 5}), "delta text that is not a string"),
+        (calls({**start(0), "function": {"name": "f", "arguments": 1}}),
+         "function arguments that are not a string"),
+    ]
+    for bad, message in cases:
+        with pytest.raises(StreamProtocolError, match=message):
+            ChatAccumulator().feed(bad)
+
+
+def test_after_a_violation_every_chunk_is_refused() -> None:
+    # The violating chunk's first entry was applied before its second broke the rule.
+    accumulator, _ = fed(calls(start(0)))
+    with pytest.raises(StreamProtocolError, match="skips an index"):
+        accumulator.feed(calls(args(0, "{}"), start(5)))
+    assert accumulator.broken is not None and "skips an index" in accumulator.broken
+    with pytest.raises(StreamProtocolError, match=r"a chunk after a protocol violation \(tool"):
+        accumulator.feed(chunk({}, "tool_calls"))
 
 
 def test_sdk_chunk_objects_are_accepted() -> None:

@@ -176,6 +176,14 @@ def test_the_end_must_name_the_same_response() -> None:
         fed(created(), {"type": "response.completed", "response": other})
 
 
+def test_a_violation_leaves_the_accumulator_as_it_was() -> None:
+    accumulator = fed(created(), added(0, call_item(0)), arguments(0, "{}"))
+    with pytest.raises(StreamProtocolError, match="a function_call without arguments"):
+        accumulator.feed(done(0, {**call_item(0), "arguments": None}))
+    assert accumulator.open_indices == (0,) and accumulator.open_item(0)["arguments"] == "{}"
+    assert accumulator.feed(done(0, call_item(0, "{}", "completed"))) is not None
+
+
 def test_a_malformed_event_is_named() -> None:
     with pytest.raises(StreamProtocolError, match=r"malformed response\.output_item\.done event"):
         fed(created(), {"type": "response.output_item.done", "item": call_item(0)})

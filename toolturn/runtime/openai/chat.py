@@ -125,27 +125,40 @@ class _Choice:
 class ChatAccumulator:
     """Turns one Chat Completions stream into its ``chat.completion`` (`completion`) and the
     calls' notices (`feed`'s answers). Raises :class:`StreamProtocolError` on a chunk that breaks
-    the protocol. Sans-I/O: no clocks, no threads."""
+    the protocol; that chunk may be partly applied (a chunk is many entries), so from then on
+    every chunk is refused: `broken` says why. Sans-I/O: no clocks, no threads."""
 
     def __init__(self, speculative: bool = False) -> None:
         self.speculative = speculative
         self.started = False
         self.finished = False  # [DONE] came
         self.error: dict[str, Any] | None = None
+        self.broken: str | None = None  # the violation that ended the stream
         self.completed: list[ChatCall] = []  # every call reported complete, in report order
         self._head: dict[str, Any] = {}
         self._choices: dict[int, _Choice] = {}
 
     def feed(self, chunk: Mapping[str, Any] | str | Any) -> tuple[CallNotice, ...]:
         """Apply one chunk; return the notices it makes (usually none)."""
-        if self.finished or self.error is not None:
-            ended_by = DONE if self.finished else "an error"
-            raise StreamProtocolError(f"a chunk after {ended_by}: {describe(chunk)}")
+        if self.finished or self.error is not None or self.broken is not None:
+            self._refuse(chunk)
         if chunk == DONE:
             self.finished = True
             return _NO_NOTICES
-        if type(chunk) is not dict:
-            chunk = as_dict(chunk)
+        try:
+            return self._chunk(chunk if type(chunk) is dict else as_dict(chunk))
+        except StreamProtocolError as error:
+            self.broken = str(error)
+            raise
+
+    def _refuse(self, chunk: Any) -> None:
+        if self.broken is not None:
+            ended_by = f"a protocol violation ({self.broken})"
+        else:
+            ended_by = DONE if self.finished else "an error"
+        raise StreamProtocolError(f"a chunk after {ended_by}: {describe(chunk)}")
+
+    def _chunk(self, chunk: dict[str, Any]) -> tuple[CallNotice, ...]:
         try:
             if chunk.get("error"):
                 self.error = dict(chunk["error"])

@@ -105,7 +105,8 @@ def _identity(item: Mapping[str, Any]) -> tuple[Any, Any]:
 class ResponsesAccumulator:
     """Turns one response's stream events into one :class:`OutputItem` per done item and the final
     response. Feed events in order with :meth:`feed`; it raises :class:`StreamProtocolError` on an
-    event that breaks the protocol. Sans-I/O: no clocks, no threads."""
+    event that breaks the protocol (the accumulator is then unchanged). Sans-I/O: no clocks, no
+    threads."""
 
     def __init__(self) -> None:
         self.response_id: str | None = None
@@ -242,19 +243,19 @@ class ResponsesAccumulator:
             raise StreamProtocolError(f"a done item without index or item: {describe(event)}")
         if index in self._done:
             raise StreamProtocolError(f"output index {index} done twice: {describe(event)}")
-        state = self._open.pop(index, None)
+        state = self._open.get(index)
         if state is not None and _identity(state.item) != _identity(item):
-            self._open[index] = state
             raise StreamProtocolError(
                 f"output index {index} changed its type or id at done: {describe(event)}"
             )
-        item = copy.deepcopy(item)
         parsed = error = None
         if item.get("type") == "function_call":
             arguments = item.get("arguments")
             if type(arguments) is not str:
                 raise StreamProtocolError(f"a function_call without arguments: {describe(event)}")
             parsed, error = parse_arguments(arguments)
+        item = copy.deepcopy(item)
+        self._open.pop(index, None)
         assert self.response_id is not None  # items come only after response.created
         done = OutputItem(self.response_id, index, item, parsed, error)
         self._done[index] = done
