@@ -128,6 +128,17 @@ def test_an_item_is_added_once_and_done_once_as_itself() -> None:
         accumulator.feed(done(0, call_item(0, "{}", "completed")))
 
 
+def test_two_calls_with_one_call_id_are_both_returned() -> None:
+    # The SDK's state refuses such a stream ("conflicting output identities"); Codex CLI runs
+    # both calls (issue 34, section 2), so the runtime must see both.
+    twin = {**call_item(1), "call_id": "call_0"}
+    accumulator = fed(created(), added(0, call_item(0)), done(0, call_item(0, "{}", "completed")),
+                      added(1, twin))
+    item = accumulator.feed(done(1, {**twin, "status": "completed", "arguments": "{}"}))
+    assert item is not None and [done.item["call_id"] for done in accumulator.completed] == [
+        "call_0", "call_0"]
+
+
 def test_an_item_may_be_done_without_being_added() -> None:
     item = fed(created()).feed(done(3, call_item(3, "{}", "completed")))
     assert item is not None and item.output_index == 3
