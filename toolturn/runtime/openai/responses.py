@@ -147,7 +147,7 @@ class ResponsesAccumulator:
                 self._delta(kind, event)
                 return None
             if kind == "error":
-                self.errors.append(event)
+                self.errors.append(dict(event))
                 return None
             if not self._live:
                 self._check_can_start(kind, event)
