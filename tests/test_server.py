@@ -295,7 +295,7 @@ def test_a_failure_of_the_server_is_a_500_and_names_the_exception(
 
 def test_a_failure_mid_stream_cuts_the_response(monkeypatch: pytest.MonkeyPatch) -> None:
     model = mock_model()
-    monkeypatch.setattr("toolturn.wire.server.encode_event", lambda event: 1 / 0)
+    monkeypatch.setattr("toolturn.wire.codecs.encode_event", lambda event: 1 / 0)
     with serving(model) as (_, client, log):
         with pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"):
             list(client.messages.create(**request(model, stream=True)))

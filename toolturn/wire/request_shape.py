@@ -24,10 +24,16 @@ Rules, as the API applies them:
 4. Anything else (beta fields such as `context_management`, `output_config`, `cache_control`
    on blocks, fields not modelled at all) is accepted and ignored: a real client's request
    the API takes is never refused here.
+5. Consecutive messages of the same role are one turn, as the Messages API documents
+   ("consecutive user or assistant turns in your request will be combined into a single
+   turn"): `merged_turns` combines them (after system-role messages are taken out) before the
+   pairing check, so a `user`, `system`, `user` body is not refused for roles that do not
+   alternate.
 """
 
 from __future__ import annotations
 
+import itertools
 import typing
 from collections.abc import Mapping
 from typing import Any
@@ -101,6 +107,28 @@ def count_tokens_problem(body: Any) -> str | None:
     except Refusal as refusal:
         return str(refusal)
     return None
+
+
+def _blocks(content: Any) -> list[Any]:
+    """A message's content as a list of blocks (a string is one text block)."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def merged_turns(messages: list[Any]) -> list[Any]:
+    """`messages` with each run of consecutive same-role messages combined into one, their
+    blocks in order (rule 5); the list itself when no two neighbours share a role. Only called
+    on messages `request_problem` accepted (dicts with a role and a content)."""
+    if all(a["role"] != b["role"] for a, b in itertools.pairwise(messages)):
+        return messages
+    merged: list[Any] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"]:
+            previous = merged[-1]
+            merged[-1] = {**previous, "content": [*_blocks(previous["content"]),
+                                                  *_blocks(message["content"])]}
+        else:
+            merged.append(message)
+    return merged
 
 
 def _type_name(kind: type | tuple[type, ...]) -> str:

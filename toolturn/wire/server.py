@@ -1,4 +1,6 @@
-"""`toolturn serve`'s server: the mock model behind an Anthropic-compatible `POST /v1/messages`.
+"""`toolturn serve`'s server: the mock model behind an Anthropic-compatible `POST /v1/messages`,
+and the same model behind the OpenAI Responses API (`POST /v1/responses`) and Chat Completions
+(`POST /v1/chat/completions`), each in its own protocol (`toolturn.wire.codecs`).
 
     server = MockServer(model, speed=10.0)
     await server.start("127.0.0.1", 0)          # port 0: any free port; see server.base_url
@@ -10,7 +12,10 @@ Behaviour, request by request:
    the Messages API's shape (`toolturn.wire.request_shape`); otherwise 400 `invalid_request_error`
    worded as the API words it. `POST /v1/messages/count_tokens` and `GET /v1/models` are
    answered too (`toolturn.wire.side_endpoints`); other paths answer 404, other methods 405, in the
-   API's JSON error shape. A query string (`?beta=true`) is ignored.
+   API's JSON error shape. A query string (`?beta=true`) is ignored. The OpenAI endpoints check
+   their bodies as those APIs do and answer in their shapes and statuses (the codec's); the
+   model sees each as the Messages-shaped body of the same conversation, so a conversation
+   gets the same draws, faults and story whichever protocol carries it.
 2. Identity (`toolturn.wire.identity`): session from the `x-sim-session` header or from the
    conversation itself, turn index from the `x-sim-turn` header or the assistant messages,
    attempt (from 1) from the session's earlier requests of that turn. The model sees the body
@@ -58,31 +63,32 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolturn.model.api_errors import INVALID_REQUEST, STATUS_ERRORS, error_body
+from toolturn.model.api_errors import INVALID_REQUEST, STATUS_ERRORS
 from toolturn.model.model import MockModel
 from toolturn.model.response import HttpError, Response, StreamResponse, Turn
-from toolturn.runtime.accumulator import StreamAccumulator
-from toolturn.runtime.pairing import TranscriptShapeError, check_pairing
 from toolturn.runtime.strict_json import parse_json
 from toolturn.wire.admission import AsyncEndpoint
 from toolturn.wire.client_tools import ClientToolModels, ClientTools
+from toolturn.wire.codecs import CODECS, MESSAGES, Codec, Frames, final_message
 from toolturn.wire.connection import BadRequest, HttpConnection, HttpRequest, Timeouts
 from toolturn.wire.identity import TurnIdentities
+from toolturn.wire.openai_errors import Problem
 from toolturn.wire.recorder import Recorder
-from toolturn.wire.request_shape import count_tokens_problem, request_problem
+from toolturn.wire.request_shape import count_tokens_problem
 from toolturn.wire.sent import SentCall, SentResponse, sent_parts
 from toolturn.wire.side_endpoints import (
     COUNT_TOKENS_PATH,
-    MESSAGES_PATH,
     MODELS_PATH,
     count_tokens,
     mapped_profile,
     model_body,
     model_info,
     model_list,
+    model_shape,
     served_names,
 )
-from toolturn.wire.sse import encode_event
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MAX_DELAY_NS", "MockServer", "final_message"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -106,21 +112,13 @@ def log_to_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def final_message(events: list[dict[str, Any]]) -> dict[str, Any]:
-    """The Message a complete stream amounts to (what a non-streaming request answers)."""
-    accumulator = StreamAccumulator()
-    for event in events:
-        accumulator.feed(event)
-    return accumulator.snapshot()
-
-
-def _decoded(data: bytes, *, counting: bool) -> tuple[Any, str | None]:
-    """A request's body and why it is refused (None: it is not), as the API words it."""
+def _count_tokens_body(data: bytes) -> tuple[Any, str | None]:
+    """A count_tokens body and why it is refused (None: it is not), as the API words it."""
     try:
         body = parse_json(data.decode("utf-8"))
     except ValueError as error:  # UnicodeDecodeError included
         return None, f"request body is not valid JSON: {error}"
-    return body, count_tokens_problem(body) if counting else request_problem(body)
+    return body, count_tokens_problem(body)
 
 
 class MockServer:
@@ -244,39 +242,52 @@ class MockServer:
         path = request.target.partition("?")[0]  # Claude Code posts to /v1/messages?beta=true
         where = f"{request.method} {path}"
         method = "GET" if path == MODELS_PATH or path.startswith(MODELS_PATH + "/") else "POST"
-        if path not in (MESSAGES_PATH, COUNT_TOKENS_PATH) and method != "GET":
+        codec = CODECS.get(path)
+        shape = codec or MESSAGES  # the shape of its errors: the protocol's, if it has one
+        if codec is None and path != COUNT_TOKENS_PATH and method != "GET":
             # HEAD / as well: the API answers 404 there.
-            await self._reject(http, where, 404, "not_found_error", f"{where}: not found")
+            await self._reject(http, where, 404, "not_found_error", f"{where}: not found",
+                               codec=shape)
             return True
         # A HEAD (Bun's connection check before Claude Code's first request) is a GET without
         # its body.
         if request.method not in (method, "HEAD" if method == "GET" else method):
-            await self._reject(http, where, 405, INVALID_REQUEST, f"{where}: use {method}")
+            await self._reject(http, where, 405, INVALID_REQUEST, f"{where}: use {method}",
+                               codec=shape)
             return True
         if method == "GET":
-            await self._answer_models(http, where, path)
+            await self._answer_models(http, where, path, request.headers)
             return True
-        body, problem = _decoded(request.body, counting=path == COUNT_TOKENS_PATH)
+        if codec is None:  # count_tokens
+            body, refusal = _count_tokens_body(request.body)
+            if refusal is not None:
+                await self._reject(http, where, 400, INVALID_REQUEST, refusal)
+            else:
+                await self._send_json(http, 200, count_tokens(body))
+                self._log(f"{where} 200")
+            return True
+        body, problem = codec.decoded(request.body)
         if problem is not None:
-            if self.recorder is not None and path == MESSAGES_PATH:
-                self.recorder.refused(arrived_ns - self._origin_ns, 400, problem)
-            await self._reject(http, where, 400, INVALID_REQUEST, problem)
+            if self.recorder is not None:
+                self.recorder.refused(arrived_ns - self._origin_ns, 400, problem.message)
+            await self._reject(http, where, 400, INVALID_REQUEST, problem.message, codec=codec,
+                               problem=problem)
             return True
-        if path == COUNT_TOKENS_PATH:
-            await self._send_json(http, 200, count_tokens(body))
-            self._log(f"{where} 200")
-            return True
-        return await self._answer_messages(http, request, body, where, arrived_ns)
+        return await self._answer_messages(http, request, body, where, arrived_ns, codec)
 
-    async def _answer_models(self, http: HttpConnection, where: str, path: str) -> None:
+    async def _answer_models(self, http: HttpConnection, where: str, path: str,
+                             headers: Mapping[str, str]) -> None:
         name = path[len(MODELS_PATH) + 1:]
+        shape = model_shape(headers)
         if not name:
-            await self._send_json(http, 200, model_list(self.model))
+            await self._send_json(http, 200, model_list(self.model, shape))
         elif self.strict_models and name not in served_names(self.model):
-            await self._reject(http, where, 404, "not_found_error", f"model: {name}")
+            codec = MESSAGES if shape == "anthropic" else CODECS["/v1/responses"]
+            await self._reject(http, where, 404, "not_found_error", f"model: {name}",
+                               codec=codec)
             return
         else:
-            await self._send_json(http, 200, model_info(name))
+            await self._send_json(http, 200, model_info(name, shape))
         self._log(f"{where} 200")
 
     async def _answer_messages(
@@ -286,17 +297,17 @@ class MockServer:
         body: dict[str, Any],
         where: str,
         arrived_ns: int,
+        codec: Codec = MESSAGES,
     ) -> bool:
-        turn = self._identities.turn_for(request.headers, body)
-        matched, profile = mapped_profile(body["model"], self.model)
-        model = self._models.for_request(body, profile)
-        seen = model_body(body, model, self.strict_models, matched=matched)
-        try:
-            violations = check_pairing(seen["messages"])
-        except TranscriptShapeError as error:
-            violations = [str(error)]
+        # The model sees every protocol's request as the Messages body of the same conversation.
+        shaped = codec.messages_body(body)
+        turn = self._identities.turn_for(request.headers, shaped)
+        matched, profile = mapped_profile(shaped["model"], self.model)
+        model = self._models.for_request(shaped, profile)
+        seen = model_body(shaped, model, self.strict_models, matched=matched)
+        violations = codec.pairing(body, seen)
         index = None if self.recorder is None else self.recorder.arrived(
-            arrived_ns - self._origin_ns, turn, seen["model"], body["messages"], request.body,
+            arrived_ns - self._origin_ns, turn, seen["model"], shaped["messages"], request.body,
             violations)
         response: Response | None = None
         holds_slot = await self._endpoint.acquire()
@@ -311,14 +322,15 @@ class MockServer:
             if holds_slot:
                 faults = response.faults
             if isinstance(response, HttpError):
-                outcome = await self._send_http_error(http, response, admitted_ns, sent)
+                outcome = await self._send_http_error(http, response, admitted_ns, sent, codec)
                 return True
             request_id = self.model.request_id(turn)
             if body.get("stream", False):
-                outcome = await self._send_stream(http, response, request_id, admitted_ns, sent)
+                outcome = await self._send_stream(http, response, request_id, admitted_ns, sent,
+                                                  codec.frames(response, body), codec)
             else:
                 outcome = await self._send_message(http, response, request_id, admitted_ns,
-                                                   sent)
+                                                   sent, body, codec)
             return response.ending != "cut"
         except ConnectionError:
             raise  # the client went away: nothing is owed to it
@@ -332,8 +344,9 @@ class MockServer:
                 return False
             error_type, message = STATUS_ERRORS[500]
             request_id = self.model.request_id(turn)
-            await self._send_json(http, 500, error_body(error_type, message, request_id),
-                                  [("request-id", request_id)], sent)
+            status, error_json = codec.error(500, error_type, message, request_id)
+            await self._send_json(http, status, error_json,
+                                  [(codec.request_id_header, request_id)], sent)
             return True
         finally:
             if holds_slot:
@@ -386,21 +399,27 @@ class MockServer:
         error_type: str,
         message: str,
         headers: list[tuple[str, str]] | None = None,
+        *,
+        codec: Codec = MESSAGES,
+        problem: Problem | None = None,
     ) -> None:
-        """Answer a request the mock model never sees, and log it."""
+        """Answer a request the mock model never sees (in `codec`'s shape), and log it."""
         self._rejected += 1
         request_id = f"req_serve_{self._rejected:08d}"
-        await self._send_json(http, status, error_body(error_type, message, request_id),
-                              [("request-id", request_id), *(headers or [])])
-        self._log(f"{where} {status} {message}")
+        sent_status, body = codec.error(status, error_type, message, request_id, problem)
+        await self._send_json(http, sent_status, body,
+                              [(codec.request_id_header, request_id), *(headers or [])])
+        self._log(f"{where} {sent_status} {message}")
 
     # ----- answers -----
 
     async def _send_http_error(
-        self, http: HttpConnection, error: HttpError, admitted_ns: int, sent: SentResponse
+        self, http: HttpConnection, error: HttpError, admitted_ns: int, sent: SentResponse,
+        codec: Codec,
     ) -> str:
         await self._sleep_until(admitted_ns, error.at_ns)
-        headers = [("request-id", str(error.body.get("request_id", "")))]
+        request_id = str(error.body.get("request_id", ""))
+        headers = [(codec.request_id_header, request_id)]
         if error.retry_after_ns is not None:
             # The two headers must agree: `retry-after: 1` beside `retry-after-ms: 100` made
             # the CLI (which reads seconds) wait 1.1 s and the SDK (milliseconds first) 0.1 s.
@@ -409,23 +428,27 @@ class MockServer:
             headers.append(("retry-after-ms", str(wait_ms)))
             if wait_ms % 1000 == 0:
                 headers.append(("retry-after", str(wait_ms // 1000)))
-        await self._send_json(http, error.status, error.body, headers, sent)
+        status, body = codec.error(error.status, error.body["error"]["type"],
+                                   error.body["error"]["message"], request_id)
+        await self._send_json(http, status, error.body if codec is MESSAGES else body, headers,
+                              sent)
         sent.ending = "http_error"
-        return f"{error.status} {error.body['error']['type']}"
+        return f"{status} {error.body['error']['type']}"
 
     async def _send_stream(self, http: HttpConnection, response: StreamResponse,
-                           request_id: str, admitted_ns: int, sent: SentResponse) -> str:
+                           request_id: str, admitted_ns: int, sent: SentResponse,
+                           frames: Frames, codec: Codec) -> str:
         await http.start(200, [_EVENT_STREAM, ("cache-control", "no-cache"),
-                               ("request-id", request_id)])
+                               (codec.request_id_header, request_id)])
         sent.started(200)
         due: list[dict[str, Any]] = []  # events whose time has come, written together
         for t_ns, event in zip(response.times, response.events, strict=True):
             if admitted_ns + self._scaled(t_ns) > time.monotonic_ns():
-                await self._send_events(http, due, sent)
+                await self._send_events(http, due, sent, frames)
                 due = []
                 await self._sleep_until(admitted_ns, t_ns)
             due.append(event)
-        await self._send_events(http, due, sent)
+        await self._send_events(http, due, sent, frames)
         await self._sleep_until(admitted_ns, response.end_ns)
         if response.ending == "cut":
             http.cut()
@@ -436,29 +459,32 @@ class MockServer:
         return f"200 stream {response.ending}"
 
     async def _send_events(
-        self, http: HttpConnection, events: list[dict[str, Any]], sent: SentResponse
+        self, http: HttpConnection, events: list[dict[str, Any]], sent: SentResponse,
+        frames: Frames,
     ) -> None:
-        data = b"".join(encode_event(event) for event in events)
+        """Write the model's `events`, each framed in the request's protocol."""
+        data = b"".join(frames(event) for event in events)
         await http.send_data(data)
         sent.wrote(self.clock_ns(), len(data), events)  # noted once the socket took them
 
     async def _send_message(self, http: HttpConnection, response: StreamResponse,
-                            request_id: str, admitted_ns: int, sent: SentResponse) -> str:
+                            request_id: str, admitted_ns: int, sent: SentResponse,
+                            body: Mapping[str, Any], codec: Codec) -> str:
         await self._sleep_until(admitted_ns, response.end_ns)
         if response.ending == "cut":
             http.cut()
             sent.ending = "cut"
             return "- message cut"
-        headers = [("request-id", request_id)]
+        headers = [(codec.request_id_header, request_id)]
         if response.ending == "error_event":
             error = response.events[-1]["error"]
-            status = _ERROR_STATUS.get(error["type"], 500)
-            await self._send_json(http, status, error_body(error["type"], error["message"],
-                                                           request_id), headers, sent)
+            status, error_json = codec.error(_ERROR_STATUS.get(error["type"], 500),
+                                             error["type"], error["message"], request_id)
+            await self._send_json(http, status, error_json, headers, sent)
             sent.ending = "error_event"
             return f"{status} message error_event"
         # A whole Message: its blocks went out together, with the body.
-        await self._send_json(http, 200, final_message(response.events), headers, sent,
+        await self._send_json(http, 200, codec.final(response, body), headers, sent,
                               response.events)
         sent.ending = response.ending
         return "200 message"
