@@ -126,17 +126,18 @@ class ResponsesCodec(_OpenAICodec):
     def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
         return openai_responses_request.pairing(body)
 
-    def _events(self, response: StreamResponse, body: Mapping[str, Any]) -> ResponsesEvents:
+    def encoder(self, response: StreamResponse, body: Mapping[str, Any]) -> ResponsesEvents:
+        """The response's Responses events, made as its Messages events are fed."""
         blocks = sum(1 for event in response.events if event["type"] == "content_block_start")
         return ResponsesEvents(response.message_id, response.model, body,
                                stop_reason_of(response.events), blocks)
 
     def frames(self, response: StreamResponse, body: Mapping[str, Any]) -> Frames:
-        events = self._events(response, body)
+        events = self.encoder(response, body)
         return lambda event: b"".join(encode_event(out) for out in events.feed(event))
 
     def final(self, response: StreamResponse, body: Mapping[str, Any]) -> dict[str, Any]:
-        events = self._events(response, body)
+        events = self.encoder(response, body)
         for event in response.events:
             events.feed(event)
         return events.response()
@@ -160,12 +161,16 @@ class ChatCodec(_OpenAICodec):
     def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
         return openai_chat_request.pairing(body)
 
+    def encoder(self, response: StreamResponse, body: Mapping[str, Any]) -> ChatChunks:
+        """The response's chunks, made as its Messages events are fed."""
+        return ChatChunks(response.message_id, response.model, body)
+
     def frames(self, response: StreamResponse, body: Mapping[str, Any]) -> Frames:
-        chunks = ChatChunks(response.message_id, response.model, body)
+        chunks = self.encoder(response, body)
         return lambda event: b"".join(_chunk_bytes(chunk) for chunk in chunks.feed(event))
 
     def final(self, response: StreamResponse, body: Mapping[str, Any]) -> dict[str, Any]:
-        chunks = ChatChunks(response.message_id, response.model, body)
+        chunks = self.encoder(response, body)
         for event in response.events:
             chunks.feed(event)
         return chunks.completion()

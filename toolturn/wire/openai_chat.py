@@ -83,7 +83,7 @@ class ChatChunks:
     def completion(self) -> dict[str, Any]:
         """The `chat.completion` object the events fed so far amount to."""
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text) or None,
-                                   "refusal": None, "annotations": []}
+                                   "refusal": None}
         if self._calls:
             message["tool_calls"] = self._calls
         return {**self._head("chat.completion"),
