@@ -19,11 +19,15 @@ from tests.helpers.openai_cases import (
     CASES,
     CHAT,
     RESPONSES,
+    chat_view,
     covers,
     expected,
     expected_bytes,
+    from_chat_chunks,
+    from_responses_events,
     model_for,
     request,
+    scripted,
 )
 from tests.helpers.server import FAST, serving
 from toolturn.model.response import HttpError, StreamResponse
@@ -70,7 +74,8 @@ async def _async(client: openai.AsyncOpenAI, path: str, body: dict[str, Any], st
                 seen.append(event.to_dict(warnings=False))
             return (await events.get_final_response()).to_dict(warnings=False)
     if path == RESPONSES:
-        return (await client.responses.create(**body, extra_headers=headers)).to_dict(warnings=False)
+        made = await client.responses.create(**body, extra_headers=headers)
+        return made.to_dict(warnings=False)
     if stream:
         async with client.chat.completions.stream(**_without_stream(body),
                                                   extra_headers=headers) as chunks:
@@ -78,7 +83,8 @@ async def _async(client: openai.AsyncOpenAI, path: str, body: dict[str, Any], st
                 if event.type == "chunk":
                     seen.append(event.chunk.to_dict(warnings=False))
             return (await chunks.get_final_completion()).to_dict(warnings=False)
-    return (await client.chat.completions.create(**body, extra_headers=headers)).to_dict(warnings=False)
+    completion = await client.chat.completions.create(**body, extra_headers=headers)
+    return completion.to_dict(warnings=False)
 
 
 def _run_async(base_url: str, *args: Any) -> Any:
@@ -114,6 +120,12 @@ def _check_stream(path: str, answer: StreamResponse, body: dict[str, Any], seen:
         ours = [chunk for chunk in ours if "error" not in chunk]  # raised, not yielded
     # The SDK adds its snapshot fields to some events: every field of ours is there.
     covers(seen, ours[:len(seen)])
+    # And what it decoded carries the model's own blocks, read from the model's events alone.
+    blocks = scripted(answer.events)
+    if path == RESPONSES and len(seen) == len(ours):
+        assert from_responses_events(seen) == blocks
+    elif path == CHAT:
+        assert from_chat_chunks(seen) == chat_view(blocks)
     call_ids = [event["item"]["call_id"] for event in ours
                 if event.get("type") == "response.output_item.added"
                 and event["item"]["type"] == "function_call"]
@@ -137,6 +149,27 @@ def _check_stream(path: str, answer: StreamResponse, body: dict[str, Any], seen:
     else:
         assert caught is None, caught
         covers(outcome, CODECS[path].final(answer, body))
+        _check_final(path, answer, outcome)
+
+
+def _check_final(path: str, answer: StreamResponse, outcome: dict[str, Any]) -> None:
+    """The final object carries the model's blocks (read without the codec)."""
+    blocks = scripted(answer.events)
+    if path == RESPONSES:
+        texts = [item.get("arguments") or "".join(
+            part["text"] for part in item.get("content") or item.get("summary") or [])
+            for item in outcome["output"]]
+        assert texts == [block["text"] for block in blocks]
+        assert [item.get("call_id", "") for item in outcome["output"]] == [
+            block["id"] for block in blocks]
+        return
+    stop = next(e["delta"]["stop_reason"] for e in answer.events if e["type"] == "message_delta")
+    finish = {"tool_use": "tool_calls", "end_turn": "stop", "max_tokens": "length"}[stop]
+    assert outcome["choices"][0]["finish_reason"] == finish
+    message = outcome["choices"][0]["message"]
+    calls = [{"id": call["id"], "name": call["function"]["name"],
+              "text": call["function"]["arguments"]} for call in message.get("tool_calls") or ()]
+    assert (message["content"] or "", calls) == chat_view(blocks)
 
 
 def _check_create(path: str, answer: StreamResponse, body: dict[str, Any], outcome: Any,
@@ -151,6 +184,7 @@ def _check_create(path: str, answer: StreamResponse, body: dict[str, Any], outco
     else:
         assert caught is None, caught
         covers(outcome, CODECS[path].final(answer, body))
+        _check_final(path, answer, outcome)
 
 
 def _attempt(call: Callable[[], Any]) -> tuple[Any, BaseException | None]:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from tests.helpers.model_support import TOOLS
 from toolturn.model.config import ModelConfig
 from toolturn.model.model import MockModel
 from toolturn.model.response import Response, Turn
 from toolturn.wire.codecs import CODECS
 from toolturn.wire.side_endpoints import model_body
-
-from tests.helpers.model_support import TOOLS
 
 SEED = 11
 RESPONSES = "/v1/responses"
@@ -91,3 +90,60 @@ def covers(theirs: Any, ours: Any, where: str = "") -> None:
             covers(one, other, f"{where}[{index}]")
     else:
         assert theirs == ours, f"{where}: {theirs!r} != {ours!r}"
+
+
+def scripted(events: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The blocks the model's Messages events carry, read without any codec: each block's type,
+    its text (thinking, text, or a call's raw argument JSON) and a call's id and name."""
+    blocks: list[dict[str, str]] = []
+    for event in events:
+        if event["type"] == "content_block_start":
+            block = event["content_block"]
+            blocks.append({"type": block["type"], "text": "", "id": block.get("id", ""),
+                           "name": block.get("name", "")})
+        elif event["type"] == "content_block_delta":
+            delta = event["delta"]
+            blocks[-1]["text"] += delta.get("text", delta.get("thinking",
+                                                               delta.get("partial_json", "")))
+    return blocks
+
+
+_DELTAS = ("response.output_text.delta", "response.reasoning_summary_text.delta",
+           "response.function_call_arguments.delta")
+
+
+def from_responses_events(events: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The same, accumulated from Responses events as the SDK decoded them."""
+    kinds = {"message": "text", "reasoning": "thinking", "function_call": "tool_use"}
+    blocks: list[dict[str, str]] = []
+    for event in events:
+        if event["type"] == "response.output_item.added":
+            item = event["item"]
+            blocks.append({"type": kinds[item["type"]], "text": "",
+                           "id": item.get("call_id", ""), "name": item.get("name", "")})
+        elif event["type"] in _DELTAS:
+            blocks[event["output_index"]]["text"] += event["delta"]
+    return blocks
+
+
+def from_chat_chunks(chunks: list[dict[str, Any]]) -> tuple[str, list[dict[str, str]]]:
+    """The text and the calls (id, name, arguments) accumulated from chunks as decoded."""
+    text = ""
+    calls: list[dict[str, str]] = []
+    for chunk in chunks:
+        for choice in chunk["choices"]:
+            delta = choice["delta"]
+            text += delta.get("content") or ""
+            for call in delta.get("tool_calls") or ():
+                if call["index"] == len(calls):
+                    calls.append({"id": call["id"], "name": call["function"]["name"], "text": ""})
+                calls[call["index"]]["text"] += call["function"].get("arguments") or ""
+    return text, calls
+
+
+def chat_view(blocks: list[dict[str, str]]) -> tuple[str, list[dict[str, str]]]:
+    """What Chat Completions can carry of `blocks`: the text, and the calls (no reasoning)."""
+    text = "".join(block["text"] for block in blocks if block["type"] == "text")
+    calls = [{"id": b["id"], "name": b["name"], "text": b["text"]}
+             for b in blocks if b["type"] == "tool_use"]
+    return text, calls
