@@ -12,8 +12,9 @@ A real agent executes every tool_use we send, so what we call must be safe by de
      examples, or inputs generated from its schema), else inputs generated from the client's
      `input_schema`. Such inputs may write files or run anything: for agents in a sandbox.
    A built-in input the client's schema refuses is dropped; a tool left with none is not called.
-2. Weights: a callable tool keeps the scenario's `tool_mix` weight; one the mix does not name
-   gets the mix's mean weight (1 if the mix is empty). A request with no callable tool gets
+2. Weights: a callable tool keeps the scenario's `tool_mix` weight; a client's own twin of a
+   scenario tool (`TWINS`: Codex CLI's shell `exec_command` for Bash) takes that tool's; one the
+   mix does not name gets the mix's mean weight (1 if the mix is empty). A request with no callable tool gets
    final answers only (text, no tool calls).
 3. Invalid inputs (the `invalid_tool_input` fault) break the client's own schema: a required
    field dropped, a value of the wrong type. They fail validation in the client, harmlessly.
@@ -62,7 +63,15 @@ SAFE_INPUTS: dict[str, list[dict[str, Any]]] = {
         {"pattern": "import", "output_mode": "count"},
     ],
     "LS": [{"path": DIR}],
+    # Codex CLI's shell (`exec_command`, `cmd` a shell command line), and its older `shell`
+    # (`command` an argv): the same harmless commands as Bash's.
+    "exec_command": [{"cmd": "ls"}, {"cmd": "ls -la"}, {"cmd": "pwd"},
+                     {"cmd": "echo toolturn-sim"}, {"cmd": "wc -l README.md"}],
+    "shell": [{"command": ["ls"]}, {"command": ["ls", "-la"]}, {"command": ["pwd"]},
+              {"command": ["echo", "toolturn-sim"]}],
 }
+# A client's own tool that plays a scenario tool: it takes that tool's `tool_mix` weight.
+TWINS = {"exec_command": "Bash", "shell": "Bash"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +138,7 @@ def _in_dir(script: ExplicitScript, client_dir: str) -> ExplicitScript:
 
 def _weights(mix: Mapping[str, float], names: list[str]) -> dict[str, float]:
     mean = sum(mix.values()) / len(mix) if mix else 1.0
-    return {name: float(mix.get(name, mean)) for name in names}
+    return {name: float(mix.get(name, mix.get(TWINS.get(name, name), mean))) for name in names}
 
 
 class ClientToolModels:
