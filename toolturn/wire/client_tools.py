@@ -14,8 +14,8 @@ A real agent executes every tool_use we send, so what we call must be safe by de
    A built-in input the client's schema refuses is dropped; a tool left with none is not called.
 2. Weights: a callable tool keeps the scenario's `tool_mix` weight; a client's own twin of a
    scenario tool (`TWINS`: Codex CLI's shell `exec_command` for Bash) takes that tool's; one the
-   mix does not name gets the mix's mean weight (1 if the mix is empty). A request with no callable tool gets
-   final answers only (text, no tool calls).
+   mix does not name gets the mix's mean weight (1 if the mix is empty). A request with no
+   callable tool gets final answers only (text, no tool calls).
 3. Invalid inputs (the `invalid_tool_input` fault) break the client's own schema: a required
    field dropped, a value of the wrong type. They fail validation in the client, harmlessly.
 4. An explicit script's calls are sent as scripted (its author chose names and inputs), with
