@@ -50,6 +50,8 @@ def tool_message(call_id: str) -> dict[str, Any]:
                                "Expected a value >= 16, but got 4 instead.", "max_output_tokens"),
     ({"tools": [{"type": "function"}]}, "Missing required parameter: 'tools[0].name'.",
      "tools[0].name"),
+    ({"input": [{"type": "telepathy"}]}, "Invalid value: 'telepathy'. Supported values are: "
+                                         "'additional_tools', ", "input[0].type"),
     ({"previous_response_id": "resp_1"}, "Previous response with id 'resp_1' not found.",
      "previous_response_id"),
 ])
@@ -57,7 +59,8 @@ def test_responses_bodies_the_api_refuses_are_refused_in_its_words(
         change: dict[str, Any], message: str, param: str) -> None:
     body = {key: value for key, value in {**GOOD_RESPONSES, **change}.items() if value is not None}
     problem = openai_responses_request.request_problem(body)
-    assert problem is not None and (problem.message, problem.param) == (message, param)
+    assert problem is not None and problem.message.startswith(message)
+    assert problem.param == param
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -11,8 +11,10 @@ Rules:
    `user`, `assistant`, `system` or `developer` and a `content`: a string or a list of parts
    (`input_text`, `output_text` ... with a string `text`). A `function_call` has string
    `call_id`, `name` and `arguments`; a `function_call_output` a string `call_id` and an
-   `output` (a string or a list of parts). Other item types (`reasoning`, `web_search_call`,
-   `item_reference`, ...) are accepted and not shown to the model.
+   `output` (a string or a list of parts). The other item types the official SDK knows
+   (`reasoning`, `web_search_call`, `item_reference`, ...: `ITEM_TYPES`, read from
+   `openai.types.responses`, so they follow the SDK as it grows) are accepted and not shown to
+   the model; a type it does not know is refused.
 3. `tools` is a list of objects with a `type`; a `function` tool has a string `name`. Tool types
    the server does not play (`namespace`, `web_search`, `custom`, ...) are accepted and never
    called. `max_output_tokens` is an integer of at least 16, `temperature` a number from 0 to
@@ -31,8 +33,11 @@ Rules:
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
 from typing import Any
+
+from openai.types.responses import ResponseInputItemParam
 
 from toolturn.runtime.strict_json import parse_json
 from toolturn.wire.openai_errors import (
@@ -44,11 +49,15 @@ from toolturn.wire.openai_errors import (
     invalid_value,
     number_in,
 )
-from toolturn.wire.request_shape import MAX_OUTPUT_TOKENS, merged_turns
+from toolturn.wire.request_shape import MAX_OUTPUT_TOKENS, literals, members, merged_turns
 
 ROLES = ("assistant", "system", "developer", "user")
 MIN_OUTPUT_TOKENS = 16
 _ITEMS = "a string or array of input items"
+# The `type` of every input item the SDK's request types know.
+ITEM_TYPES = tuple(sorted({
+    tag for member in members(ResponseInputItemParam) if hasattr(member, "__required_keys__")
+    for tag in literals(typing.get_type_hints(member, include_extras=True).get("type", str))}))
 
 
 def request_problem(body: Any) -> Problem | None:
@@ -94,6 +103,8 @@ def _check_item(item: Any, where: str) -> None:
     if kind is None:
         raise Refused(Problem(f"Missing required parameter: '{where}.type'.", f"{where}.type",
                               "missing_required_parameter"))
+    if kind not in ITEM_TYPES:
+        raise invalid_value(f"{where}.type", kind, ITEM_TYPES)
     if kind == "message":
         role = field(item, "role", str, "a string", where, required=True)
         if role not in ROLES:

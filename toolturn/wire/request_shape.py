@@ -51,32 +51,32 @@ MIN_THINKING_BUDGET = 1024
 ROLES = ("user", "assistant", "system")
 
 
-def _members(union: Any) -> list[Any]:
+def members(union: Any) -> list[Any]:
     origin = typing.get_origin(union)
     if origin is typing.Annotated:
-        return _members(typing.get_args(union)[0])
+        return members(typing.get_args(union)[0])
     if origin is typing.Union:
-        return [member for arg in typing.get_args(union) for member in _members(arg)]
+        return [member for arg in typing.get_args(union) for member in members(arg)]
     return [union]
 
 
-def _literals(hint: Any) -> list[str]:
+def literals(hint: Any) -> list[str]:
     if typing.get_origin(hint) is typing.Literal:
         return [value for value in typing.get_args(hint) if isinstance(value, str)]
-    return [value for arg in typing.get_args(hint) for value in _literals(arg)]
+    return [value for arg in typing.get_args(hint) for value in literals(arg)]
 
 
 def _required_by_type(union: Any) -> dict[str, frozenset[str]]:
     """Each `type` tag of the SDK's request TypedDicts in `union` -> its required fields."""
     tags: dict[str, frozenset[str]] = {}
-    for member in _members(union):
+    for member in members(union):
         if not hasattr(member, "__required_keys__"):
             continue  # a response model the union also accepts: its request twin is listed
         hints = typing.get_type_hints(member, include_extras=True)
         required = frozenset(
             key for key, hint in hints.items() if typing.get_origin(hint) is typing.Required
         )
-        for tag in _literals(hints["type"]):
+        for tag in literals(hints["type"]):
             tags.setdefault(tag, required - {"type"})
     return tags
 
