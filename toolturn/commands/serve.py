@@ -54,7 +54,9 @@ def add_parser(subparsers: Any) -> None:
         "serve",
         help="serve the scenario's mock model over HTTP/SSE for real clients",
         description="Serve the scenario's mock model as an Anthropic-compatible POST "
-        "/v1/messages (streaming and not), with its latencies and faults, on loopback.",
+        "/v1/messages, and as the OpenAI Responses API (POST /v1/responses) and Chat "
+        "Completions (POST /v1/chat/completions), streaming and not, with its latencies and "
+        "faults, on loopback.",
     )
     parser.add_argument("scenario", metavar="SCENARIO", type=scenario_argument,
                         help="scenario TOML file, or a packaged scenario's name "

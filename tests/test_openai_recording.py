@@ -1,0 +1,71 @@
+"""`--record` in the OpenAI protocols: the recorder sees each request as the Messages-shaped
+conversation the model sees, so the calls sent and their results are paired by call id."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.helpers.openai_cases import CHAT, RESPONSES, USER_TEXT, model_for, request
+from tests.helpers.server import serving
+from toolturn.wire.identity import SESSION_HEADER
+from toolturn.wire.recorder import Recorder
+
+
+def _calls(path: str, text: str) -> list[tuple[str, str, str]]:
+    """(id, name, arguments) of the calls a stream carried."""
+    payloads = [json.loads(line[6:]) for line in text.splitlines()
+                if line.startswith("data: {")]
+    if path == RESPONSES:
+        return [(p["item"]["call_id"], p["item"]["name"], p["item"]["arguments"])
+                for p in payloads if p["type"] == "response.output_item.done"
+                and p["item"]["type"] == "function_call"]
+    calls: list[list[str]] = []
+    for payload in payloads:
+        for choice in payload["choices"]:
+            for call in choice["delta"].get("tool_calls") or ():
+                if "id" in call:
+                    calls.append([call["id"], call["function"]["name"], ""])
+                calls[call["index"]][2] += call["function"]["arguments"]
+    return [(a, b, c) for a, b, c in calls]
+
+
+def _follow_up(path: str, body: dict[str, Any], calls: list[tuple[str, str, str]]
+               ) -> dict[str, Any]:
+    if path == RESPONSES:
+        return {**body, "input": [
+            {"role": "user", "content": USER_TEXT},
+            *({"type": "function_call", "call_id": i, "name": n, "arguments": a}
+              for i, n, a in calls),
+            *({"type": "function_call_output", "call_id": i, "output": "ok"}
+              for i, _, _ in calls)]}
+    return {**body, "messages": [
+        {"role": "user", "content": USER_TEXT},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+            for i, n, a in calls]},
+        *({"role": "tool", "tool_call_id": i, "content": "ok"} for i, _, _ in calls)]}
+
+
+@pytest.mark.parametrize("path", [RESPONSES, CHAT])
+def test_calls_and_results_are_paired_by_call_id(path: str) -> None:
+    model = model_for("clean")
+    recorder = Recorder()
+    body = request(path, model, stream=True)
+    with serving(model, recorder=recorder) as (server, _, _log):
+        first = httpx2.post(server.base_url + path, json=body, timeout=20,
+                            headers={SESSION_HEADER: "5"})
+        calls = _calls(path, first.text)
+        second = httpx2.post(server.base_url + path, json=_follow_up(path, body, calls),
+                             timeout=20, headers={SESSION_HEADER: "5"})
+    assert second.status_code == 200 and len(calls) == 2
+    tables = recorder.tables()
+    assert tables["requests"].column("turn_index").to_pylist() == [0, 1]
+    sent = tables["tool_calls"].to_pylist()
+    first_turn = [row for row in sent if row["request_index"] == 0]
+    assert [row["tool_use_id"] for row in first_turn] == [call_id for call_id, _, _ in calls]
+    assert [row["result_request_index"] for row in first_turn] == [1, 1]
+    assert [row["results_in_order"] for row in first_turn] == [True, True]
