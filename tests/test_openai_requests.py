@@ -18,7 +18,7 @@ from toolturn.model.config import ModelConfig
 from toolturn.model.faults import ALL_FAULTS
 from toolturn.model.model import MockModel
 from toolturn.wire import openai_chat_request, openai_responses_request
-from toolturn.wire.client_tools import ClientTools
+from toolturn.wire.client_tools import ClientTools, _weights, callable_tools
 from toolturn.wire.identity import SESSION_HEADER
 from toolturn.wire.protocols import FAULTS, INEXPRESSIBLE, PROTOCOLS, markdown_table
 
@@ -254,3 +254,17 @@ def test_responses_reasoning_carries_the_models_thinking() -> None:
     assert reasoning.type == "reasoning"
     assert reasoning.summary[0].text == "Two files to read."  # the script's thinking
     assert reasoning.encrypted_content == "c2lnbmF0dXJl"
+
+
+def test_the_clients_own_tools_play_the_scenarios_with_its_weights(tmp_path: Path) -> None:
+    weights = _weights({"Bash": 20, "Read": 30}, ["exec_command", "read_file", "view_image"])
+    assert weights == {"exec_command": 20, "read_file": 30, "view_image": 25}
+    shell = {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}
+    qwen_read = {"type": "object", "properties": {"file_path": {"type": "string"}},
+                 "required": ["file_path"]}
+    tools = callable_tools([{"name": "exec_command", "input_schema": shell},
+                            {"name": "read_file", "input_schema": qwen_read}],
+                           ClientTools({}, client_dir=str(tmp_path)))
+    assert sorted(tools) == ["exec_command", "read_file"]
+    assert tools["exec_command"].spec.examples[0] == {"cmd": "ls"}
+    assert tools["read_file"].spec.examples[0] == {"file_path": f"{tmp_path}/README.md"}

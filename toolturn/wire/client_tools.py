@@ -13,7 +13,8 @@ A real agent executes every tool_use we send, so what we call must be safe by de
      `input_schema`. Such inputs may write files or run anything: for agents in a sandbox.
    A built-in input the client's schema refuses is dropped; a tool left with none is not called.
 2. Weights: a callable tool keeps the scenario's `tool_mix` weight; a client's own twin of a
-   scenario tool (`TWINS`: Codex CLI's shell `exec_command` for Bash) takes that tool's; one the
+   scenario tool (`TWINS`: Codex CLI's shell `exec_command` for Bash, Qwen Code's
+   `run_shell_command`, `read_file`, `glob`, `grep_search`) takes that tool's; one the
    mix does not name gets the mix's mean weight (1 if the mix is empty). A request with no
    callable tool gets final answers only (text, no tool calls).
 3. Invalid inputs (the `invalid_tool_input` fault) break the client's own schema: a required
@@ -69,9 +70,16 @@ SAFE_INPUTS: dict[str, list[dict[str, Any]]] = {
                      {"cmd": "echo toolturn-sim"}, {"cmd": "wc -l README.md"}],
     "shell": [{"command": ["ls"]}, {"command": ["ls", "-la"]}, {"command": ["pwd"]},
               {"command": ["echo", "toolturn-sim"]}],
+    # Qwen Code's (a Chat Completions agent): its shell, reads, globs and searches.
+    "run_shell_command": [{"command": "ls"}, {"command": "ls -la"}, {"command": "pwd"},
+                          {"command": "echo toolturn-sim"}, {"command": "wc -l README.md"}],
+    "read_file": [{"file_path": f"{DIR}/README.md"}, {"file_path": f"{DIR}/src/app.py"}],
+    "glob": [{"pattern": "*"}, {"pattern": "**/*.py"}, {"pattern": "*.md"}],
+    "grep_search": [{"pattern": "TODO"}, {"pattern": "def "}, {"pattern": "import"}],
 }
 # A client's own tool that plays a scenario tool: it takes that tool's `tool_mix` weight.
-TWINS = {"exec_command": "Bash", "shell": "Bash"}
+TWINS = {"exec_command": "Bash", "shell": "Bash", "run_shell_command": "Bash",
+         "read_file": "Read", "glob": "Glob", "grep_search": "Grep"}
 
 
 @dataclass(frozen=True, slots=True)
