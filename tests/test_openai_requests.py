@@ -268,3 +268,32 @@ def test_the_clients_own_tools_play_the_scenarios_with_its_weights(tmp_path: Pat
     assert sorted(tools) == ["exec_command", "read_file"]
     assert tools["exec_command"].spec.examples[0] == {"cmd": "ls"}
     assert tools["read_file"].spec.examples[0] == {"file_path": f"{tmp_path}/README.md"}
+
+
+def test_a_scripted_call_goes_to_the_twin_the_client_declares(tmp_path: Path) -> None:
+    script = {"kind": "explicit", "responses": [{"blocks": [
+        {"type": "tool_use", "name": "Read", "input": {"file_path": "{dir}/README.md"}},
+        {"type": "tool_use", "name": "Bash", "input": {"command": "ls", "description": "x"}},
+        {"type": "tool_use", "name": "Grep", "input": {"pattern": "TODO"}}]}]}
+    model = MockModel(ModelConfig.model_validate({"profile": "haiku", "script": script}), 7,
+                      TOOLS)
+    settings = ClientTools({}, client_dir=str(tmp_path))
+    with serving(model, client_tools=settings) as (server, _, _log):
+        client = openai.OpenAI(base_url=server.base_url + "/v1", api_key="x", max_retries=0)
+        codex = client.responses.create(model="gpt-5", input="Look.", tools=CODEX_FIRST_BODY[
+            "tools"])  # type: ignore[arg-type]
+        client.close()
+        claude = httpx2.post(server.base_url + "/v1/messages", timeout=20, json={
+            "model": "m", "max_tokens": 1000, "messages": [{"role": "user", "content": "Look."}],
+            "tools": [{"name": name, "input_schema": {"type": "object"}}
+                      for name in ("Read", "Bash")]}).json()
+    calls = [(item.name, item.arguments) for item in codex.output if item.type == "function_call"]
+    assert calls == [
+        ("exec_command", '{"cmd": "cat ' + str(tmp_path) + '/README.md"}'),
+        ("exec_command", '{"cmd": "ls"}'),
+        ("Grep", '{"pattern": "TODO"}'),  # no twin declared: as scripted, unknown to Codex
+    ]
+    assert [(b["name"], b["input"]) for b in claude["content"] if b["type"] == "tool_use"] == [
+        ("Read", {"file_path": f"{tmp_path}/README.md"}),
+        ("Bash", {"command": "ls", "description": "x"}),
+        ("Grep", {"pattern": "TODO"})]

@@ -20,8 +20,10 @@ A real agent executes every tool_use we send, so what we call must be safe by de
 3. Invalid inputs (the `invalid_tool_input` fault) break the client's own schema: a required
    field dropped, a value of the wrong type. They fail validation in the client, harmlessly.
 4. An explicit script's calls are sent as scripted (its author chose names and inputs), with
-   `{dir}` in an input replaced by the client's working directory when it is known; only the
-   invalid-input fault draws from the client's tools as above.
+   `{dir}` in an input replaced by the client's working directory when it is known; a call to a
+   tool the client does not declare goes to its twin when it declares one
+   (`toolturn.wire.tool_twins`: Codex CLI's shell for Bash and Read), its input translated;
+   only the invalid-input fault draws from the client's tools as above.
 5. One model per distinct tool list, kept for the `MODELS_KEPT` lists seen most recently: the
    model's draws depend on the scenario, the seed, the turn and the callable tools only.
 """
@@ -42,6 +44,7 @@ from toolturn.model.config import ExplicitScript, GeneratedScript, LatencyConfig
 from toolturn.model.model import MockModel
 from toolturn.model.tool_inputs import SpecInputs
 from toolturn.tools.spec import ToolSpec
+from toolturn.wire.tool_twins import TWINS, played_by
 
 MODELS_KEPT = 32
 DIR = "{dir}"  # replaced by the client's working directory
@@ -77,9 +80,7 @@ SAFE_INPUTS: dict[str, list[dict[str, Any]]] = {
     "glob": [{"pattern": "*"}, {"pattern": "**/*.py"}, {"pattern": "*.md"}],
     "grep_search": [{"pattern": "TODO"}, {"pattern": "def "}, {"pattern": "import"}],
 }
-# A client's own tool that plays a scenario tool: it takes that tool's `tool_mix` weight.
-TWINS = {"exec_command": "Bash", "shell": "Bash", "run_shell_command": "Bash",
-         "read_file": "Read", "glob": "Glob", "grep_search": "Grep"}
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +145,24 @@ def _in_dir(script: ExplicitScript, client_dir: str) -> ExplicitScript:
     return ExplicitScript.model_validate_json(text)
 
 
+def declared_names(declared: Any) -> set[str]:
+    """The names of the client tools a request declares (server tools left out)."""
+    return {tool["name"] for tool in declared if isinstance(tool, dict)
+            and tool.get("type", "custom") == "custom" and isinstance(tool.get("name"), str)
+            } if isinstance(declared, list) else set()
+
+
+def _with_twins(script: ExplicitScript, names: set[str]) -> ExplicitScript:
+    """The script with each call to an undeclared tool sent to its declared twin (rule 4)."""
+    data = script.model_dump()
+    for response in data["responses"]:
+        for block in response["blocks"]:
+            if block["type"] == "tool_use":
+                block["name"], block["input"] = played_by(block["name"], block["input"], names)
+    changed = ExplicitScript.model_validate(data)
+    return script if changed == script else changed
+
+
 def _weights(mix: Mapping[str, float], names: list[str]) -> dict[str, float]:
     mean = sum(mix.values()) / len(mix) if mix else 1.0
     return {name: float(mix.get(name, mix.get(TWINS.get(name, name), mean))) for name in names}
@@ -192,7 +211,9 @@ class ClientToolModels:
                 update = {"tool_mix": {}, "end_probability": 1.0}
                 tools = {}
             config = config.model_copy(update={"script": script.model_copy(update=update)})
-        elif self._settings.client_dir is not None:
-            in_dir = _in_dir(script, self._settings.client_dir)
-            config = config.model_copy(update={"script": in_dir})
+        else:
+            if self._settings.client_dir is not None:
+                script = _in_dir(script, self._settings.client_dir)
+            script = _with_twins(script, declared_names(declared))
+            config = config.model_copy(update={"script": script})
         return MockModel(config, self._base.root_seed, tools)
