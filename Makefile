@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test test-ray lint gate baseline bench bench-gate bench-icount bench-icount-gate bench-fidelity \
-	soak bench-recorder probe-sdk probe-claude report-check docs clean
+	soak bench-recorder probe-sdk probe-claude probe-codex probe-qwen report-check docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -143,6 +143,65 @@ probe-claude: $(PROBE_CLAUDE_NEEDS)
 	$(CLAUDE) --version
 	$(BIN)/toolturn probe --out $(PROBE_OUT) --repeat $(PROBE_REPEAT) -- \
 		$(CLAUDE) -p "$(PROBE_PROMPT)" --output-format json
+
+# The probe suite against the real Codex CLI (`codex exec`, which speaks only the Responses API),
+# installed from the npm registry into .probe-codex/ (ignored by git; needs node and npm). Not
+# part of `make test`. The probe points ANTHROPIC_BASE_URL at each case's server; the command
+# hands it to Codex as a model provider of wire_api "responses" (no websockets), with a dummy
+# OPENAI_API_KEY. CODEX_SANDBOX is Codex's own sandbox for the commands it runs (read-only, as
+# `codex exec` has it; its bundled bubblewrap needs /dev/full, and in a container without it
+# every command fails: danger-full-access runs them unsandboxed, and the probe's calls only
+# read). A CLI of one's own installs nothing: make probe-codex CODEX=/path/to/codex BIN=...
+CODEX_VERSION ?= 0.171.0
+CODEX_DIR := .probe-codex
+CODEX_MODEL ?= gpt-5
+CODEX_SANDBOX ?= read-only
+CODEX_OUT ?= results/probe-codex
+ifdef CODEX
+PROBE_CODEX_NEEDS :=
+else
+CODEX := $(CODEX_DIR)/node_modules/.bin/codex
+PROBE_CODEX_NEEDS := $(STAMP) $(CODEX_DIR)/.installed-$(CODEX_VERSION)
+endif
+# Read by the `sh -c` script below, inside its double quotes: it expands ANTHROPIC_BASE_URL there.
+CODEX_PROVIDER = model_providers.sim={name=\"sim\",base_url=\"$$ANTHROPIC_BASE_URL/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",supports_websockets=false}
+
+$(CODEX_DIR)/.installed-$(CODEX_VERSION):
+	npm install --prefix $(CODEX_DIR) --no-save --no-audit --no-fund @openai/codex@$(CODEX_VERSION)
+	touch $@
+
+probe-codex: $(PROBE_CODEX_NEEDS)
+	$(CODEX) --version
+	OPENAI_API_KEY=dummy $(BIN)/toolturn probe --out $(CODEX_OUT) --repeat $(PROBE_REPEAT) -- \
+		sh -c 'exec "$$0" exec --skip-git-repo-check -s $(CODEX_SANDBOX) -m $(CODEX_MODEL) \
+			-c model_provider=sim -c "$(CODEX_PROVIDER)" "$$1"' \
+		"$(abspath $(CODEX))" "$(PROBE_PROMPT)"
+
+# The probe suite against a Chat Completions agent: Qwen Code (npm @qwen-code/qwen-code, its
+# OpenAI auth type), installed into .probe-qwen/ unless QWEN=/path/to/qwen is given; its base URL
+# is the case's server, a dummy key, every tool approved (the calls are the harmless built-in
+# ones). Not part of `make test`. Scorecard: results/probe-qwen.
+QWEN_VERSION ?= 0.24.4
+QWEN_DIR := .probe-qwen
+QWEN_OUT ?= results/probe-qwen
+ifdef QWEN
+PROBE_QWEN_NEEDS :=
+else
+QWEN := $(QWEN_DIR)/node_modules/.bin/qwen
+PROBE_QWEN_NEEDS := $(STAMP) $(QWEN_DIR)/.installed-$(QWEN_VERSION)
+endif
+
+$(QWEN_DIR)/.installed-$(QWEN_VERSION):
+	npm install --prefix $(QWEN_DIR) --no-save --no-audit --no-fund @qwen-code/qwen-code@$(QWEN_VERSION)
+	touch $@
+
+probe-qwen: $(PROBE_QWEN_NEEDS)
+	$(QWEN) --version
+	QWEN_CODE_SUPPRESS_YOLO_WARNING=1 $(BIN)/toolturn probe --out $(QWEN_OUT) \
+		--repeat $(PROBE_REPEAT) -- \
+		sh -c 'exec "$$0" --auth-type openai --openai-base-url "$$ANTHROPIC_BASE_URL/v1" \
+			--openai-api-key dummy -m gpt-4o --approval-mode yolo "$$1"' \
+		"$(abspath $(QWEN))" "$(PROBE_PROMPT)"
 # The report page in a real headless browser: a small sweep's report.html opened alone by
 # Chromium (Debian's package, installed here if missing; needs root), its figures drawn and
 # visible in a screenshot. Outside `make test`: it needs a browser and about a minute.
@@ -156,4 +215,4 @@ docs: $(STAMP)
 	$(BIN)/python -m toolturn.reference
 
 clean:
-	rm -rf $(VENV) results/run-* $(CLAUDE_DIR)
+	rm -rf $(VENV) results/run-* $(CLAUDE_DIR) $(CODEX_DIR) $(QWEN_DIR)
