@@ -66,7 +66,11 @@ class ExchangeTap(Recorder):
     def arrived(self, arrival_ns: int, turn: Turn, model: str, messages: list[Any],
                 raw: bytes, violations: Sequence[str]) -> int:
         index = super().arrived(arrival_ns, turn, model, messages, raw, violations)
-        exchange = Exchange(len(self._exchanges), turn, raw, _body(raw), tuple(violations))
+        # `messages` is the conversation as the model sees it: a Messages body's own list, and
+        # an OpenAI request's (Responses `input`, Chat `messages`) in the Messages shape, which
+        # the classes read (`toolturn.wire.codecs`).
+        body = {**_body(raw), "messages": messages}
+        exchange = Exchange(len(self._exchanges), turn, raw, body, tuple(violations))
         with self._lock:
             self._exchanges.append(exchange)
             self._by_turn[turn] = exchange
