@@ -321,7 +321,7 @@ def calibrated_scenario(logs: Logs, name: str, seed: int) -> str:
         f"{sum(len(s.tool_calls) for s in steps)} tool calls."
     )
     out.comment("Each number below says where it came from; what the logs cannot say keeps the")
-    out.comment("defaults (see README, `toolturn traces calibrate`).")
+    out.comment("defaults (see docs/real-session-logs.md, `toolturn traces calibrate`).")
     out.key("name", name)
     out.key("description", f"Calibrated from {len(main)} logged sessions")
     out.key("seed", seed)
