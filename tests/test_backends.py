@@ -1,4 +1,4 @@
-"""Executor backends (toolturn/engine/backends.py): a real Dask LocalCluster gives the same tables
+"""Executor backends (toolturn/engine/backends/): a real Dask LocalCluster gives the same tables
 and files as a serial run; a failing task is named and the others kept; a backend not installed is
 one line and exit 2. Ray is tested apart (`make test-ray`: its wheel is large)."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers import failing_tasks, signal_masks
 from toolturn.cli import main
-from toolturn.engine import runner
+from toolturn.engine import task as tasks
 from toolturn.engine.backends import executor_for
 from toolturn.engine.runner import TasksFailed, run_scenario
 from toolturn.metrics.parts import is_complete
@@ -69,7 +69,7 @@ def test_a_failing_task_is_named_and_the_others_are_kept(
     # As on the local backend (tests/test_run_failures.py): the same TasksFailed, the same parts.
     scenario = load_scenario(GOLDEN / "open_sweep.toml")
     # The cluster's workers are threads of this process: they see the patch.
-    monkeypatch.setattr(runner, "run_task", failing_tasks.run_task)
+    monkeypatch.setattr(tasks, "run_task", failing_tasks.run_task)
     parts = tmp_path / "parts"
     with pytest.raises(TasksFailed) as raised:
         run_scenario(scenario, backend="dask", address=cluster, parts=parts)
@@ -88,7 +88,7 @@ def test_a_failing_task_is_named_and_the_others_are_kept(
 def test_a_failure_that_stops_the_run_is_raised_as_itself(
     cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "run_task", failing_tasks.stopping_run_task)
+    monkeypatch.setattr(tasks, "run_task", failing_tasks.stopping_run_task)
     with pytest.raises(OSError, match="No space left"):
         run_scenario(
             load_scenario(GOLDEN / "open_sweep.toml"), backend="dask", address=cluster,
@@ -138,7 +138,7 @@ def test_the_workers_of_a_cluster_made_for_a_run_never_see_a_ctrl_c(made: Execut
 
 def test_a_cluster_made_for_a_run_runs_no_periodic_work_nobody_sees(made: Executor) -> None:
     # Dask's defaults woke each worker every 10 ms (profiler) and 20 ms (tick): CPU beyond a
-    # serial run's that grew with the run (toolturn/engine/backends.py, QUIET).
+    # serial run's that grew with the run (toolturn/engine/backends/, QUIET).
     assert made.submit(dask_worker.periodic_work).result() == {
         "profile": None, "tick": 1000, "monitor": 5000, "memory_monitor": 1000
     }

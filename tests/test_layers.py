@@ -76,3 +76,17 @@ def test_an_upward_import_is_caught() -> None:
     assert imported_units(tree) == {"engine", "tools"}
     order = drawn_order()
     assert order.index("engine") > order.index("runtime")
+
+
+# Issue 32, section 4: the engine was one 720-line runner doing four jobs; no module of it may
+# grow that way again.
+ENGINE_MODULE_LINES = 450
+
+
+def test_no_engine_module_passes_its_line_limit() -> None:
+    long = {
+        path.relative_to(SIM.parent).as_posix(): lines
+        for path in sorted((SIM / "engine").rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > ENGINE_MODULE_LINES
+    }
+    assert long == {}, f"engine modules over {ENGINE_MODULE_LINES} lines: {long}"

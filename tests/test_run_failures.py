@@ -13,7 +13,8 @@ import pytest
 
 from tests.helpers import failing_tasks
 from toolturn.cli import main
-from toolturn.engine import runner
+from toolturn.engine import task as tasks
+from toolturn.engine.backends import local
 from toolturn.engine.runner import TasksFailed, run_scenario
 from toolturn.metrics.parts import is_complete
 from toolturn.metrics.schema import TABLES
@@ -27,8 +28,8 @@ FAILED = ["at_message_stop @ 0.5", "streaming @ 2"]
 
 def failing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Units 1 and 2 fail in this process and in spawned workers."""
-    monkeypatch.setattr(runner, "run_task", failing_tasks.run_task)
-    monkeypatch.setattr(runner, "_work", failing_tasks.work)
+    monkeypatch.setattr(tasks, "run_task", failing_tasks.run_task)
+    monkeypatch.setattr(local, "_work", failing_tasks.work)
 
 
 def complete(parts: Path) -> list[str]:
@@ -62,8 +63,8 @@ def test_failed_tasks_are_named_and_the_others_run_and_are_kept(
 def test_a_failure_that_stops_the_run_ends_it_at_once(
     jobs: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(runner, "run_task", failing_tasks.stopping_run_task)
-    monkeypatch.setattr(runner, "_work", failing_tasks.work_stopping)
+    monkeypatch.setattr(tasks, "run_task", failing_tasks.stopping_run_task)
+    monkeypatch.setattr(local, "_work", failing_tasks.work_stopping)
     parts = tmp_path / "parts"
     with pytest.raises(OSError, match="No space left"):
         run_scenario(load_scenario(SCENARIO), jobs=jobs, parts=parts)
@@ -97,8 +98,8 @@ def test_sim_run_names_the_failed_units_writes_no_folder_and_resumes_them(
     assert not out.exists() and len(complete(parts_folder)) == 2
     monkeypatch.undo()
     ran: list[int] = []
-    real = runner.run_task
-    monkeypatch.setattr(runner, "run_task", lambda *a: (ran.append(a[1].unit_index), real(*a))[1])
+    real = tasks.run_task
+    monkeypatch.setattr(tasks, "run_task", lambda *a: (ran.append(a[1].unit_index), real(*a))[1])
     assert main([*common, "--out", str(out), "--resume"]) == 0
     assert ran == list(failing_tasks.FAILING_UNITS)  # the two kept units are not run again
     assert not parts_folder.exists()
@@ -112,7 +113,7 @@ def test_a_worker_that_dies_is_reported_as_such_not_as_a_write_failure(
 ) -> None:
     # Its pipe then raised ConnectionResetError (or gave EOF): that OSError was reported as
     # "cannot write the run's rows", exit 2, and the EOF as a RuntimeError's traceback.
-    monkeypatch.setattr(runner, "_work", failing_tasks.work_dying)
+    monkeypatch.setattr(local, "_work", failing_tasks.work_dying)
     out = tmp_path / "run"
     assert main(["run", str(SCENARIO), "--no-report", "-q", "--jobs", "2", "--out", str(out)]) == 1
     err = capsys.readouterr().err

@@ -13,10 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.golden.regenerate import golden_scenario
-from toolturn.engine import blocks, runner
+from toolturn.engine import blocks
+from toolturn.engine import task as tasks
+from toolturn.engine.plan import Task
 from toolturn.engine.recorder import TABLE_NAMES
 from toolturn.engine.runner import run_scenario, tasks_of, units_of
 from toolturn.engine.simulation import simulate
+from toolturn.engine.task import TaskStats
 from toolturn.errors import UserError
 from toolturn.experiment.points import Point
 from toolturn.metrics import assemble, parts
@@ -184,13 +187,13 @@ def test_a_resumed_run_runs_only_the_tasks_without_finished_parts(
     unfinished, _ = first.parts_in_order()[3]
     (unfinished / parts.DONE_FILE).unlink()  # as if interrupted in that task
     ran: list[str] = []
-    real = runner.run_task
+    real = tasks.run_task
 
-    def counting(scenario: Scenario, task: runner.Task, *args: object) -> runner.TaskStats:
+    def counting(scenario: Scenario, task: Task, *args: object) -> TaskStats:
         ran.append(task.name)
         return real(scenario, task, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "run_task", counting)
+    monkeypatch.setattr(tasks, "run_task", counting)
     again = run_scenario(scenario, parts=folder)
     assert ran == [unfinished.name]
     assert again.tables("r") == expected
@@ -280,23 +283,23 @@ def test_sim_run_resume_after_an_interrupt_runs_only_the_rest(
     scenario = str(GOLDEN / "open_sweep.toml")
     fresh, out = tmp_path / "fresh" / "run", tmp_path / "resumed" / "run"  # one run_id
     assert main(["run", scenario, "--no-report", "-q", "--out", str(fresh)]) == 0
-    real = runner.run_task
+    real = tasks.run_task
     ran: list[int] = []
 
-    def interrupted_at_2(scenario: Scenario, task: runner.Task, *args: object) -> runner.TaskStats:
+    def interrupted_at_2(scenario: Scenario, task: Task, *args: object) -> TaskStats:
         if task.unit_index == 2:
             raise KeyboardInterrupt
         ran.append(task.unit_index)
         return real(scenario, task, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runner, "run_task", interrupted_at_2)
+    monkeypatch.setattr(tasks, "run_task", interrupted_at_2)
     command = ["run", scenario, "--no-report", "-q", "--resume", "--out", str(out)]
     assert main(command) == 130
     assert ran == [0, 1]
     parts_folder = out.parent / ".run.parts"
     assert not out.exists() and sum(map(parts.is_complete, parts_folder.iterdir())) == 2
     ran.clear()
-    monkeypatch.setattr(runner, "run_task", lambda *a: (ran.append(a[1].unit_index), real(*a))[1])
+    monkeypatch.setattr(tasks, "run_task", lambda *a: (ran.append(a[1].unit_index), real(*a))[1])
     assert main(command) == 0
     assert ran == [2, 3]  # the two finished units are not simulated again
     assert not parts_folder.exists()

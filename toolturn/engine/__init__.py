@@ -21,6 +21,10 @@ One module per concept:
 - `context`       what the sessions of one simulation share
 - `strict`        strict mode's stop
 - `simulation`    one policy at one load level
-- `runner`        every policy at every load level, serially or in worker processes
+- `plan`          a run's simulations and the tasks they are cut into, in the tables' order
+- `task`          one task simulated into its parts folder; its counters and its failures
+- `unit_progress` sessions finished per simulation, summed over its tasks
+- `backends`      where the tasks run: `local` worker processes, a `dask` or `ray` cluster
+- `runner`        every task of a run's plan on a backend; the run's result
 - `collector`     the garbage collector run less often while simulating
 """

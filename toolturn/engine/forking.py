@@ -1,8 +1,8 @@
 """Worker processes forked from multiprocessing's forkserver: started once per process with the
 modules its workers need already imported, and with SIGINT blocked.
 
-Used by the local pool (`toolturn.engine.runner`) and by the Dask cluster made for a run
-(`toolturn.engine.backends`), for the same two reasons:
+Used by the local pool (`toolturn.engine.backends.local`) and by the Dask cluster made for a
+run (`toolturn.engine.backends.dask`), for the same two reasons:
 
 1. Start-up. A spawned worker imports the engine again (about 1.3 s of CPU each, the cost that ate
    `--jobs 2`'s gain); the server imports the preloaded modules once, and each worker is a fork of
