@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -52,7 +51,7 @@ import pyarrow.compute as pc
 
 from toolturn.metrics import session_faults
 from toolturn.metrics.arm_fold import ArmFold, fold_tables
-from toolturn.metrics.paired import PAIRED_COLUMNS, comparisons, paired_differences, paired_stats
+from toolturn.metrics.paired import paired_differences
 from toolturn.metrics.percentiles import percentiles
 from toolturn.metrics.replications import replication_rows
 from toolturn.metrics.schema import (
@@ -61,34 +60,61 @@ from toolturn.metrics.schema import (
     POINT_SUMMARY_SCHEMA,
     SUMMARY_SCHEMA,
 )
+from toolturn.metrics.summary_plan import (
+    BASE_PROFILE,
+    DISTRIBUTIONS,
+    EVENTS_PER_WALL_S,
+    NS_PER_S,
+    PAIRED_PREFIX,
+    PAIRED_PROFILE_PREFIX,
+    PER_1K,
+    PERCENTILES,
+    Categories,
+    UnitKey,
+    metric_rows,
+    per_second,
+    summary_rows,
+)
 from toolturn.metrics.summary_row import POLICY_ORDER, Arm, SummaryRow, treatment_of
 
-PERCENTILES: tuple[tuple[str, float], ...] = (
-    ("p50", 50.0),
-    ("p90", 90.0),
-    ("p95", 95.0),
-    ("p99", 99.0),
-    ("p99.9", 99.9),
-)
-# (table, column, unit of its count)
-DISTRIBUTIONS: tuple[tuple[str, str, str], ...] = (
-    ("turns", "ttfts_ns", "turns"),
-    ("turns", "latency_ns", "turns"),
-    ("tools", "start_lag_ns", "tools"),
-)
-PER_1K = "per 1k requests"
-NS_PER_S = 1_000_000_000
-EVENTS_PER_WALL_S = "harness.events_per_wall_s"
-PAIRED_PREFIX = "paired."
-PAIRED_PROFILE_PREFIX = "paired_profile."
-# The profile the others are compared to, when it ran.
-BASE_PROFILE = "default"
-# A simulation of the run: (profile, policy, load_level), and in a run of several experiment
-# points (profile, policy, load_level, point).
-UnitKey = tuple[str, str, int]
+# A simulation of a run of several experiment points: (profile, policy, load_level, point).
 PointUnitKey = tuple[str, str, int, int]
-# Re-exported: where the rows' readers have always found them.
-__all__ = ["POLICY_ORDER", "Arm", "SummaryRow", "treatment_of"]
+# With names of `toolturn.metrics.summary_plan` and `summary_row`: where the rows' readers have
+# always found them.
+__all__ = [
+    "BASE_PROFILE",
+    "DISTRIBUTIONS",
+    "EVENTS_PER_WALL_S",
+    "NS_PER_S",
+    "PAIRED_PREFIX",
+    "PAIRED_PROFILE_PREFIX",
+    "PERCENTILES",
+    "PER_1K",
+    "POLICY_ORDER",
+    "Arm",
+    "Categories",
+    "LoadPoint",
+    "SummaryRow",
+    "TableSource",
+    "UnitKey",
+    "arm_label",
+    "arms_of",
+    "categories",
+    "has_points",
+    "load_levels",
+    "load_sweep",
+    "metric_rows",
+    "points_in",
+    "rows_at_level",
+    "rows_of",
+    "rows_of_point",
+    "summarize",
+    "summary_from_arrow",
+    "summary_groups",
+    "summary_to_arrow",
+    "treatment_of",
+    "values",
+]
 
 
 @dataclass(frozen=True)
@@ -142,18 +168,6 @@ def summarize(
     return rows + replication_rows(rows)
 
 
-@dataclass(frozen=True)
-class Categories:
-    """The categories of the count and rate metrics, and whether session faults ran: the whole
-    run's."""
-
-    outcomes: list[str]
-    kinds: list[str]
-    causes: list[str]
-    statuses: list[str]
-    faults_ran: bool
-
-
 def has_points(table: pa.Table) -> bool:
     """Whether a run table is of several experiment points (has ``EXPERIMENT_COLUMNS``)."""
     return set(EXPERIMENT_COLUMNS) <= set(table.column_names)
@@ -182,74 +196,58 @@ def _summarize_point(
     found: Categories,
 ) -> list[SummaryRow]:
     """The summary of one simulation's (or a plain run's) tables, as ``summarize`` says."""
-    rows: list[SummaryRow] = []
-    for level, load in load_levels(tables):
-        at_level = {name: rows_at_level(table, level) for name, table in tables.items()}
-        rows += level_rows(
-            level,
-            load,
-            {arm for table in at_level.values() for arm in arms_of(table)},
-            partial(_paired_rows, at_level["turns"]),
-            partial(_arm_fold, at_level),
-            found,
-            speeds,
+    return summary_rows(TableSource(tables), found, speeds)
+
+
+class TableSource:
+    """The arm source (`toolturn.metrics.summary_plan.ArmSource`) of whole tables in memory."""
+
+    def __init__(self, tables: Mapping[str, pa.Table]) -> None:
+        self._tables = tables
+        self._levels: dict[int, dict[str, pa.Table]] = {}
+
+    def levels(self) -> list[tuple[int, float | None]]:
+        return load_levels(self._tables)
+
+    def _at(self, level: int) -> dict[str, pa.Table]:
+        at_level = self._levels.get(level)
+        if at_level is None:
+            at_level = self._levels[level] = {
+                name: rows_at_level(table, level) for name, table in self._tables.items()
+            }
+        return at_level
+
+    def arms_at(self, level: int) -> set[Arm]:
+        return {arm for table in self._at(level).values() for arm in arms_of(table)}
+
+    def fold(self, level: int, arm: Arm, faults: bool) -> ArmFold:
+        profile, policy = arm
+        return fold_tables(
+            {name: rows_of(table, policy, profile) for name, table in self._at(level).items()},
+            faults=faults,
         )
-    return rows
 
+    def differences(
+        self, level: int, treatment: Arm, baseline: Arm
+    ) -> Callable[[str], np.ndarray]:
+        # Two arms differ in one arm column: their policies within a profile, or their
+        # profiles under one policy.
+        turns = self._at(level)["turns"]
+        if treatment[0] == baseline[0]:
+            dimension, values = "policy", (treatment[1], baseline[1])
+            mine = turns.filter(pc.equal(_decoded(turns["profile"]), treatment[0]))
+        else:
+            dimension, values = "profile", (treatment[0], baseline[0])
+            mine = turns.filter(pc.equal(_decoded(turns["policy"]), treatment[1]))
 
-def _arm_fold(
-    at_level: Mapping[str, pa.Table], profile: str, policy: str, faults: bool
-) -> ArmFold:
-    return fold_tables(
-        {name: rows_of(table, policy, profile) for name, table in at_level.items()},
-        faults=faults,
-    )
-
-
-def level_rows(
-    level: int,
-    load: float | None,
-    found_arms: set[Arm],
-    paired: Callable[[list[Arm]], list[SummaryRow]],
-    arm_fold: Callable[[str, str, bool], ArmFold],
-    found: Categories,
-    speeds: Mapping[tuple[str, str, int], float],
-) -> list[SummaryRow]:
-    """One load level's rows, wherever its tables come from (whole tables here, a run folder
-    read arm by arm in toolturn.metrics.summary_files): the paired rows of its arms (`paired`), then
-    each arm's metrics from its rows folded (`arm_fold(profile, policy, faults_ran)`) and its
-    harness speed.
-    The arms are those with rows and those with a measured speed, in sorted order."""
-    arms = sorted(
-        found_arms
-        | {(profile, policy) for profile, policy, key_level in speeds if key_level == level}
-    )
-    rows = paired(arms)
-    for profile, policy in arms:
-        arm_rows = metric_rows(policy, arm_fold(profile, policy, found.faults_ran), found)
-        if (profile, policy, level) in speeds:
-            speed = float(speeds[profile, policy, level])
-            arm_rows.append(
-                SummaryRow(policy, EVENTS_PER_WALL_S, speed, "events/s", wall_clock=True)
+        def differences(column: str) -> np.ndarray:
+            pairs = paired_differences(
+                mine, column, dimension=dimension, treatment=values[0], baseline=values[1]
             )
-        rows += [replace(row, profile=profile) for row in arm_rows]
-    return [replace(row, load_level=level, load=load) for row in rows]
+            array: np.ndarray = pairs["difference"].to_numpy()
+            return array
 
-
-def metric_rows(policy: str, fold: ArmFold, found: Categories) -> list[SummaryRow]:
-    """One arm's metrics at one level, in their fixed order, from its rows folded
-    (`toolturn.metrics.arm_fold`: whole tables here, a run folder's row groups in
-    toolturn.metrics.summary_files)."""
-    rows = _distribution_rows(policy, fold)
-    rows += _count_rows(policy, fold, found.outcomes)
-    rows += _rate_rows(policy, fold, found.kinds, found.causes, found.statuses)
-    rows += _throughput_rows(policy, fold)
-    if fold.faults is not None:
-        rows += [
-            SummaryRow(policy, metric, value, unit)
-            for metric, value, unit in fold.faults.metrics(fold.rows["requests"])
-        ]
-    return rows
+        return differences
 
 
 def load_levels(tables: Mapping[str, pa.Table]) -> list[tuple[int, float | None]]:
@@ -260,63 +258,6 @@ def load_levels(tables: Mapping[str, pa.Table]) -> list[tuple[int, float | None]
         for entry in pairs.to_pylist():
             seen.setdefault(int(entry["load_level"]), entry["load"])
     return sorted(seen.items())
-
-
-def _paired_rows(turns: pa.Table, arms: list[Arm]) -> list[SummaryRow]:
-    """Policies compared within each profile (``paired.``), then each profile compared with the
-    base profile within each policy (``paired_profile.``)."""
-    rows: list[SummaryRow] = []
-    profiles = list(dict.fromkeys(profile for profile, _ in arms))
-    for profile in profiles:
-        policies = [policy for pr, policy in arms if pr == profile]
-        treatment = treatment_of(policies)
-        if treatment is None:
-            continue
-        baselines = [p for p in POLICY_ORDER if p in policies] + [
-            p for p in policies if p not in POLICY_ORDER
-        ]
-        mine = turns.filter(pc.equal(_decoded(turns["profile"]), profile))
-        for _, baseline in comparisons(baselines, treatment):
-            pairs = partial(_differences, mine, "policy", treatment, baseline)
-            rows += paired_stat_rows(pairs, baseline, PAIRED_PREFIX, (profile, treatment))
-    base = BASE_PROFILE if BASE_PROFILE in profiles else (profiles[0] if profiles else None)
-    for policy in dict.fromkeys(policy for _, policy in arms):
-        mine = turns.filter(pc.equal(_decoded(turns["policy"]), policy))
-        for profile in profiles:
-            if profile != base and base is not None and (profile, policy) in arms:
-                pairs = partial(_differences, mine, "profile", profile, base)
-                rows += paired_stat_rows(pairs, base, PAIRED_PROFILE_PREFIX, (profile, policy))
-    return rows
-
-
-def _differences(
-    turns: pa.Table, dimension: str, treatment: str, baseline: str, column: str
-) -> np.ndarray:
-    pairs = paired_differences(
-        turns, column, dimension=dimension, treatment=treatment, baseline=baseline
-    )
-    differences: np.ndarray = pairs["difference"].to_numpy()
-    return differences
-
-
-def paired_stat_rows(
-    differences: Callable[[str], np.ndarray], baseline: str, prefix: str, arm: Arm
-) -> list[SummaryRow]:
-    """The paired statistics of an arm minus `baseline`, as rows of `arm` (profile, policy)
-    versus `baseline`: `differences(column)` gives each paired column's differences in key
-    order (`toolturn.metrics.paired.paired_differences`)."""
-    rows: list[SummaryRow] = []
-    for column in PAIRED_COLUMNS:
-        stats = paired_stats(differences(column))
-        for name, value in stats.as_dict().items():
-            unit = "share" if name == "gained" else "pairs" if name == "pairs" else "ns"
-            rows.append(
-                SummaryRow(
-                    arm[1], f"{prefix}{column}.{name}", value, unit, versus=baseline,
-                    profile=arm[0],
-                )
-            )
-    return rows
 
 
 def arm_label(profile: str, policy: str) -> str:
@@ -356,7 +297,7 @@ def load_sweep(turns: pa.Table) -> list[LoadPoint]:
                     load_level=level,
                     load=float(load),
                     turns=at_level.num_rows,
-                    turns_per_s=_per_second(_completed(at_level), _span_ns(at_level)),
+                    turns_per_s=per_second(_completed(at_level), _span_ns(at_level)),
                     latency_p99_ns=p99,
                     profile=profile,
                 )
@@ -463,79 +404,9 @@ def _decoded(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return column
 
 
-def _distribution_rows(policy: str, fold: ArmFold) -> list[SummaryRow]:
-    rows = []
-    for table_name, column, count_unit in DISTRIBUTIONS:
-        data = fold.values(table_name, column)
-        if data.size:
-            quantiles = percentiles(data, [q for _, q in PERCENTILES])
-            for (label, _), quantile in zip(PERCENTILES, quantiles, strict=True):
-                rows.append(SummaryRow(policy, f"{column}.{label}", float(quantile), "ns"))
-        rows.append(SummaryRow(policy, f"{column}.count", float(data.size), count_unit))
-    return rows
-
-
-def _count_rows(policy: str, fold: ArmFold, outcomes: list[str]) -> list[SummaryRow]:
-    rows = [SummaryRow(policy, "requests.count", float(fold.rows["requests"]), "requests")]
-    for outcome in outcomes:
-        count = fold.count("turns", "outcome", outcome)
-        rows.append(SummaryRow(policy, f"turns.outcome.{outcome}", float(count), "turns"))
-    return rows
-
-
-def _rate_rows(
-    policy: str, fold: ArmFold, kinds: list[str], causes: list[str], statuses: list[str]
-) -> list[SummaryRow]:
-    requests = fold.rows["requests"]
-    if requests == 0:
-        return []
-    rows = []
-    for metric, table, column, categories in (
-        ("repairs_per_1k_requests", "repairs", "kind", kinds),
-        ("synthetic_per_1k_requests", "tools", "synthetic_cause", causes),
-    ):
-        counts = {c: fold.count(table, column, c) for c in categories}
-        total = sum(counts.values())
-        rows.append(SummaryRow(policy, f"{metric}.all", total * 1000 / requests, PER_1K))
-        for category in categories:
-            rate = counts[category] * 1000 / requests
-            rows.append(SummaryRow(policy, f"{metric}.{category}", rate, PER_1K))
-    for value in statuses:
-        count = fold.count("requests", "status", value)
-        rows.append(
-            SummaryRow(policy, f"status_per_1k_requests.{value}", count * 1000 / requests, PER_1K)
-        )
-    return rows
-
-
-def _throughput_rows(policy: str, fold: ArmFold) -> list[SummaryRow]:
-    if fold.rows["turns"] == 0:
-        return []
-    assert fold.first_sent_ns is not None and fold.last_end_ns is not None
-    span = fold.last_end_ns - fold.first_sent_ns
-    rows = [SummaryRow(policy, "simulated_span_ns", float(span), "ns")]
-    if span > 0:
-        completed = fold.count("turns", "outcome", COMPLETED)
-        rows.append(
-            SummaryRow(policy, "throughput.turns_per_s", _per_second(completed, span), "turns/s")
-        )
-        for column in ("output_tokens", "input_tokens"):
-            tokens = fold.sums["requests", column]
-            rows.append(
-                SummaryRow(
-                    policy, f"throughput.{column}_per_s", _per_second(tokens, span), "tokens/s"
-                )
-            )
-    return rows
-
-
 def _completed(turns: pa.Table) -> int:
     return pc.sum(pc.equal(_decoded(turns["outcome"]), COMPLETED)).as_py() or 0
 
 
 def _span_ns(turns: pa.Table) -> int:
     return int(pc.max(turns["turn_end_ns"]).as_py() - pc.min(turns["request_sent_ns"]).as_py())
-
-
-def _per_second(count: int, span_ns: int) -> float:
-    return count * NS_PER_S / span_ns if span_ns > 0 else 0.0

@@ -1,5 +1,5 @@
 """The run summary (`toolturn.metrics.summary`) computed from a run folder's table files, arm by
-arm.
+arm: the arm source (`toolturn.metrics.summary_plan.ArmSource`) of a run folder, `FolderSource`.
 
 `summarize` takes whole tables; a large run's tables do not fit in memory, so this reads, for
 each arm at each load level, only that arm's rows and only the columns the summary reads, one
@@ -7,14 +7,13 @@ row group at a time (row groups hold rows sorted by arm, so the others are skipp
 statistics), and folds each group into the arm's numbers (`toolturn.metrics.arm_fold`): what stays
 is the values the exact percentiles sort, not the rows. The paired rows read the two arms they
 compare, each only its turns' key and paired columns. The rows, their order and their values
-are `summarize`'s exactly (tests/test_run_parts.py holds it to that): the same helpers make
-them, percentiles stay exact.
+are `summarize`'s exactly (tests/test_run_parts.py holds it to that): the same plan makes them
+(`toolturn.metrics.summary_plan.summary_rows`), percentiles stay exact.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -24,22 +23,13 @@ import pyarrow.parquet as pq
 
 from toolturn.metrics import session_faults
 from toolturn.metrics.arm_fold import ArmFold
-from toolturn.metrics.paired import PAIRED_COLUMNS, comparisons
+from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.paired_files import KEY_COLUMNS, merged_differences
 from toolturn.metrics.session_faults import FaultFold
-from toolturn.metrics.summary import (
-    BASE_PROFILE,
-    PAIRED_PREFIX,
-    PAIRED_PROFILE_PREFIX,
-    POLICY_ORDER,
-    Arm,
-    Categories,
-    SummaryRow,
-    UnitKey,
-    level_rows,
-    paired_stat_rows,
-    treatment_of,
-)
+from toolturn.metrics.summary_plan import Categories, UnitKey, summary_rows
+from toolturn.metrics.summary_row import Arm, SummaryRow
+
+__all__ = ["SUMMARY_COLUMNS", "FolderSource", "summarize_folder"]
 
 _UNIT = ("profile", "policy", "load_level", "load")
 # The columns the summary reads of each table (besides the unit columns).
@@ -72,83 +62,54 @@ def summarize_folder(
     """What `summarize` gives for the tables written in `folder` (see the module docstring), or
     for the rows of one experiment `point` of them (the categories are the whole run's)."""
     folder = Path(folder)
-    speeds = dict(events_per_wall_s or {})
-    where: dict[str, object] = {} if point is None else {"point": point}
-    units = _units(folder, where)
     outcomes, kinds, causes, statuses = (
         _categories(folder / f"{table}.parquet", column) for table, column in _CATEGORIES
     )
     found = Categories(outcomes, kinds, causes, statuses, faults_ran=_faults_ran(folder))
-    rows: list[SummaryRow] = []
-    for level, load in sorted({(level, load) for _, _, level, load in units}):
-        rows += level_rows(
-            level,
-            load,
-            {(profile, policy) for profile, policy, key_level, _ in units if key_level == level},
-            partial(_paired_rows, folder, level, where=where),
-            partial(_arm_fold, folder, level, where),
-            found,
-            speeds,
+    source = FolderSource(folder, {} if point is None else {"point": point})
+    return summary_rows(source, found, dict(events_per_wall_s or {}))
+
+
+class FolderSource:
+    """The arm source of a run folder's table files (of the rows `where` says: one experiment
+    point's, or all), each arm's rows read a row group at a time."""
+
+    def __init__(self, folder: Path, where: Mapping[str, object]) -> None:
+        self._folder = folder
+        self._where = where
+        self._units = _units(folder, where)
+
+    def levels(self) -> list[tuple[int, float | None]]:
+        return sorted({(level, load) for _, _, level, load in self._units})
+
+    def arms_at(self, level: int) -> set[Arm]:
+        return {(profile, policy) for profile, policy, at, _ in self._units if at == level}
+
+    def fold(self, level: int, arm: Arm, faults: bool) -> ArmFold:
+        """The arm's rows at `level`, of every table, folded row group by row group."""
+        wanted = self._wanted(level, arm)
+        fold = ArmFold(FaultFold() if faults else None)
+        for name in SUMMARY_COLUMNS:
+            for group in _arm_groups(self._folder, name, wanted):
+                fold.add(name, group)
+        if fold.faults is not None and fold.faults.needs_next_turns:
+            for group in _arm_groups(self._folder, "turns", wanted, _NEXT_TURNS_READ):
+                fold.faults.add_next_turns(group)
+        return fold
+
+    def differences(
+        self, level: int, treatment: Arm, baseline: Arm
+    ) -> Callable[[str], np.ndarray]:
+        """The two arms' turns merged row group by row group (`toolturn.metrics.paired_files`),
+        each comparison reading its two arms' turns alone."""
+        treated, base = (
+            _arm_groups(self._folder, "turns", self._wanted(level, arm), _PAIRED_READ)
+            for arm in (treatment, baseline)
         )
-    return rows
+        return merged_differences(treated, base).__getitem__
 
-
-def _arm_fold(
-    folder: Path, level: int, where: Mapping[str, object], profile: str, policy: str,
-    faults: bool,
-) -> ArmFold:
-    """One arm's rows at one level, of every table, folded row group by row group."""
-    wanted = {**where, **_arm(profile, policy, level)}
-    fold = ArmFold(FaultFold() if faults else None)
-    for name in SUMMARY_COLUMNS:
-        for group in _arm_groups(folder, name, wanted):
-            fold.add(name, group)
-    if fold.faults is not None and fold.faults.needs_next_turns:
-        for group in _arm_groups(folder, "turns", wanted, _NEXT_TURNS_READ):
-            fold.faults.add_next_turns(group)
-    return fold
-
-
-def _paired_rows(
-    folder: Path, level: int, arms: list[Arm], where: Mapping[str, object]
-) -> list[SummaryRow]:
-    """`summary._paired_rows`, each comparison reading its two arms' turns alone."""
-    rows: list[SummaryRow] = []
-    profiles = list(dict.fromkeys(profile for profile, _ in arms))
-    for profile in profiles:
-        policies = [policy for pr, policy in arms if pr == profile]
-        treatment = treatment_of(policies)
-        if treatment is None:
-            continue
-        baselines = [p for p in POLICY_ORDER if p in policies] + [
-            p for p in policies if p not in POLICY_ORDER
-        ]
-        for _, baseline in comparisons(baselines, treatment):
-            pairs = _pairs(folder, level, (profile, treatment), (profile, baseline), where)
-            rows += paired_stat_rows(pairs, baseline, PAIRED_PREFIX, (profile, treatment))
-    base = BASE_PROFILE if BASE_PROFILE in profiles else (profiles[0] if profiles else None)
-    for policy in dict.fromkeys(policy for _, policy in arms):
-        for profile in profiles:
-            if profile != base and base is not None and (profile, policy) in arms:
-                pairs = _pairs(folder, level, (profile, policy), (base, policy), where)
-                rows += paired_stat_rows(pairs, base, PAIRED_PROFILE_PREFIX, (profile, policy))
-    return rows
-
-
-def _arm(profile: str, policy: str, level: int) -> dict[str, object]:
-    return {"profile": profile, "policy": policy, "load_level": level}
-
-
-def _pairs(
-    folder: Path, level: int, treatment: Arm, baseline: Arm, where: Mapping[str, object]
-) -> Callable[[str], np.ndarray]:
-    """The differences of each paired column, the two arms' turns merged row group by row
-    group (`toolturn.metrics.paired_files`)."""
-    treated, base = (
-        _arm_groups(folder, "turns", {**where, **_arm(profile, policy, level)}, _PAIRED_READ)
-        for profile, policy in (treatment, baseline)
-    )
-    return merged_differences(treated, base).__getitem__
+    def _wanted(self, level: int, arm: Arm) -> dict[str, object]:
+        return {**self._where, "profile": arm[0], "policy": arm[1], "load_level": level}
 
 
 def _units(folder: Path, where: Mapping[str, object]) -> set[tuple[str, str, int, float | None]]:
