@@ -1,7 +1,7 @@
-"""The Ray backend (toolturn/engine/backends/ray.py) on a real local Ray (`ray.init()`): the same tables
-as a serial run, and progress per session. Skipped unless ray is installed: `make test-ray`
-installs the ray extra and runs this file (its wheel is large, so it is not part of `make
-test`)."""
+"""The Ray backend (toolturn/engine/backends/ray.py) on a real local Ray (`ray.init()`): the
+same tables as a serial run, and progress per session. Skipped unless ray is installed: `make
+test-ray` installs the ray extra and runs this file (its wheel is large, so it is not part of
+`make test`)."""
 
 from __future__ import annotations
 

@@ -14,14 +14,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from toolturn.metrics.schema import EXPERIMENT_COLUMNS, TableSpec
+from toolturn.metrics.schema import POINT_COLUMN_SPECS, TableSpec
 
-POINT_FIELDS: tuple[pa.Field, ...] = (
-    pa.field("point", pa.int32(), nullable=False),
-    pa.field("replication", pa.int32(), nullable=False),
-    pa.field("point_key", pa.string(), nullable=False),
-)
-assert tuple(field.name for field in POINT_FIELDS) == EXPERIMENT_COLUMNS
+__all__ = ["POINT_FIELDS", "point_values", "with_point_columns"]
+
+POINT_FIELDS: tuple[pa.Field, ...] = tuple(c.field for c in POINT_COLUMN_SPECS)
 _AFTER = ("run_id", "scenario", "seed")
 
 
@@ -30,7 +27,8 @@ def with_point_columns(spec: TableSpec) -> TableSpec:
     fields = list(spec.schema)
     at = max((i + 1 for i, field in enumerate(fields) if field.name in _AFTER), default=0)
     schema = pa.schema([*fields[:at], *POINT_FIELDS, *fields[at:]])
-    return TableSpec(spec.name, schema, ("point", *spec.sort_key))
+    columns = spec.columns and (*spec.columns[:at], *POINT_COLUMN_SPECS, *spec.columns[at:])
+    return TableSpec(spec.name, schema, ("point", *spec.sort_key), columns)
 
 
 def point_values(index: int, replication: int, key_text: str) -> dict[str, Any]:
