@@ -4,6 +4,7 @@ one line and exit 2. Ray is tested apart (`make test-ray`: its wheel is large)."
 
 from __future__ import annotations
 
+import socket
 import sys
 from collections.abc import Iterator
 from concurrent.futures import Executor
@@ -21,6 +22,7 @@ from toolturn.metrics.schema import TABLES
 from toolturn.scenario.loader import load_scenario
 
 distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
 
 from tests.helpers import dask_worker  # noqa: E402  (it imports distributed)
 
@@ -149,3 +151,24 @@ def test_a_cluster_at_address_keeps_its_own_configuration(cluster: str) -> None:
         assert executor.submit(dask_worker.periodic_work).result() == {
             "profile": 10, "tick": 20, "monitor": 500, "memory_monitor": 100
         }
+
+
+def test_a_wrong_address_says_it_cannot_reach_the_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 29: the client's connect timeout (an OSError) was reported as the disk's ("cannot
+    # write the run's rows"). A port nothing listens on, and a second of connect timeout.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    out = tmp_path / "run"
+    args = ["run", str(GOLDEN / "open_sweep.toml"), "--backend", "dask", "--out", str(out)]
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        assert main([*args, "--address", f"tcp://127.0.0.1:{port}"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err
+        assert f"--address tcp://127.0.0.1:{port}: cannot reach the Dask scheduler" in err
+        assert "cannot write" not in err
+        assert main([*args, "--address", "127.0.0.1"]) == 2  # no port: not an address
+    assert "not a Dask scheduler address" in capsys.readouterr().err
+    assert not out.exists()

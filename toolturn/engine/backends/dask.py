@@ -18,6 +18,7 @@ from typing import Any
 from toolturn.engine.backends.channel import Channel, drainer
 from toolturn.engine.backends.missing import missing
 from toolturn.engine.forking import worker_context
+from toolturn.errors import UserError
 
 __all__ = ["DASK_PRELOAD", "QUIET", "dask_executor"]
 
@@ -38,10 +39,7 @@ def dask_executor(
         cluster = None if address is not None else stack.enter_context(
             _local_cluster(distributed, jobs)
         )
-        # distributed's constructors are not annotated.
-        client = stack.enter_context(
-            distributed.Client(cluster if cluster is not None else address)  # type: ignore[no-untyped-call]
-        )
+        client = stack.enter_context(_client(distributed, cluster, address))
         # The run's own topic: another run on a shared scheduler has its own.
         topic = f"sim-progress-{uuid.uuid4().hex}"
         inbox: queue.SimpleQueue[list[int]] = queue.SimpleQueue()
@@ -53,6 +51,23 @@ def dask_executor(
             yield executor, Channel(functools.partial(_dask_send, topic), drainer(inbox))
         finally:
             executor.shutdown(wait=False)
+
+
+def _client(distributed: Any, cluster: Any, address: str | None) -> Any:
+    """A client of the cluster made here, or of the scheduler at `address`. A scheduler that
+    cannot be reached (no such host, nothing listening, the connect timeout) is the user's
+    address, not the disk: distributed raises an OSError for it, which the run would otherwise
+    report as the rows it could not write."""
+    if cluster is not None:
+        return distributed.Client(cluster)
+    try:
+        return distributed.Client(address)
+    except OSError as error:
+        raise UserError(
+            f"--address {address}: cannot reach the Dask scheduler ({error})"
+        ) from None
+    except ValueError as error:  # not an address at all (an unknown protocol, no port)
+        raise UserError(f"--address {address}: not a Dask scheduler address ({error})") from None
 
 
 def _dask_send(topic: str, message: list[int]) -> None:
