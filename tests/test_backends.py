@@ -5,6 +5,7 @@ one line and exit 2. Ray is tested apart (`make test-ray`: its wheel is large)."
 from __future__ import annotations
 
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import Executor
@@ -27,6 +28,7 @@ dask = pytest.importorskip("dask")
 from tests.helpers import dask_worker  # noqa: E402  (it imports distributed)
 
 GOLDEN = Path(__file__).parent / "golden"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -172,3 +174,18 @@ def test_a_wrong_address_says_it_cannot_reach_the_scheduler(
         assert main([*args, "--address", "127.0.0.1"]) == 2  # no port: not an address
     assert "not a Dask scheduler address" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_ctrl_c_while_the_cluster_starts_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    # Issue 29: interrupted while its nannies started, the run exited 130 after ~260 lines of
+    # tracebacks (the half-started cluster cannot be closed); the Ctrl-C now waits for the
+    # start, then closes the whole cluster.
+    out = tmp_path / "run"
+    process = subprocess.run(
+        [sys.executable, "-m", "tests.helpers.dask_start_interrupt", "run",
+         str(GOLDEN / "open_sweep.toml"), "--backend", "dask", "--jobs", "1", "--no-report",
+         "--out", str(out)],
+        capture_output=True, text=True, cwd=ROOT, start_new_session=True, timeout=60,
+    )
+    assert (process.returncode, process.stderr) == (130, "toolturn run: interrupted\n")
+    assert list(tmp_path.iterdir()) == []

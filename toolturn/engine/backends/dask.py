@@ -18,6 +18,7 @@ from typing import Any
 from toolturn.engine.backends.channel import Channel, drainer
 from toolturn.engine.backends.missing import missing
 from toolturn.engine.forking import worker_context
+from toolturn.engine.interrupts import interrupts_deferred
 from toolturn.errors import UserError
 
 __all__ = ["DASK_PRELOAD", "QUIET", "dask_executor"]
@@ -36,10 +37,13 @@ def dask_executor(
     import distributed
 
     with contextlib.ExitStack() as stack:
-        cluster = None if address is not None else stack.enter_context(
-            _local_cluster(distributed, jobs)
-        )
-        client = stack.enter_context(_client(distributed, cluster, address))
+        # A Ctrl-C while the cluster made here starts waits until it is whole (it cannot be
+        # closed half-started: `toolturn.engine.interrupts`), then closes it on the way out.
+        with contextlib.nullcontext() if address is not None else interrupts_deferred():
+            cluster = None if address is not None else stack.enter_context(
+                _local_cluster(distributed, jobs)
+            )
+            client = stack.enter_context(_client(distributed, cluster, address))
         # The run's own topic: another run on a shared scheduler has its own.
         topic = f"sim-progress-{uuid.uuid4().hex}"
         inbox: queue.SimpleQueue[list[int]] = queue.SimpleQueue()
