@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -21,6 +21,12 @@ from toolturn.metrics.schema import (
 from toolturn.metrics.summary import SummaryRow, summary_from_arrow
 from toolturn.metrics.writer import RUN_FILE, SUMMARY_FILE
 
+if TYPE_CHECKING:  # pandas is imported by `frame` alone: most readers of a run never need it
+    import pandas as pd
+
+
+__all__ = ["RunFolder", "read_run"]
+
 
 @dataclass(frozen=True)
 class RunFolder:
@@ -32,6 +38,18 @@ class RunFolder:
     tables: dict[str, pa.Table]
     summary: list[SummaryRow]
     events: pa.Table | None = None
+
+    def frame(self, name: str) -> pd.DataFrame:
+        """Table `name` (one of the five, or ``events`` of a traced run) as a pandas
+        DataFrame whose integer columns stay integers where they can be null
+        (`toolturn.metrics.frames`)."""
+        table = self.events if name == EVENTS.name else self.tables.get(name)
+        if table is None:
+            known = [*self.tables, *([EVENTS.name] if self.events is not None else [])]
+            raise UserError(f"{self.path}: no table {name!r} (it has {', '.join(known)})")
+        from toolturn.metrics.frames import table_frame
+
+        return table_frame(table)
 
 
 def read_run(run_dir: Path) -> RunFolder:
