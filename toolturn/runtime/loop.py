@@ -144,7 +144,6 @@ from typing import Any
 from toolturn.runtime.accumulator import (
     BlockMessage,
     ResponseSummary,
-    StreamAccumulator,
     StreamProtocolError,
     merge_block_messages,
 )
@@ -160,6 +159,7 @@ from toolturn.runtime.commands import (
     WaitUntil,
 )
 from toolturn.runtime.executor import CallRecord, ToolExecutor
+from toolturn.runtime.loop_state import AttemptState, EndReason, TurnState
 from toolturn.runtime.outcomes import SyntheticCause, ToolOutcome
 from toolturn.runtime.pairing import PairingMonitor
 from toolturn.runtime.permission import PermissionPolicy, allow_all
@@ -204,6 +204,9 @@ from toolturn.runtime.retry import RetrySettings, is_retryable
 from toolturn.runtime.tooldef import ToolDefinition
 from toolturn.runtime.validation import InputValidation
 
+# EndReason is re-exported: the loop's callers have always found it here.
+__all__ = ["INTERRUPT_TEXT", "TRANSITIONS", "EndReason", "Phase", "PhaseError", "ToolTurnLoop"]
+
 INTERRUPT_TEXT = "[Request interrupted by user]"
 # Rule 16: the synthetic cause of the calls a resume abandons.
 _RESUME_CAUSES = {"crash": SyntheticCause.CRASH, "rewind": SyntheticCause.REWIND}
@@ -219,15 +222,6 @@ class Phase(str, Enum):
     AWAITING_RESPONSE = "awaiting_response"
     STREAMING = "streaming"
     TOOLS = "tools"
-
-
-class EndReason(str, Enum):
-    """The loop's own reasons for a session's end (otherwise it is the last stop reason)."""
-
-    MAX_TURNS = "max_turns"
-    REQUEST_FAILED = "request_failed"
-    STREAM_ERROR = "stream_error"
-    INTERRUPTED = "interrupted"
 
 
 class PhaseError(RuntimeError):
@@ -324,31 +318,17 @@ class ToolTurnLoop:
         self.phase = Phase.IDLE
         self._turn = 0
         self._chain_turns = 0
-        self._attempt = 0
-        self._retries = 0
-        # Rule 6a: retries of the inner layer since the last event or outer-layer failure.
-        self._request_retries = 0
-        self._overloaded = 0
         self._wake_ns = 0
         self._pending: list[Attachment] = []
-        self._accumulator = StreamAccumulator()
-        # When the current request's message_stop came; the summaries of the earlier requests.
-        self._message_stop_ns: int | None = None
+        # The summaries of the requests before the current one.
         self._summaries: list[ResponseSummary] = []
-        self._executor = self._new_executor()
         self._executors: list[ToolExecutor] = []
         self._owner: dict[str, ToolExecutor] = {}
-        self._results: list[dict[str, Any]] = []
-        self._end_reason: EndReason | None = None
-        # The turn's own stop reason when a cut does not end the session (rules 9b, 9c), and
-        # the user text the next turn carries (9c, 5a).
-        self._turn_reason: EndReason | None = None
-        self._continuation: str | None = None
-        # Rule 2a: every tool_use id the transcript holds; the block indexes of this attempt's
-        # duplicates (left out of the transcript); the ids whose results are left out.
+        # Rule 2a: every tool_use id the transcript holds.
         self._transcript_ids = _tool_use_ids(self.messages)
-        self._duplicates: set[int] = set()
-        self._shadowed: set[str] = set()
+        # The current turn's state and the current attempt's (`toolturn.runtime.loop_state`).
+        self._turn_state = TurnState()
+        self._attempt_state = AttemptState(self._new_executor())
 
     # ----- driver inputs -----
 
@@ -391,9 +371,9 @@ class ToolTurnLoop:
             if phase is not Phase.AWAITING_RESPONSE:
                 return []  # Rule 12: the stream was abandoned.
             self._enter(Phase.STREAMING)
-            self._request_retries = 0
+            self._turn_state.request_retries = 0
             self.record.add(FirstEvent, now_ns, event.get("type"))
-        accumulator = self._accumulator
+        accumulator = self._attempt_state.accumulator
         try:
             done = accumulator.feed(event)
         except StreamProtocolError as error:
@@ -401,7 +381,7 @@ class ToolTurnLoop:
         if done is not None:
             return self._block_complete(done, now_ns)
         if accumulator.finished:
-            self._message_stop_ns = now_ns
+            self._attempt_state.message_stop_ns = now_ns
             return self._response_ended(now_ns)
         if accumulator.error is not None:
             return self._error_event(str(accumulator.error.get("type", "error")), now_ns)
@@ -429,7 +409,7 @@ class ToolTurnLoop:
         while taken < total:
             if self.phase is Phase.STREAMING:
                 # The accumulator changes only with a new request, which comes as a command.
-                taken = self._accumulator.append_deltas(events, taken)
+                taken = self._attempt_state.accumulator.append_deltas(events, taken)
                 if taken == total:
                     break
             commands = self.on_event(events[taken], times_ns[taken])
@@ -504,13 +484,14 @@ class ToolTurnLoop:
             self._append_user([{"type": "text", "text": INTERRUPT_TEXT}])
             commands.append(self._end_session(EndReason.INTERRUPTED, now_ns))
             return commands
-        if self._end_reason is None:
-            self._end_reason = EndReason.INTERRUPTED
+        if self._turn_state.end_reason is None:
+            self._turn_state.end_reason = EndReason.INTERRUPTED
         if phase is Phase.STREAMING:
             commands.append(CancelRequest("user interrupt"))
             self._keep_completed_blocks()
             self._enter(Phase.TOOLS)
-        commands += self._route(self._executor.abort(SyntheticCause.USER_INTERRUPT, now_ns), now_ns)
+        aborted = self._attempt_state.executor.abort(SyntheticCause.USER_INTERRUPT, now_ns)
+        commands += self._route(aborted, now_ns)
         return commands
 
     def resume(
@@ -523,19 +504,19 @@ class ToolTurnLoop:
         if phase in (Phase.AWAITING_RESPONSE, Phase.STREAMING):
             commands.append(CancelRequest(cause))
         if phase in (Phase.STREAMING, Phase.TOOLS):
-            executor = self._executor
+            executor = self._attempt_state.executor
             commands += executor.discard(_RESUME_CAUSES.get(cause, SyntheticCause.CRASH), now_ns)
             self.wasted_executions += executor.wasted_executions
         if phase is not Phase.IDLE:
-            self.record.add(TurnEnd, now_ns, cause, self._executor.call_count)
+            self.record.add(TurnEnd, now_ns, cause, self._attempt_state.executor.call_count)
         self.phase = Phase.IDLE  # Rule 15's one exception.
         self.messages = [dict(message) for message in messages]
         self._transcript_ids = _tool_use_ids(self.messages)
         self._pairing = PairingMonitor()
         self._pending = []
-        self._results = []
-        self._duplicates = set()
-        self._shadowed = set()
+        self._attempt_state.results = []
+        self._attempt_state.duplicates = set()
+        self._attempt_state.shadowed = set()
         self.model = self._primary_model
         self.record.add(Resume, now_ns, cause, len(self.messages))
         return commands
@@ -551,7 +532,7 @@ class ToolTurnLoop:
         """The `ResponseSummary` of request `request_id` (1, 2, ...): the current request's as
         far as it was read, an earlier one's as it was when the next one was sent."""
         if request_id == self.requests_sent:
-            return self._accumulator.summary(self._message_stop_ns)
+            return self._attempt_state.accumulator.summary(self._attempt_state.message_stop_ns)
         return self._summaries[request_id - 1]
 
     def call_records(self) -> list[CallRecord]:
@@ -582,18 +563,12 @@ class ToolTurnLoop:
     def _begin_turn(self) -> None:
         self._turn += 1
         self._chain_turns += 1
-        self._attempt = 0
-        self._retries = 0
-        self._request_retries = 0
-        self._overloaded = 0
-        self._end_reason = None
-        self._turn_reason = None
-        self._continuation = None
+        self._turn_state = TurnState()
 
     def _send(self, now_ns: int) -> SendRequest:
-        self._attempt += 1
+        self._turn_state.attempt += 1
         self.record.turn = self._turn
-        self.record.attempt = self._attempt
+        self.record.attempt = self._turn_state.attempt
         # A transcript that passes comes back from the repair as it is, with no repairs; the
         # monitor knows whether it passes from the new messages alone, the repair walks them all.
         violations = self._pairing.check(self.messages)
@@ -624,19 +599,15 @@ class ToolTurnLoop:
         if self.system is not None:
             body["system"] = self.system
         if self.requests_sent:
-            self._summaries.append(self._accumulator.summary(self._message_stop_ns))
-        self._accumulator = StreamAccumulator()
-        self._message_stop_ns = None
-        self._executor = self._new_executor()
-        self._executors.append(self._executor)
-        self._results = []
-        self._duplicates = set()
-        self._shadowed = set()
+            previous = self._attempt_state
+            self._summaries.append(previous.accumulator.summary(previous.message_stop_ns))
+        self._attempt_state = AttemptState(self._new_executor())
+        self._executors.append(self._attempt_state.executor)
         self._enter(Phase.AWAITING_RESPONSE)
         self.requests_sent += 1
         self.record.add(RequestSent, now_ns, self.model)
         return SendRequest(
-            body, self.model, self._attempt, self.requests_sent, tuple(violations)
+            body, self.model, self._turn_state.attempt, self.requests_sent, tuple(violations)
         )
 
     def _block_complete(self, done: BlockMessage, now_ns: int) -> list[Command]:
@@ -645,19 +616,19 @@ class ToolTurnLoop:
             self.record.add(BlockComplete, now_ns, block["type"], done.index, None)
             return []
         tool_use_id = block["id"]
-        repeat = self._owner.get(tool_use_id) is self._executor
+        repeat = self._owner.get(tool_use_id) is self._attempt_state.executor
         if repeat or tool_use_id in self._transcript_ids:
             # Rule 2a: a model fault the API should not show. The first call answers the id: a
             # second would answer one id twice.
             self.record.add(DuplicateToolUse, now_ns, tool_use_id, block["name"], done.index)
-            self._duplicates.add(done.index)
+            self._attempt_state.duplicates.add(done.index)
             if self.profile.duplicate_ids is DuplicateIds.RUN_FIRST:
                 return []
             if not repeat:
-                self._shadowed.add(tool_use_id)
+                self._attempt_state.shadowed.add(tool_use_id)
         self.record.add(BlockComplete, now_ns, "tool_use", done.index, tool_use_id)
-        self._owner[tool_use_id] = self._executor
-        commands = self._executor.add_tool_use(
+        self._owner[tool_use_id] = self._attempt_state.executor
+        commands = self._attempt_state.executor.add_tool_use(
             block, now_ns, input_error=done.input_error, input_json=done.input_json,
             repeat=repeat,
         )
@@ -666,12 +637,13 @@ class ToolTurnLoop:
     def _response_ended(self, now_ns: int) -> list[Command]:
         self._keep_completed_blocks()
         self._enter(Phase.TOOLS)
-        return self._route(self._executor.message_ended(now_ns), now_ns)
+        return self._route(self._attempt_state.executor.message_ended(now_ns), now_ns)
 
     def _keep_completed_blocks(self) -> None:
-        completed = self._accumulator.completed
-        if self._duplicates:
-            completed = [done for done in completed if done.index not in self._duplicates]
+        attempt = self._attempt_state
+        completed = attempt.accumulator.completed
+        if attempt.duplicates:
+            completed = [done for done in completed if done.index not in attempt.duplicates]
         if self.profile.invalid_json_input is not InvalidJsonInput.EMPTY:  # Rule 13.
             completed = [
                 replace(done, block={
@@ -699,7 +671,7 @@ class ToolTurnLoop:
             return []
         if error_type == OVERLOADED_ERROR:
             if not (
-                self._accumulator.completed
+                self._attempt_state.accumulator.completed
                 and profile.overloaded_after_content is OverloadedAfterContent.AS_CUT
             ):
                 return self._after_failure(now_ns, overloaded=True, retryable=True)
@@ -710,11 +682,11 @@ class ToolTurnLoop:
     def _cut(self, now_ns: int, detail: str) -> list[Command]:
         """Rules 9a-9d: what survived the cut, and the profile's answer for it."""
         profile = self.profile
-        completed = self._accumulator.completed
+        completed = self._attempt_state.accumulator.completed
         if any(done.block["type"] == "tool_use" for done in completed):
             if profile.after_tool_use_cut is AfterToolUseCut.CONTINUE:
                 return self._keep_and_go_on(now_ns, detail, None)
-        elif completed or self._accumulator.open_indices:
+        elif completed or self._attempt_state.accumulator.open_indices:
             if profile.after_text_cut is AfterTextCut.RESUME:
                 return self._keep_and_go_on(now_ns, detail, profile.resume_text)
             if profile.after_text_cut is AfterTextCut.KEEP:
@@ -728,20 +700,20 @@ class ToolTurnLoop:
     ) -> list[Command]:
         """Rules 9b, 9c: keep what completed, let every kept call finish, then the next turn."""
         self.record.add(StreamError, now_ns, detail)
-        self._turn_reason = EndReason.STREAM_ERROR
-        self._continuation = continuation
+        self._turn_state.turn_reason = EndReason.STREAM_ERROR
+        self._turn_state.continuation = continuation
         self._keep_completed_blocks()
         self._enter(Phase.TOOLS)
-        return self._route(self._executor.message_ended(now_ns), now_ns)
+        return self._route(self._attempt_state.executor.message_ended(now_ns), now_ns)
 
     def _stream_error(self, now_ns: int, detail: str) -> list[Command]:
         """Rule 9 (and 9f): keep what completed, answer every call, end the session."""
         self.record.add(StreamError, now_ns, detail)
-        self._end_reason = EndReason.STREAM_ERROR
+        self._turn_state.end_reason = EndReason.STREAM_ERROR
         self._keep_completed_blocks()
         self._enter(Phase.TOOLS)
         cancel_running = self.profile.running_on_cut is RunningOnCut.CANCEL
-        commands = self._executor.abort(
+        commands = self._attempt_state.executor.abort(
             SyntheticCause.STREAM_ERROR, now_ns, cancel_running=cancel_running
         )
         return self._route(commands, now_ns)
@@ -750,7 +722,7 @@ class ToolTurnLoop:
         return (
             self.fallback_model is not None
             and self.model != self.fallback_model
-            and self._overloaded >= self.fallback_after
+            and self._turn_state.overloaded >= self.fallback_after
         )
 
     def _after_failure(
@@ -760,9 +732,9 @@ class ToolTurnLoop:
         """Rules 6-8 and 9d: the attempt failed in a way that may be retried; `detail` names a
         mid-stream failure in the record."""
         if overloaded:
-            self._overloaded += 1
+            self._turn_state.overloaded += 1
         fall_back = overloaded and self._can_fall_back()
-        retry = not fall_back and retryable and self._retries < self.retry.max_retries
+        retry = not fall_back and retryable and self._turn_state.retries < self.retry.max_retries
         commands: list[Command] = []
         if self.phase is Phase.STREAMING:
             if not (fall_back or retry):
@@ -772,14 +744,14 @@ class ToolTurnLoop:
             commands += self._discard_attempt(cause, now_ns)
         if fall_back:
             assert self.fallback_model is not None
-            self.record.add(Fallback, now_ns, self.fallback_model, self._overloaded)
+            self.record.add(Fallback, now_ns, self.fallback_model, self._turn_state.overloaded)
             self.model = self.fallback_model
-            self._retries = 0
-            self._overloaded = 0
+            self._turn_state.retries = 0
+            self._turn_state.overloaded = 0
             commands.append(self._send(now_ns))
         elif retry:
-            self._retries += 1
-            delay_ns = self.retry.delay_ns(self._retries, retry_after_ns)
+            self._turn_state.retries += 1
+            delay_ns = self.retry.delay_ns(self._turn_state.retries, retry_after_ns)
             self._wake_ns = now_ns + delay_ns
             self._enter(Phase.BACKOFF)
             self.record.add(Retry, now_ns, self.model, delay_ns)
@@ -789,12 +761,12 @@ class ToolTurnLoop:
         return commands
 
     def _discard_attempt(self, cause: SyntheticCause, now_ns: int) -> list[Command]:
-        for done in self._accumulator.completed:
+        for done in self._attempt_state.accumulator.completed:
             self.record.add(Tombstone, now_ns, done.block["type"], done.index)
-        executor = self._executor
+        executor = self._attempt_state.executor
         commands: list[Command] = list(executor.discard(cause, now_ns))
         self.wasted_executions += executor.wasted_executions
-        self._results = []
+        self._attempt_state.results = []
         return commands
 
     def _route(self, commands: list[ExecutorCommand], now_ns: int) -> list[Command]:
@@ -803,17 +775,20 @@ class ToolTurnLoop:
         routed: list[Command] = list(commands)
         for command in commands:
             if type(command) is ResultReady:
-                self._results.append(command.result)
-        if self.phase is Phase.TOOLS and self._executor.done:
+                self._attempt_state.results.append(command.result)
+        if self.phase is Phase.TOOLS and self._attempt_state.executor.done:
             routed += self._batch_complete(now_ns)
         return routed
 
     def _batch_complete(self, now_ns: int) -> list[Command]:
-        calls = self._executor.call_count
-        end = self._end_reason
-        own = end or self._turn_reason
-        stop_reason = own.value if own is not None else self._accumulator.stop_reason or "end_turn"
-        continuation = self._continuation if end is None else None
+        calls = self._attempt_state.executor.call_count
+        end = self._turn_state.end_reason
+        own = end or self._turn_state.turn_reason
+        stop_reason = (
+            own.value if own is not None
+            else self._attempt_state.accumulator.stop_reason or "end_turn"
+        )
+        continuation = self._turn_state.continuation if end is None else None
         if (
             continuation is None and end is None and not calls and stop_reason == "max_tokens"
             and self.profile.max_tokens is MaxTokens.CONTINUE
@@ -832,7 +807,7 @@ class ToolTurnLoop:
             content.append({"type": "text", "text": continuation})
         if content:
             self._append_user(content)
-        self._results = []
+        self._attempt_state.results = []
         self.record.add(TurnEnd, now_ns, stop_reason, calls)
         commands: list[Command] = [TurnEnded(self._turn, stop_reason, calls)]
         if end is not None:
@@ -852,13 +827,13 @@ class ToolTurnLoop:
 
     def _retry_after_cut(self, now_ns: int) -> Command:
         """Rule 9g: the request after a kept cut, as a retry of the cut's budget."""
-        retries = self._retries + 1
+        retries = self._turn_state.retries + 1
         if retries > self.retry.max_retries:
             return self._end_session(EndReason.STREAM_ERROR, now_ns)
         if self._chain_turns >= self.max_turns:
             return self._end_session(EndReason.MAX_TURNS, now_ns)
         self._begin_turn()
-        self._retries = retries
+        self._turn_state.retries = retries
         return self._back_off(self.retry.delay_ns(retries), now_ns)
 
     def _back_off(self, delay_ns: int, now_ns: int) -> WaitUntil:
@@ -876,11 +851,12 @@ class ToolTurnLoop:
         final = status in self.profile.final_without_retry_after and retry_after_ns is None
         if final or not is_retryable(status):
             return [self._end_session(EndReason.REQUEST_FAILED, now_ns)]
-        if self._request_retries < settings.max_retries:
-            self._request_retries += 1
-            delay_ns = settings.delay_ns(self._request_retries, retry_after_ns)
+        if self._turn_state.request_retries < settings.max_retries:
+            self._turn_state.request_retries += 1
+            delay_ns = settings.delay_ns(self._turn_state.request_retries, retry_after_ns)
             return [self._back_off(delay_ns, now_ns)]
-        self._request_retries = 0  # Spent: one failure of the outer layer, which starts afresh.
+        # Spent: one failure of the outer layer, which starts afresh.
+        self._turn_state.request_retries = 0
         return self._after_failure(
             now_ns, overloaded=status == OVERLOADED_STATUS, retryable=True,
             retry_after_ns=retry_after_ns,
@@ -889,11 +865,11 @@ class ToolTurnLoop:
     def _kept_results(self) -> list[dict[str, Any]]:
         """The batch's results for the transcript: under rule 2a's `run_each`, the first result
         of an id only, and none for an id the transcript already answered."""
-        if not self._duplicates:
-            return list(self._results)
-        seen = set(self._shadowed)
+        if not self._attempt_state.duplicates:
+            return list(self._attempt_state.results)
+        seen = set(self._attempt_state.shadowed)
         kept = []
-        for result in self._results:
+        for result in self._attempt_state.results:
             tool_use_id = result["tool_use_id"]
             if tool_use_id not in seen:
                 seen.add(tool_use_id)

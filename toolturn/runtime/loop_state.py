@@ -1,0 +1,64 @@
+"""The state of a `toolturn.runtime.loop.ToolTurnLoop` that lives shorter than its session, one
+object per lifetime, each made anew when its lifetime begins rather than reset field by field:
+
+- `TurnState`: one turn, across its attempts (retries and fallbacks); a new one per turn.
+- `AttemptState`: one request attempt, its response stream and the tool calls it started; a
+  new one per request sent.
+
+What lives as long as the session (the transcript, the record, the request count, the phase)
+is the loop's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from toolturn.runtime.accumulator import StreamAccumulator
+from toolturn.runtime.executor import ToolExecutor
+
+__all__ = ["AttemptState", "EndReason", "TurnState"]
+
+
+class EndReason(str, Enum):
+    """The loop's own reasons for a session's end (otherwise it is the last stop reason)."""
+
+    MAX_TURNS = "max_turns"
+    REQUEST_FAILED = "request_failed"
+    STREAM_ERROR = "stream_error"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(slots=True)
+class TurnState:
+    """One turn's attempts and how it ends."""
+
+    # Requests sent for the turn; failures since the last fallback that were retried (rule 7)
+    # and that were overloads (rule 8).
+    attempt: int = 0
+    retries: int = 0
+    overloaded: int = 0
+    # Rule 6a: retries of the inner layer since the last event or outer-layer failure.
+    request_retries: int = 0
+    # Why the session ends with this turn (None: it goes on); the turn's own stop reason when a
+    # cut does not end the session (rules 9b, 9c), and the user text the next turn carries
+    # (9c, 5a).
+    end_reason: EndReason | None = None
+    turn_reason: EndReason | None = None
+    continuation: str | None = None
+
+
+@dataclass(slots=True)
+class AttemptState:
+    """One request attempt: its stream, its executor and the results handed over so far."""
+
+    executor: ToolExecutor
+    accumulator: StreamAccumulator = field(default_factory=StreamAccumulator)
+    # When its message_stop came.
+    message_stop_ns: int | None = None
+    results: list[dict[str, Any]] = field(default_factory=list)
+    # Rule 2a: the block indexes of its duplicate tool_use ids (left out of the transcript);
+    # the ids whose results are left out.
+    duplicates: set[int] = field(default_factory=set)
+    shadowed: set[str] = field(default_factory=set)
