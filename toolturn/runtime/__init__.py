@@ -25,8 +25,9 @@ from toolturn.runtime.commands import (
     TurnEnded,
     WaitUntil,
 )
-from toolturn.runtime.executor import CallRecord, ToolExecutor
-from toolturn.runtime.loop import EndReason, ToolTurnLoop
+from toolturn.runtime.errors import ToolTurnError
+from toolturn.runtime.executor import CallRecord, ExecutorClosedError, ToolExecutor
+from toolturn.runtime.loop import EndReason, PhaseError, ToolTurnLoop
 from toolturn.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from toolturn.runtime.pairing import PairingMonitor, TranscriptShapeError
 from toolturn.runtime.permission import PermissionDecision
@@ -68,12 +69,14 @@ __all__ = [
     "DiscardedResult",
     "EndReason",
     "ErrorTexts",
+    "ExecutorClosedError",
     "ExecutorPolicy",
     "InputPattern",
     "InputValidation",
     "PairingError",
     "PairingMonitor",
     "PermissionDecision",
+    "PhaseError",
     "Record",
     "RecordEntry",
     "RecoveryPolicy",
@@ -91,6 +94,7 @@ __all__ = [
     "ToolExecutor",
     "ToolOutcome",
     "ToolProgress",
+    "ToolTurnError",
     "ToolTurnLoop",
     "TranscriptShapeError",
     "TurnEnded",

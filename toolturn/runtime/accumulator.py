@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolturn.runtime.errors import ToolTurnError
 from toolturn.runtime.strict_json import parse_json
 
 __all__ = [
@@ -52,7 +53,7 @@ __all__ = [
 ]
 
 
-class StreamProtocolError(Exception):
+class StreamProtocolError(ToolTurnError):
     """An event broke the stream protocol; the message says what arrived and why it does not fit."""
 
 

@@ -69,6 +69,7 @@ from toolturn.runtime.commands import (
     StartTool,
     ToolProgress,
 )
+from toolturn.runtime.errors import ToolTurnError
 from toolturn.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from toolturn.runtime.permission import PermissionDecision, PermissionPolicy, allow_all
 from toolturn.runtime.policy import ExecutorPolicy, admission_for
@@ -106,7 +107,7 @@ class CallState(str, Enum):
 _UNFINISHED = (CallState.QUEUED, CallState.EXECUTING)
 
 
-class ExecutorClosedError(RuntimeError):
+class ExecutorClosedError(ToolTurnError, RuntimeError):
     """A call was added after the batch was aborted or discarded."""
 
 

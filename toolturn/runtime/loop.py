@@ -158,6 +158,7 @@ from toolturn.runtime.commands import (
     TurnEnded,
     WaitUntil,
 )
+from toolturn.runtime.errors import ToolTurnError
 from toolturn.runtime.executor import CallRecord, ToolExecutor
 from toolturn.runtime.loop_state import AttemptState, EndReason, TurnState
 from toolturn.runtime.outcomes import SyntheticCause, ToolOutcome
@@ -224,7 +225,7 @@ class Phase(str, Enum):
     TOOLS = "tools"
 
 
-class PhaseError(RuntimeError):
+class PhaseError(ToolTurnError, RuntimeError):
     """A move the transition table does not allow (rule 15): a bug of the loop."""
 
 

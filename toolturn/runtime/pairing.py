@@ -41,6 +41,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolturn.runtime.errors import ToolTurnError
+
 TOOL_USE = "tool_use"
 TOOL_RESULT = "tool_result"
 # Server-executed tool calls: their results come back inside the same assistant message.
@@ -50,7 +52,7 @@ ROLES = frozenset({"user", "assistant"})
 _PLAIN_BLOCK_TYPES = frozenset({"text", "image", "document", "thinking", "redacted_thinking"})
 
 
-class TranscriptShapeError(ValueError):
+class TranscriptShapeError(ToolTurnError, ValueError):
     """The input is not a transcript in Messages API shape; the message names where and why."""
 
 

@@ -52,6 +52,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolturn.runtime.errors import ToolTurnError
 from toolturn.runtime.pairing import (
     TOOL_RESULT,
     Finding,
@@ -103,7 +104,7 @@ class Repair:
         }
 
 
-class PairingError(Exception):
+class PairingError(ToolTurnError):
     """Strict mode found a transcript the API would reject; `violations` lists every mismatch."""
 
     def __init__(self, violations: list[str]) -> None:
