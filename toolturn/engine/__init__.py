@@ -28,3 +28,9 @@ One module per concept:
 - `runner`        every task of a run's plan on a backend; the run's result
 - `collector`     the garbage collector run less often while simulating
 """
+
+# The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
+# outside the package to them); the others are its own.
+__all__ = [
+    "arrivals", "backends", "draws", "loop_factory", "recorder", "runner", "simulation", "strict",
+]

@@ -1,0 +1,8 @@
+
+
+# The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
+# outside the package to them); the others are its own.
+__all__ = [
+    "background", "client_tools", "connection", "identity", "record_files", "recorder", "recording",
+    "server", "sse",
+]
