@@ -39,6 +39,7 @@ from toolturn.engine import task as tasks_module
 from toolturn.engine.backends import executor_for
 from toolturn.engine.backends.cluster import run_on_executor
 from toolturn.engine.backends.local import WorkerLost, run_parallel
+from toolturn.engine.batch import Batch
 from toolturn.engine.plan import Task, Unit, UnitProgress, has_point_columns, tasks_of, units_of
 from toolturn.engine.task import STOPS, TaskFailure, TasksFailed, TaskStats, failure_of, stats_of
 from toolturn.engine.unit_progress import UnitTracker
@@ -184,30 +185,34 @@ def _run_tasks(
     todo = [(index, task) for index, task in enumerate(tasks) if index not in stats]
     tracker = UnitTracker(progress, tasks, stats, scenarios)
     failures: dict[int, TaskFailure] = {}
+    batch = Batch(scenarios, todo, tracker, trace, folder, stats, failures)
     if backend != "local":
         with executor_for(backend, jobs=jobs, address=address) as (executor, channel):
-            run_on_executor(
-                executor, channel, scenarios, todo, tracker, trace, folder, stats, failures
-            )
+            run_on_executor(executor, channel, batch)
     elif jobs <= 1 or len(todo) <= 1:
-        for index, task in todo:
-            point_scenario = scenarios[task.unit.point]
-            try:
-                stats[index] = tasks_module.run_task(
-                    point_scenario, task, folder, trace, tracker.bind(index)
-                )
-            except STOPS:
-                raise
-            except Exception as error:
-                failures[index] = failure_of(task, error)
+        _run_here(batch)
     else:
-        run_parallel(scenarios, todo, jobs, tracker, trace, folder, stats, failures)
+        run_parallel(batch, jobs)
     if failures:
         raise TasksFailed([failures[index] for index in sorted(failures)], len(tasks))
     return RunResult(
         scenario, units_of(scenario, points), tasks, [stats[i] for i in range(len(tasks))],
         folder, points, trace,
     )
+
+
+def _run_here(batch: Batch) -> None:
+    """Every task of the batch in this process, one after another."""
+    for index, task in batch.todo:
+        point_scenario = batch.scenarios[task.unit.point]
+        try:
+            batch.stats[index] = tasks_module.run_task(
+                point_scenario, task, batch.parts, batch.trace, batch.progress.bind(index)
+            )
+        except STOPS:
+            raise
+        except Exception as error:
+            batch.failures[index] = failure_of(task, error)
 
 
 # In a parts folder: what run its parts are of (tasks of another run are never taken up).

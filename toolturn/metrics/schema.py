@@ -102,6 +102,9 @@ REQUEST_INDEX = column(
 # Where in the run a row was simulated: the position of its load level in the sweep (0 without a
 # sweep) and that level's value. Every table has both, right after `profile`.
 LEVEL_COLUMNS = (LOAD_LEVEL, LOAD)
+# What every table but `turns` (which has the scenario and the seed after the run) begins with:
+# the run, the arm, the level and the session.
+SESSION_COLUMNS = (RUN_ID, POLICY, PROFILE, *LEVEL_COLUMNS, SESSION_ID)
 
 # The columns naming the simulation a row belongs to (one unit of the run): rows of different
 # units never coexisted. Grouping by them (the summary, the gate, the figures) never pools
@@ -190,11 +193,7 @@ TURNS = table_spec(
 TOOLS = table_spec(
     "tools",
     [
-        RUN_ID,
-        POLICY,
-        PROFILE,
-        *LEVEL_COLUMNS,
-        SESSION_ID,
+        *SESSION_COLUMNS,
         TURN_INDEX,
         column("tool_use_id", pa.string(), "the tool_use block's id"),
         column("tool_name", CATEGORY, "the tool called"),
@@ -225,11 +224,7 @@ TOOLS = table_spec(
 REPAIRS = table_spec(
     "repairs",
     [
-        RUN_ID,
-        POLICY,
-        PROFILE,
-        *LEVEL_COLUMNS,
-        SESSION_ID,
+        *SESSION_COLUMNS,
         TURN_INDEX,
         REQUEST_INDEX,
         column(
@@ -255,11 +250,7 @@ REPAIRS = table_spec(
 REQUESTS = table_spec(
     "requests",
     [
-        RUN_ID,
-        POLICY,
-        PROFILE,
-        *LEVEL_COLUMNS,
-        SESSION_ID,
+        *SESSION_COLUMNS,
         TURN_INDEX,
         REQUEST_INDEX,
         column("attempt", pa.int64(), "attempt number of the request, from 1"),
@@ -290,11 +281,7 @@ REQUESTS = table_spec(
 SESSIONS = table_spec(
     "sessions",
     [
-        RUN_ID,
-        POLICY,
-        PROFILE,
-        *LEVEL_COLUMNS,
-        SESSION_ID,
+        *SESSION_COLUMNS,
         column("arrival_ns", NS, "due (scheduled arrival), from the run's start"),
         column("start_ns", NS, "started, from the run's start", nullable=True),
         column("end_ns", NS, "ended; null if the horizon came first", nullable=True),
@@ -324,11 +311,7 @@ SESSIONS = table_spec(
 EVENTS = table_spec(
     "events",
     [
-        RUN_ID,
-        POLICY,
-        PROFILE,
-        *LEVEL_COLUMNS,
-        SESSION_ID,
+        *SESSION_COLUMNS,
         TURN_INDEX,
         REQUEST_INDEX,
         column("event_index", pa.int64(), "the event's position in its request's stream, from 0"),

@@ -60,60 +60,31 @@ from toolturn.metrics.schema import (
     POINT_SUMMARY_SCHEMA,
     SUMMARY_SCHEMA,
 )
-from toolturn.metrics.summary_plan import (
-    BASE_PROFILE,
-    DISTRIBUTIONS,
-    EVENTS_PER_WALL_S,
-    NS_PER_S,
-    PAIRED_PREFIX,
-    PAIRED_PROFILE_PREFIX,
-    PER_1K,
-    PERCENTILES,
-    Categories,
-    UnitKey,
-    metric_rows,
-    per_second,
-    summary_rows,
-)
-from toolturn.metrics.summary_row import POLICY_ORDER, Arm, SummaryRow, treatment_of
+
+# The names re-exported ("X as X") are where the rows' readers have always found them.
+from toolturn.metrics.summary_plan import BASE_PROFILE as BASE_PROFILE
+from toolturn.metrics.summary_plan import DISTRIBUTIONS as DISTRIBUTIONS
+from toolturn.metrics.summary_plan import EVENTS_PER_WALL_S as EVENTS_PER_WALL_S
+from toolturn.metrics.summary_plan import NS_PER_S as NS_PER_S
+from toolturn.metrics.summary_plan import PAIRED_PREFIX as PAIRED_PREFIX
+from toolturn.metrics.summary_plan import PAIRED_PROFILE_PREFIX as PAIRED_PROFILE_PREFIX
+from toolturn.metrics.summary_plan import PER_1K as PER_1K
+from toolturn.metrics.summary_plan import PERCENTILES as PERCENTILES
+from toolturn.metrics.summary_plan import Categories as Categories
+from toolturn.metrics.summary_plan import UnitKey as UnitKey
+from toolturn.metrics.summary_plan import metric_rows as metric_rows
+from toolturn.metrics.summary_plan import per_second, summary_rows
+from toolturn.metrics.summary_row import POLICY_ORDER as POLICY_ORDER
+from toolturn.metrics.summary_row import Arm as Arm
+from toolturn.metrics.summary_row import SummaryRow as SummaryRow
+from toolturn.metrics.summary_row import treatment_of as treatment_of
 
 # A simulation of a run of several experiment points: (profile, policy, load_level, point).
 PointUnitKey = tuple[str, str, int, int]
-# With names of `toolturn.metrics.summary_plan` and `summary_row`: where the rows' readers have
-# always found them.
 __all__ = [
-    "BASE_PROFILE",
-    "DISTRIBUTIONS",
-    "EVENTS_PER_WALL_S",
-    "NS_PER_S",
-    "PAIRED_PREFIX",
-    "PAIRED_PROFILE_PREFIX",
-    "PERCENTILES",
-    "PER_1K",
-    "POLICY_ORDER",
-    "Arm",
-    "Categories",
-    "LoadPoint",
-    "SummaryRow",
-    "TableSource",
-    "UnitKey",
-    "arm_label",
-    "arms_of",
-    "categories",
-    "has_points",
-    "load_levels",
-    "load_sweep",
-    "metric_rows",
-    "points_in",
-    "rows_at_level",
-    "rows_of",
-    "rows_of_point",
-    "summarize",
-    "summary_from_arrow",
-    "summary_groups",
-    "summary_to_arrow",
-    "treatment_of",
-    "values",
+    "LoadPoint", "TableSource", "arm_label", "arms_of", "categories", "has_points", "load_levels",
+    "load_sweep", "points_in", "rows_at_level", "rows_of", "rows_of_point", "summarize",
+    "summary_from_arrow", "summary_groups", "summary_to_arrow", "values",
 ]
 
 

@@ -5,9 +5,9 @@ finishes, its sessions finished read from the backend's progress channel in betw
 from __future__ import annotations
 
 import concurrent.futures
-from pathlib import Path
 
 from toolturn.engine.backends.channel import REPORT_EVERY_S, Channel
+from toolturn.engine.batch import Batch
 from toolturn.engine.plan import Task
 from toolturn.engine.task import (
     STOPS,
@@ -15,30 +15,22 @@ from toolturn.engine.task import (
     TaskStats,
     failure_of,
     remote_task,
-    scenario_data,
 )
 from toolturn.engine.unit_progress import UnitTracker
-from toolturn.scenario.schema import Scenario
 
 __all__ = ["run_on_executor"]
 
 
 def run_on_executor(
-    executor: concurrent.futures.Executor,
-    channel: Channel,
-    scenarios: dict[int, Scenario],
-    todo: list[tuple[int, Task]],
-    progress: UnitTracker,
-    trace: bool,
-    parts: Path,
-    stats: dict[int, TaskStats],
-    failures: dict[int, TaskFailure],
+    executor: concurrent.futures.Executor, channel: Channel, batch: Batch
 ) -> None:
-    """Every task of `todo` submitted to `executor` (a Dask or Ray one), its counters taken as it
-    finishes, a failure into `failures`, its sessions as they finish read from `channel` in
-    between. A failure that stops the run (`STOPS`) or an interrupt cancels what has not
+    """Every task of the batch submitted to `executor` (a Dask or Ray one), its counters taken
+    as it finishes, a failure into `failures`, its sessions as they finish read from `channel`
+    in between. A failure that stops the run (`STOPS`) or an interrupt cancels what has not
     started."""
-    data = {index: scenario_data(scenario) for index, scenario in scenarios.items()}
+    todo, progress, stats, failures = batch.todo, batch.progress, batch.stats, batch.failures
+    data = batch.scenario_data()
+    parts, trace = batch.parts, batch.trace
     futures = {
         executor.submit(
             remote_task, data[task.unit.point], task, str(parts), trace,

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from toolturn.engine import task as tasks
+from toolturn.engine.batch import Batch
 from toolturn.engine.forking import sigint_blocked, worker_context
 from toolturn.engine.plan import Task
-from toolturn.engine.task import STOPS, TaskFailure, TaskStats, failure_of, scenario_data
+from toolturn.engine.task import STOPS, TaskFailure, TaskStats, failure_of
 from toolturn.engine.unit_progress import UnitTracker
 from toolturn.scenario.schema import Scenario
 
@@ -46,18 +47,12 @@ __all__ = ["PRELOAD", "WorkerLost", "WorkerTraceback", "run_parallel"]
 PRELOAD = ["toolturn.engine.backends.local"]
 
 
-def run_parallel(
-    scenarios: dict[int, Scenario],
-    todo: list[tuple[int, Task]],
-    jobs: int,
-    progress: UnitTracker,
-    trace: bool,
-    parts: Path,
-    stats: dict[int, TaskStats],
-    failures: dict[int, TaskFailure],
-) -> None:
-    data = {index: scenario_data(scenario) for index, scenario in scenarios.items()}
-    todo = list(todo)
+def run_parallel(batch: Batch, jobs: int) -> None:
+    """Every task of the batch on `jobs` worker processes (module docstring)."""
+    progress, trace, parts = batch.progress, batch.trace, batch.parts
+    stats, failures = batch.stats, batch.failures
+    data = batch.scenario_data()
+    todo = list(batch.todo)
     expected = len(stats) + len(todo)
     workers: dict[Connection, BaseProcess] = {}
     try:
