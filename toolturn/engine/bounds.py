@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from toolturn.engine.stopped_session import StoppedSession
 from toolturn.errors import UserError
 from toolturn.scenario.schema import Scenario
 
@@ -38,7 +39,7 @@ class SessionBounds:
     span_ns: int
 
 
-class SessionRunaway(UserError):
+class SessionRunaway(StoppedSession, UserError):
     """A session went past its bounds: a simulator bug, stopped instead of running forever.
 
     The fields are the positional args, so that the exception pickles (from a worker process)."""
@@ -47,14 +48,9 @@ class SessionRunaway(UserError):
         self, seed: int, session_id: int, policy: str, time_ns: int, detail: str,
         profile: str = "default",
     ) -> None:
-        # Exception's own __init__, not UserError's: `args` must be these fields to unpickle.
-        Exception.__init__(self, seed, session_id, policy, time_ns, detail, profile)
-        self.seed = seed
-        self.session_id = session_id
-        self.policy = policy
-        self.time_ns = time_ns
-        self.detail = detail
-        self.profile = profile
+        super().__init__(seed, session_id, policy, time_ns, detail, profile)
+        # What a UserError carries, which its own __init__ (not called: see StoppedSession)
+        # would have set.
         self.message = str(self)
         self.details = ()
 
