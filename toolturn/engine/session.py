@@ -34,25 +34,12 @@ from toolturn.engine.session_faults import SessionFaults
 from toolturn.engine.session_state import acts_strictly
 from toolturn.engine.tool_calls import ToolCalls
 from toolturn.engine.user_hooks import UserHooks
-from toolturn.runtime.commands import (
-    AskPermission,
-    CancelRequest,
-    CancelTool,
-    Command,
-    DiscardedResult,
-    ResultReady,
-    SendRequest,
-    SessionEnded,
-    StartTool,
-    ToolProgress,
-    TurnEnded,
-    WaitUntil,
-)
+from toolturn.runtime import commands as rc
 from toolturn.user import SimulatedUser
 
 # The loop's commands that the session does not carry out (a tool's progress, a result handed
 # over or discarded): only observers read them (the transcript log, a live driver).
-_FOR_OBSERVERS = frozenset({ToolProgress, ResultReady, DiscardedResult})
+_FOR_OBSERVERS = frozenset({rc.ToolProgress, rc.ResultReady, rc.DiscardedResult})
 
 
 def _jitter_of(
@@ -138,36 +125,36 @@ class Session(RequestPath, ToolCalls, UserHooks):
         """A resumed (or rewound) session goes on: the user's `text` starts a new chain."""
         self._dispatch(self.loop.start(text, self.env.now))
 
-    def turn_abandoned(self, commands: list[Command]) -> None:
+    def turn_abandoned(self, commands: list[rc.Command]) -> None:
         """A crash or a rewind ended the turn (`ToolTurnLoop.resume`): stop what it ran."""
         self._tools_turn = 0
         self._dispatch(commands)
 
     # ----- commands -----
 
-    def _dispatch(self, commands: list[Command]) -> None:
+    def _dispatch(self, commands: list[rc.Command]) -> None:
         if self.faults is not None:
             self.faults.observe(commands)
         for command in commands:
             if type(command) in _FOR_OBSERVERS:
                 continue  # Half the commands: skipped before the eight cases below.
             match command:
-                case StartTool():
+                case rc.StartTool():
                     self._start_tool(command)
-                case SendRequest():
+                case rc.SendRequest():
                     self._send(command)
-                case CancelTool():
+                case rc.CancelTool():
                     self._cancel_tool(command.tool_use_id)
-                case AskPermission():
+                case rc.AskPermission():
                     self._ask(command)
-                case WaitUntil():
+                case rc.WaitUntil():
                     self._wake_token += 1
                     self.env.call_at(command.time_ns, self._wake, self._wake_token)
-                case CancelRequest():
+                case rc.CancelRequest():
                     self._cancel_request()
-                case TurnEnded():
+                case rc.TurnEnded():
                     self._tools_turn = 0
-                case SessionEnded():
+                case rc.SessionEnded():
                     # The chain can end without its turn's TurnEnded (a retry refused after the
                     # tools of a discarded attempt started, an interrupt during the backoff):
                     # the turn's tools phase, and its attachments, end with it.
