@@ -32,5 +32,6 @@ One module per concept:
 # The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
 # outside the package to them); the others are its own.
 __all__ = [
-    "arrivals", "backends", "draws", "loop_factory", "recorder", "runner", "simulation", "strict",
+    "arrivals", "backends", "collector", "draws", "loop_factory", "recorder", "runner",
+    "simulation", "strict",
 ]

@@ -2,4 +2,4 @@
 
 # The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
 # outside the package to them); the others are its own.
-__all__ = ["runner", "scorecard", "suite"]
+__all__ = ["compare", "profile_agent", "runner", "scorecard", "suite"]
