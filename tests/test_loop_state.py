@@ -1,18 +1,20 @@
-"""The loop's state of three lifetimes (issue 32, section 4): the session's is the loop's own,
-a turn's is one `TurnState` made anew per turn (kept across its retries and fallbacks), an
-attempt's one `AttemptState` made anew per request sent; nothing of one turn or attempt is left
-over in the next."""
+"""The loop's state of three lifetimes (issue 32, section 4): the session's is one
+`SessionState` (beside the loop's public attributes), a turn's one `TurnState` made anew per
+turn (kept across its retries and fallbacks), an attempt's one `AttemptState` made anew per
+request sent; nothing of one turn or attempt is left over in the next."""
 
 from __future__ import annotations
 
 from tests.helpers.loop_tools import TOOLS, tool_response
 from tests.helpers.runtime_script import feed, text_response
 from toolturn.runtime.loop import ToolTurnLoop
-from toolturn.runtime.loop_state import AttemptState, TurnState
+from toolturn.runtime.loop_state import AttemptState, SessionState, TurnState
 
 
 def test_each_turn_and_each_attempt_has_its_own_state() -> None:
     loop = ToolTurnLoop(TOOLS, model="m", fallback_model="f", fallback_after=1)
+    session = loop._session
+    assert isinstance(session, SessionState) and session.turn == 0
     loop.start("go", 0)
     turn, attempt = loop._turn_state, loop._attempt_state
     assert isinstance(turn, TurnState) and isinstance(attempt, AttemptState)
@@ -33,3 +35,7 @@ def test_each_turn_and_each_attempt_has_its_own_state() -> None:
     assert third.executor.done and loop._attempt_state.executor is not third.executor
     feed(loop, text_response("msg_2", "done"), 900_000_000)
     assert loop.phase.value == "idle" and loop.requests_sent == 4
+    # The session's state is one object for the whole session: every attempt's executor, every
+    # request's summary but the current one's.
+    assert loop._session is session and (session.turn, session.chain_turns) == (2, 2)
+    assert len(session.executors) == 4 and len(session.summaries) == 3

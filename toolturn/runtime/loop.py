@@ -160,7 +160,7 @@ from toolturn.runtime.commands import (
 )
 from toolturn.runtime.errors import ToolTurnError
 from toolturn.runtime.executor import CallRecord, ToolExecutor
-from toolturn.runtime.loop_state import AttemptState, EndReason, TurnState
+from toolturn.runtime.loop_state import AttemptState, EndReason, SessionState, TurnState
 from toolturn.runtime.outcomes import SyntheticCause, ToolOutcome
 from toolturn.runtime.pairing import PairingMonitor
 from toolturn.runtime.permission import PermissionPolicy, allow_all
@@ -312,22 +312,12 @@ class ToolTurnLoop:
         self.messages: list[dict[str, Any]] = [dict(message) for message in messages]
         self.record = Record()
         self.repairs: list[Repair] = []
-        # Checks each request's transcript from where the last check left off (rule 1).
-        self._pairing = PairingMonitor()
         self.requests_sent = 0
         self.wasted_executions = 0
         self.phase = Phase.IDLE
-        self._turn = 0
-        self._chain_turns = 0
-        self._wake_ns = 0
-        self._pending: list[Attachment] = []
-        # The summaries of the requests before the current one.
-        self._summaries: list[ResponseSummary] = []
-        self._executors: list[ToolExecutor] = []
-        self._owner: dict[str, ToolExecutor] = {}
-        # Rule 2a: every tool_use id the transcript holds.
-        self._transcript_ids = _tool_use_ids(self.messages)
-        # The current turn's state and the current attempt's (`toolturn.runtime.loop_state`).
+        # The session's own state beyond these, the current turn's and the current attempt's
+        # (`toolturn.runtime.loop_state`).
+        self._session = SessionState(transcript_ids=_tool_use_ids(self.messages))
         self._turn_state = TurnState()
         self._attempt_state = AttemptState(self._new_executor())
 
@@ -342,7 +332,7 @@ class ToolTurnLoop:
             raise ValueError("a user prompt needs content")
         blocks += self._take_attachments(now_ns)
         self._append_user(blocks)
-        self._chain_turns = 0
+        self._session.chain_turns = 0
         return self._next_turn(now_ns)
 
     def request_failed(
@@ -435,13 +425,13 @@ class ToolTurnLoop:
         """The time asked for by `WaitUntil` has come."""
         if self.phase is not Phase.BACKOFF:
             return []
-        if now_ns < self._wake_ns:
-            return [WaitUntil(self._wake_ns)]
+        if now_ns < self._session.wake_ns:
+            return [WaitUntil(self._session.wake_ns)]
         return [self._send(now_ns)]
 
     def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[Command]:
         """A running tool reported progress (`ToolExecutor.tool_progress`, for observers)."""
-        executor = self._owner[tool_use_id]
+        executor = self._session.owner[tool_use_id]
         return self._route(executor.tool_progress(tool_use_id, progress, now_ns), now_ns)
 
     def tool_finished(
@@ -449,7 +439,7 @@ class ToolTurnLoop:
     ) -> list[Command]:
         """A started tool stopped (`ToolExecutor.tool_finished`), for whichever attempt's batch
         holds the call."""
-        executor = self._owner[tool_use_id]
+        executor = self._session.owner[tool_use_id]
         return self._route(executor.tool_finished(tool_use_id, outcome, content, now_ns), now_ns)
 
     def permission_decided(
@@ -457,7 +447,7 @@ class ToolTurnLoop:
     ) -> list[Command]:
         """The answer to an `AskPermission` (`ToolExecutor.permission_decided`); `message` is
         shown to the model on denial."""
-        executor = self._owner[tool_use_id]
+        executor = self._session.owner[tool_use_id]
         commands = executor.permission_decided(tool_use_id, allowed, now_ns, message=message)
         return self._route(commands, now_ns)
 
@@ -469,7 +459,7 @@ class ToolTurnLoop:
         kind: AttachmentKind | str = AttachmentKind.NOTIFICATION,
     ) -> list[Command]:
         """Content for the model that is not a tool result; it waits for the batch (rule 3)."""
-        self._pending.append(Attachment(AttachmentKind(kind), block, now_ns))
+        self._session.pending.append(Attachment(AttachmentKind(kind), block, now_ns))
         return []
 
     def interrupt(self, now_ns: int) -> list[Command]:
@@ -512,9 +502,9 @@ class ToolTurnLoop:
             self.record.add(TurnEnd, now_ns, cause, self._attempt_state.executor.call_count)
         self.phase = Phase.IDLE  # Rule 15's one exception.
         self.messages = [dict(message) for message in messages]
-        self._transcript_ids = _tool_use_ids(self.messages)
-        self._pairing = PairingMonitor()
-        self._pending = []
+        self._session.transcript_ids = _tool_use_ids(self.messages)
+        self._session.pairing = PairingMonitor()
+        self._session.pending = []
         self._attempt_state.results = []
         self._attempt_state.duplicates = set()
         self._attempt_state.shadowed = set()
@@ -527,18 +517,18 @@ class ToolTurnLoop:
     @property
     def turn(self) -> int:
         """The current turn, counted over the whole session (1-based; 0 before the first)."""
-        return self._turn
+        return self._session.turn
 
     def response_summary(self, request_id: int) -> ResponseSummary:
         """The `ResponseSummary` of request `request_id` (1, 2, ...): the current request's as
         far as it was read, an earlier one's as it was when the next one was sent."""
         if request_id == self.requests_sent:
             return self._attempt_state.accumulator.summary(self._attempt_state.message_stop_ns)
-        return self._summaries[request_id - 1]
+        return self._session.summaries[request_id - 1]
 
     def call_records(self) -> list[CallRecord]:
         """Every call of the session, attempt by attempt, in tool_use order."""
-        return [record for executor in self._executors for record in executor.records()]
+        return [record for executor in self._session.executors for record in executor.records()]
 
     # ----- internals -----
 
@@ -562,17 +552,17 @@ class ToolTurnLoop:
         return [self._send(now_ns)]
 
     def _begin_turn(self) -> None:
-        self._turn += 1
-        self._chain_turns += 1
+        self._session.turn += 1
+        self._session.chain_turns += 1
         self._turn_state = TurnState()
 
     def _send(self, now_ns: int) -> SendRequest:
         self._turn_state.attempt += 1
-        self.record.turn = self._turn
+        self.record.turn = self._session.turn
         self.record.attempt = self._turn_state.attempt
         # A transcript that passes comes back from the repair as it is, with no repairs; the
         # monitor knows whether it passes from the new messages alone, the repair walks them all.
-        violations = self._pairing.check(self.messages)
+        violations = self._session.pairing.check(self.messages)
         repairs: list[Repair]
         if not violations:
             messages, repairs = list(self.messages), []
@@ -583,7 +573,7 @@ class ToolTurnLoop:
             # The verdict on the body sent (`SendRequest.pairing_violations`, empty if the
             # repair keeps its guarantee); the monitor then holds the transcript the next
             # request grows, so the next check is of its new messages only.
-            violations = self._pairing.check(messages)
+            violations = self._session.pairing.check(messages)
         for repair in repairs:
             self.record.add(
                 Repaired, now_ns, repair.tool_use_id, repair.kind, repair.message_index
@@ -601,9 +591,9 @@ class ToolTurnLoop:
             body["system"] = self.system
         if self.requests_sent:
             previous = self._attempt_state
-            self._summaries.append(previous.accumulator.summary(previous.message_stop_ns))
+            self._session.summaries.append(previous.accumulator.summary(previous.message_stop_ns))
         self._attempt_state = AttemptState(self._new_executor())
-        self._executors.append(self._attempt_state.executor)
+        self._session.executors.append(self._attempt_state.executor)
         self._enter(Phase.AWAITING_RESPONSE)
         self.requests_sent += 1
         self.record.add(RequestSent, now_ns, self.model)
@@ -617,8 +607,8 @@ class ToolTurnLoop:
             self.record.add(BlockComplete, now_ns, block["type"], done.index, None)
             return []
         tool_use_id = block["id"]
-        repeat = self._owner.get(tool_use_id) is self._attempt_state.executor
-        if repeat or tool_use_id in self._transcript_ids:
+        repeat = self._session.owner.get(tool_use_id) is self._attempt_state.executor
+        if repeat or tool_use_id in self._session.transcript_ids:
             # Rule 2a: a model fault the API should not show. The first call answers the id: a
             # second would answer one id twice.
             self.record.add(DuplicateToolUse, now_ns, tool_use_id, block["name"], done.index)
@@ -628,7 +618,7 @@ class ToolTurnLoop:
             if not repeat:
                 self._attempt_state.shadowed.add(tool_use_id)
         self.record.add(BlockComplete, now_ns, "tool_use", done.index, tool_use_id)
-        self._owner[tool_use_id] = self._attempt_state.executor
+        self._session.owner[tool_use_id] = self._attempt_state.executor
         commands = self._attempt_state.executor.add_tool_use(
             block, now_ns, input_error=done.input_error, input_json=done.input_json,
             repeat=repeat,
@@ -663,7 +653,7 @@ class ToolTurnLoop:
                 self.messages[-1] = {**last, "content": [*last["content"], *content]}
             else:
                 self.messages.append({"role": "assistant", "content": content})
-            self._transcript_ids.update(b["id"] for b in content if b["type"] == "tool_use")
+            self._session.transcript_ids.update(b["id"] for b in content if b["type"] == "tool_use")
 
     def _error_event(self, error_type: str, now_ns: int) -> list[Command]:
         """Rule 9e: an `error` event."""
@@ -753,10 +743,10 @@ class ToolTurnLoop:
         elif retry:
             self._turn_state.retries += 1
             delay_ns = self.retry.delay_ns(self._turn_state.retries, retry_after_ns)
-            self._wake_ns = now_ns + delay_ns
+            self._session.wake_ns = now_ns + delay_ns
             self._enter(Phase.BACKOFF)
             self.record.add(Retry, now_ns, self.model, delay_ns)
-            commands.append(WaitUntil(self._wake_ns))
+            commands.append(WaitUntil(self._session.wake_ns))
         else:
             commands.append(self._end_session(EndReason.REQUEST_FAILED, now_ns))
         return commands
@@ -810,7 +800,7 @@ class ToolTurnLoop:
             self._append_user(content)
         self._attempt_state.results = []
         self.record.add(TurnEnd, now_ns, stop_reason, calls)
-        commands: list[Command] = [TurnEnded(self._turn, stop_reason, calls)]
+        commands: list[Command] = [TurnEnded(self._session.turn, stop_reason, calls)]
         if end is not None:
             commands.append(self._end_session(end, now_ns))
         elif own is EndReason.STREAM_ERROR and self.profile.cut_resend is CutResend.RETRY:
@@ -820,7 +810,7 @@ class ToolTurnLoop:
             and self.profile.max_tokens_after_calls is MaxTokensAfterCalls.END_SESSION
         ):
             commands.append(self._end_session(stop_reason, now_ns))
-        elif self._chain_turns >= self.max_turns:
+        elif self._session.chain_turns >= self.max_turns:
             commands.append(self._end_session(EndReason.MAX_TURNS, now_ns))
         else:
             commands += self._next_turn(now_ns)
@@ -831,17 +821,17 @@ class ToolTurnLoop:
         retries = self._turn_state.retries + 1
         if retries > self.retry.max_retries:
             return self._end_session(EndReason.STREAM_ERROR, now_ns)
-        if self._chain_turns >= self.max_turns:
+        if self._session.chain_turns >= self.max_turns:
             return self._end_session(EndReason.MAX_TURNS, now_ns)
         self._begin_turn()
         self._turn_state.retries = retries
         return self._back_off(self.retry.delay_ns(retries), now_ns)
 
     def _back_off(self, delay_ns: int, now_ns: int) -> WaitUntil:
-        self._wake_ns = now_ns + delay_ns
+        self._session.wake_ns = now_ns + delay_ns
         self._enter(Phase.BACKOFF)
         self.record.add(Retry, now_ns, self.model, delay_ns)
-        return WaitUntil(self._wake_ns)
+        return WaitUntil(self._session.wake_ns)
 
     def _request_layer(
         self, status: int | None, now_ns: int, retry_after_ns: int | None
@@ -879,10 +869,10 @@ class ToolTurnLoop:
 
     def _take_attachments(self, now_ns: int) -> list[dict[str, Any]]:
         blocks = []
-        for attachment in self._pending:
+        for attachment in self._session.pending:
             self.record.add(AttachmentAppended, now_ns, attachment.kind, attachment.arrived_ns)
             blocks.append(attachment.block)
-        self._pending = []
+        self._session.pending = []
         return blocks
 
     def _append_user(self, blocks: list[dict[str, Any]]) -> None:

@@ -1,12 +1,11 @@
-"""The state of a `toolturn.runtime.loop.ToolTurnLoop` that lives shorter than its session, one
-object per lifetime, each made anew when its lifetime begins rather than reset field by field:
+"""The state of a `toolturn.runtime.loop.ToolTurnLoop`, one object per lifetime, each made
+anew when its lifetime begins rather than reset field by field:
 
+- `SessionState`: the session's, beyond what the loop shows its callers (the transcript, the
+  record, the request count, the phase: the loop's own attributes); made with the loop.
 - `TurnState`: one turn, across its attempts (retries and fallbacks); a new one per turn.
 - `AttemptState`: one request attempt, its response stream and the tool calls it started; a
   new one per request sent.
-
-What lives as long as the session (the transcript, the record, the request count, the phase)
-is the loop's own.
 """
 
 from __future__ import annotations
@@ -15,10 +14,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from toolturn.runtime.accumulator import StreamAccumulator
+from toolturn.runtime.accumulator import ResponseSummary, StreamAccumulator
+from toolturn.runtime.attachments import Attachment
 from toolturn.runtime.executor import ToolExecutor
+from toolturn.runtime.pairing import PairingMonitor
 
-__all__ = ["AttemptState", "EndReason", "TurnState"]
+__all__ = ["AttemptState", "EndReason", "SessionState", "TurnState"]
 
 
 class EndReason(str, Enum):
@@ -28,6 +29,28 @@ class EndReason(str, Enum):
     REQUEST_FAILED = "request_failed"
     STREAM_ERROR = "stream_error"
     INTERRUPTED = "interrupted"
+
+
+@dataclass(slots=True)
+class SessionState:
+    """What lives as long as the session, behind the loop's own attributes."""
+
+    # Rule 2a: every tool_use id the transcript holds.
+    transcript_ids: set[str]
+    # Checks each request's transcript from where the last check left off (rule 1).
+    pairing: PairingMonitor = field(default_factory=PairingMonitor)
+    # Turns so far, and turns of the current prompt's chain (`max_turns` bounds these).
+    turn: int = 0
+    chain_turns: int = 0
+    # When a backoff ends (rules 6-8).
+    wake_ns: int = 0
+    # Attachments waiting for the next user message.
+    pending: list[Attachment] = field(default_factory=list)
+    # The summaries of the requests before the current one; every attempt's executor, and the
+    # executor that owns each tool_use id.
+    summaries: list[ResponseSummary] = field(default_factory=list)
+    executors: list[ToolExecutor] = field(default_factory=list)
+    owner: dict[str, ToolExecutor] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
