@@ -19,12 +19,16 @@ One module per concept:
 - `recorder`      a finished session turned into metric rows
 - `event_trace`   every stream event fed, when a trace is asked for
 - `context`       what the sessions of one simulation share
+- `stopped_session` what the exceptions that stop a session carry
 - `strict`        strict mode's stop
 - `simulation`    one policy at one load level
 - `plan`          a run's simulations and the tasks they are cut into, in the tables' order
 - `task`          one task simulated into its parts folder; its counters and its failures
 - `unit_progress` sessions finished per simulation, summed over its tasks
+- `batch`         the tasks a backend is given, and where their results go
 - `backends`      where the tasks run: `local` worker processes, a `dask` or `ray` cluster
+- `interrupts`    a Ctrl-C held back while a cluster starts
+- `forking`       worker processes forked from a forkserver with SIGINT blocked
 - `runner`        every task of a run's plan on a backend; the run's result
 - `collector`     the garbage collector run less often while simulating
 """
