@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import types
 from collections.abc import Iterator
 from concurrent.futures import Executor
 from pathlib import Path
@@ -189,3 +190,27 @@ def test_ctrl_c_while_the_cluster_starts_is_one_line_and_exit_130(tmp_path: Path
     )
     assert (process.returncode, process.stderr) == (130, "toolturn run: interrupted\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wrong_ray_address_says_it_cannot_reach_the_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ray (not installed here) raises ConnectionError for a cluster it cannot find; a stand-in
+    # module that does so, as `ray.init(address=...)` does.
+    ray = types.ModuleType("ray")
+
+    def init(**settings: object) -> None:
+        raise ConnectionError(f"Could not find any running Ray instance at {settings['address']}")
+
+    ray.init = init  # type: ignore[attr-defined]
+    queue = types.ModuleType("ray.util.queue")
+    queue.Queue = object  # type: ignore[attr-defined]
+    for name, module in (("ray", ray), ("ray.util", types.ModuleType("ray.util")),
+                         ("ray.util.queue", queue)):
+        monkeypatch.setitem(sys.modules, name, module)
+    out = tmp_path / "run"
+    args = ["run", str(GOLDEN / "open_sweep.toml"), "--backend", "ray", "--out", str(out)]
+    assert main([*args, "--address", "10.0.0.1:6379"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--address 10.0.0.1:6379: cannot reach the Ray cluster" in err
+    assert not out.exists()

@@ -11,6 +11,7 @@ from typing import Any
 
 from toolturn.engine.backends.channel import Channel
 from toolturn.engine.backends.missing import missing
+from toolturn.errors import UserError
 
 __all__ = ["ray_executor"]
 
@@ -44,7 +45,12 @@ def ray_executor(
     if address is None:
         ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False)
     else:
-        ray.init(address=address, log_to_driver=False)
+        try:
+            ray.init(address=address, log_to_driver=False)
+        except ConnectionError as error:  # the address, not the disk (as Dask's)
+            raise UserError(
+                f"--address {address}: cannot reach the Ray cluster ({error})"
+            ) from None
     try:
         # An actor of its own: needs no CPU of the ones the tasks use.
         inbox = Queue(actor_options={"num_cpus": 0})
