@@ -4,4 +4,4 @@ error per metric and per hop."""
 
 # The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
 # outside the package to them); the others are its own.
-__all__ = ["live_run", "overhead", "pairing", "report", "settings"]
+__all__ = ["live_run", "overhead", "pairing", "report", "saturation", "settings"]
