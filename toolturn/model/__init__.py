@@ -3,6 +3,6 @@
 # The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
 # outside the package to them); the others are its own.
 __all__ = [
-    "api_errors", "config", "endpoint", "input_tokens", "latency", "model", "response",
+    "api_errors", "config", "endpoint", "faults", "input_tokens", "latency", "model", "response",
     "tool_inputs",
 ]
