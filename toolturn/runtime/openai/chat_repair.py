@@ -77,14 +77,22 @@ def ensure_chat_pairing(
         if segment.start >= 0:
             out.append(_assistant(messages[segment.start], segment, len(out), repairs))
         _answers(messages, segment, out, repairs)
-        for index in range(segment.start + 1, end):
+        for index in range(max(segment.run_end, first), end):
             verdict = segment.tools.get(index)
             if verdict is None:
                 out.append(messages[index])
             elif verdict in _REMOVAL:
-                call_id = messages[index]["tool_call_id"]
-                repairs.append(Repair(_REMOVAL[verdict], len(out), call_id))
+                _removed(messages[index], verdict, out, repairs)
     return out, repairs
+
+
+def _removed(
+    message: Mapping[str, Any],
+    verdict: ToolVerdict,
+    out: list[Mapping[str, Any]],
+    repairs: list[Repair],
+) -> None:
+    repairs.append(Repair(_REMOVAL[verdict], len(out), message["tool_call_id"]))
 
 
 def _assistant(
@@ -112,14 +120,17 @@ def _answers(
     out: list[Mapping[str, Any]],
     repairs: list[Repair],
 ) -> None:
-    """The run after the segment's assistant message: its answers in place, then the late ones
-    moved up, then one error tool message per call nothing answers."""
+    """The run after the segment's assistant message: its answers in place (its orphans and
+    duplicates removed), then the late ones moved up, then one error tool message per call
+    nothing answers."""
     late: list[Mapping[str, Any]] = []
     for index, verdict in segment.tools.items():
         if verdict is ToolVerdict.ANSWER:
             out.append(messages[index])
         elif verdict is ToolVerdict.LATE:
             late.append(messages[index])
+        elif index < segment.run_end:
+            _removed(messages[index], verdict, out, repairs)
     for message in late:
         repairs.append(Repair(RepairKind.RESULT_MOVED_TO_FRONT, len(out), message["tool_call_id"]))
         out.append(message)
