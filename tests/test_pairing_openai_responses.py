@@ -66,8 +66,8 @@ def test_item_lines_come_in_item_order_then_missing_outputs_in_call_order() -> N
     items = [USER, call("b"), output("x"), call("a"), call("b"), output("y")]
     assert check_responses_pairing(items) == [
         "No tool call found for function call output with call_id x.",
-        "Duplicate function call with call_id b (input[4]): each function call must have its "
-        "own call_id.",
+        "Duplicate function call with call_id b (input[4]): each tool call must have its own "
+        "call_id.",
         "No tool call found for function call output with call_id y.",
         "No tool output found for function call b.",
         "No tool output found for function call a.",
@@ -79,7 +79,7 @@ def test_a_second_output_is_a_duplicate_and_an_early_one_beside_a_late_one_too()
     kinds = [f.kind for f in classify_responses(items)]
     assert kinds == [FindingKind.EARLY_DUPLICATE, FindingKind.DUPLICATE_OUTPUT]
     assert check_responses_pairing(items)[1] == (
-        "Duplicate function call output for call_id a (input[3]): each function call must have "
+        "Duplicate function call output for call_id a (input[3]): each tool call must have "
         "exactly one output."
     )
 
@@ -102,3 +102,18 @@ def test_input_that_is_not_a_list_of_items_raises_naming_the_place(
     with pytest.raises(TranscriptShapeError) as raised:
         check_responses_pairing(items)
     assert str(raised.value).startswith(message)
+
+
+def test_custom_tool_calls_pair_with_custom_tool_call_outputs_only() -> None:
+    custom = {"type": "custom_tool_call", "call_id": "p", "name": "apply_patch", "input": "x"}
+    answer = {"type": "custom_tool_call_output", "call_id": "p", "output": "done"}
+    assert check_responses_pairing([USER, custom, answer]) == []
+    # A function_call_output does not answer a custom tool call (nor the other way round).
+    assert check_responses_pairing([USER, custom, output("p")]) == [
+        "No tool call found for function call output with call_id p.",
+        "No tool output found for custom tool call p.",
+    ]
+    assert check_responses_pairing([USER, call("q"), {**answer, "call_id": "q"}]) == [
+        "No tool call found for custom tool call output with call_id q.",
+        "No tool output found for function call q.",
+    ]

@@ -32,7 +32,12 @@ PROPERTY_SETTINGS = settings(
     max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 # Our own lines (the API does not refuse duplicates): the rest is worded as the wire server.
-OUR_LINES = ("Duplicate function call", "reuses the tool call id", "is a second response")
+# The wire server pairs no custom tool calls: our lines about them are left out too.
+OUR_LINES = ("Duplicate ", "reuses the tool call id", "is a second response", "custom tool call")
+CALL_TYPES = {
+    "function_call": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+}
 
 
 def _responses_round(draw: st.DrawFn, ids: list[str]) -> list[Item]:
@@ -43,13 +48,12 @@ def _responses_round(draw: st.DrawFn, ids: list[str]) -> list[Item]:
         items.append({"type": "message", "role": "assistant", "content": "thinking aloud"})
     calls = [f"call_{len(ids) + n}" for n in range(draw(st.integers(1, 3)))]
     ids += calls
-    items += [
-        {"type": "function_call", "call_id": c, "name": "f", "arguments": "{}"} for c in calls
-    ]
+    types = {c: draw(st.sampled_from(sorted(CALL_TYPES))) for c in calls}
+    items += [{"type": types[c], "call_id": c, "name": "f", "arguments": "{}"} for c in calls]
     if draw(st.booleans()):  # the API takes an output anywhere after its call
         items.append({"role": "developer", "content": "be brief"})
     outputs = draw(st.permutations(calls))
-    items += [{"type": "function_call_output", "call_id": c, "output": f"out {c}"} for c in outputs]
+    items += [{"type": CALL_TYPES[types[c]], "call_id": c, "output": f"out {c}"} for c in outputs]
     return items
 
 
@@ -116,8 +120,8 @@ def broken_histories(draw: st.DrawFn, protocol: str) -> list[Item]:
 def _calls_and_answers(protocol: str, history: list[Item]) -> tuple[list[str], list[str]]:
     """Every call id in order, and every answered id in order (an independent reading)."""
     if protocol == "responses":
-        calls = [i["call_id"] for i in history if i.get("type") == "function_call"]
-        answers = [i["call_id"] for i in history if i.get("type") == "function_call_output"]
+        calls = [i["call_id"] for i in history if i.get("type") in CALL_TYPES]
+        answers = [i["call_id"] for i in history if i.get("type") in CALL_TYPES.values()]
         return calls, answers
     calls = [
         c["id"] for m in history if m["role"] == "assistant" for c in m.get("tool_calls") or ()
@@ -187,13 +191,14 @@ def test_repair_answers_every_call_once_and_is_a_fixed_point(
 def test_responses_repair_keeps_a_real_output_of_every_call_that_had_one(
     history: list[Item],
 ) -> None:
-    had_output = {i["call_id"] for i in history if i.get("type") == "function_call_output"}
+    outputs = set(CALL_TYPES.values())
+    had_output = {(i["type"], i["call_id"]) for i in history if i.get("type") in outputs}
     repaired, _ = ensure_responses_pairing(history)
     for item in repaired:
-        if item.get("type") == "function_call_output" and item["call_id"] in had_output:
+        if (item.get("type"), item.get("call_id")) in had_output:
             assert item["output"] != MISSING_RESULT_TEXT
     # Items that do not pair keep their order.
-    pairing = ("function_call", "function_call_output")
+    pairing = (*CALL_TYPES, *outputs)
     others = [i for i in history if i.get("type") not in pairing]
     assert [i for i in repaired if i.get("type") not in pairing] == others
 

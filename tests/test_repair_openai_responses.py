@@ -117,3 +117,14 @@ def test_the_repair_is_linear_in_the_input() -> None:
     small, large = _seconds(broken(400)), _seconds(broken(4000))
     # Ten times the input: about ten times the time, far from the hundred of a quadratic pass.
     assert large < 30 * small + 0.05
+
+
+def test_a_custom_tool_call_gets_a_custom_error_output() -> None:
+    custom = {"type": "custom_tool_call", "call_id": "p", "name": "apply_patch", "input": "x"}
+    repaired, repairs = ensure_responses_pairing([USER, custom, output("p")])
+    assert repaired == [USER, custom, missing_output("p", "custom_tool_call")]
+    assert repaired[2]["type"] == "custom_tool_call_output"
+    assert repairs == [
+        Repair(RepairKind.MISSING_RESULT_INSERTED, 2, "p"),
+        Repair(RepairKind.ORPHAN_RESULT_REMOVED, 3, "p"),
+    ]

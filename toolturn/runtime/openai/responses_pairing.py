@@ -4,18 +4,21 @@ as the API.
 The input is a list of items: `message` items (`type: "message"`, or no type with a `role`:
 user, assistant, system, developer), `function_call` items (`call_id`, `name`, `arguments`),
 `function_call_output` items (`call_id`, `output`), `reasoning` items and the other types the API
-knows. Only calls and outputs pair; every other item is passed over. The API accepts the input
-only if:
+knows. Only calls and outputs pair (`function_call` with `function_call_output`, and
+`custom_tool_call` with `custom_tool_call_output`, the freeform tools Codex uses for
+`apply_patch`); every other item is passed over. The API accepts the input only if:
 
 1. every `function_call_output` answers a `function_call` with its `call_id` EARLIER in the input
    ("No tool call found for function call output with call_id CALL.");
 2. every `function_call` is answered by an output ("No tool output found for function call
    CALL."): the API counts an output anywhere in the input, even one before the call that rule 1
-   refuses.
+   refuses. A custom tool call likewise ("No tool output found for custom tool call CALL.",
+   diegosouzapw/OmniRoute#8946), by an output of its own type.
 
-These two are the wire server's rules (`toolturn.wire.openai_responses_request.pairing`), and
-`check_responses_pairing` words them the same way in the same order. Two more are ours: the API
-says nothing about them, but a history that breaks them is not "every call answered once":
+These two are the wire server's rules for function calls
+(`toolturn.wire.openai_responses_request.pairing`), and `check_responses_pairing` words them the
+same way in the same order. Two more are ours: the API says nothing about them, but a history
+that breaks them is not "every call answered once":
 
 3. call ids are unique in the input (a second `function_call` with a used `call_id`);
 4. a call has one output (a second output for an answered call).
@@ -37,8 +40,7 @@ from typing import Any
 from toolturn.runtime.pairing import TranscriptShapeError
 
 __all__ = [
-    "CALL",
-    "OUTPUT",
+    "OUTPUT_OF",
     "Finding",
     "FindingKind",
     "check_responses_pairing",
@@ -46,20 +48,24 @@ __all__ = [
     "item_type",
 ]
 
-CALL = "function_call"
-OUTPUT = "function_call_output"
+# Each call type, with the output type that answers it.
+OUTPUT_OF = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output"}
+_CALL_OF = {output: call for call, output in OUTPUT_OF.items()}
+# What the API calls each call type in its messages.
+_NAME = {"function_call": "function call", "custom_tool_call": "custom tool call"}
 
-# The API's words (and the wire server's: toolturn/wire/openai_responses_request.py).
-NO_CALL = "No tool call found for function call output with call_id {call_id}."
-NO_OUTPUT = "No tool output found for function call {call_id}."
+# The API's words (and the wire server's: toolturn/wire/openai_responses_request.py). For
+# custom tool calls, NO_OUTPUT is seen (OmniRoute#8946); NO_CALL is ours, by analogy.
+NO_CALL = "No tool call found for {name} output with call_id {call_id}."
+NO_OUTPUT = "No tool output found for {name} {call_id}."
 # No real sample: the API does not refuse these. Our wording, in its style.
 DUPLICATE_CALL = (
-    "Duplicate function call with call_id {call_id} (input[{index}]): each function call "
-    "must have its own call_id."
+    "Duplicate {name} with call_id {call_id} (input[{index}]): each tool call must have its "
+    "own call_id."
 )
 DUPLICATE_OUTPUT = (
-    "Duplicate function call output for call_id {call_id} (input[{index}]): each function "
-    "call must have exactly one output."
+    "Duplicate {name} output for call_id {call_id} (input[{index}]): each tool call must have "
+    "exactly one output."
 )
 
 
@@ -82,11 +88,13 @@ class FindingKind(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One violation: its kind, the index of the item it is about, the call id."""
+    """One violation: its kind, the index of the item it is about, the call id, and the type of
+    the call the id belongs to (`function_call` for an output without one: what its type says)."""
 
     kind: FindingKind
     index: int
     call_id: str
+    call_type: str
 
 
 def item_type(item: object, index: int) -> str:
@@ -105,7 +113,7 @@ def item_type(item: object, index: int) -> str:
         raise TranscriptShapeError(
             f"input[{index}].type: must be a string, not {type(kind).__name__}"
         )
-    if (kind == CALL or kind == OUTPUT) and not isinstance(item.get("call_id"), str):
+    if (kind in OUTPUT_OF or kind in _CALL_OF) and not isinstance(item.get("call_id"), str):
         raise TranscriptShapeError(f"input[{index}]: `{kind}` item has no string 'call_id'")
     return kind
 
@@ -127,35 +135,36 @@ def classify_responses(items: Sequence[Mapping[str, Any]]) -> list[Finding]:
     first_call: dict[str, int] = {}
     at: list[Finding | None] = [None] * len(items)
     for index, kind in enumerate(types):
-        if kind == CALL:
+        if kind in OUTPUT_OF:
             call_id = items[index]["call_id"]
             if call_id in first_call:
-                at[index] = Finding(FindingKind.DUPLICATE_CALL, index, call_id)
+                at[index] = Finding(FindingKind.DUPLICATE_CALL, index, call_id, kind)
             else:
                 first_call[call_id] = index
     answered: set[str] = set()  # by an output after the call
-    early: list[tuple[int, str]] = []
+    early: list[tuple[int, str, str]] = []
     for index, kind in enumerate(types):
-        if kind != OUTPUT:
+        call_type = _CALL_OF.get(kind)
+        if call_type is None:
             continue
         call_id = items[index]["call_id"]
         call = first_call.get(call_id)
-        if call is None:
-            at[index] = Finding(FindingKind.ORPHAN_OUTPUT, index, call_id)
+        if call is None or types[call] != call_type:  # an output answers a call of its own type
+            at[index] = Finding(FindingKind.ORPHAN_OUTPUT, index, call_id, call_type)
         elif index < call:
-            early.append((index, call_id))
+            early.append((index, call_id, call_type))
         elif call_id in answered:
-            at[index] = Finding(FindingKind.DUPLICATE_OUTPUT, index, call_id)
+            at[index] = Finding(FindingKind.DUPLICATE_OUTPUT, index, call_id, call_type)
         else:
             answered.add(call_id)
     # An output before its call is kept (moved) only if nothing answers the call after it.
-    for index, call_id in early:
+    for index, call_id, call_type in early:
         kind_of = FindingKind.EARLY_DUPLICATE if call_id in answered else FindingKind.EARLY_OUTPUT
-        at[index] = Finding(kind_of, index, call_id)
+        at[index] = Finding(kind_of, index, call_id, call_type)
         answered.add(call_id)
     findings = [finding for finding in at if finding is not None]
     findings += [
-        Finding(FindingKind.MISSING_OUTPUT, index, call_id)
+        Finding(FindingKind.MISSING_OUTPUT, index, call_id, types[index])
         for call_id, index in first_call.items()
         if call_id not in answered
     ]
@@ -163,14 +172,14 @@ def classify_responses(items: Sequence[Mapping[str, Any]]) -> list[Finding]:
 
 
 def _wording(finding: Finding) -> str:
-    kind = finding.kind
+    kind, name, call_id = finding.kind, _NAME[finding.call_type], finding.call_id
     if kind is FindingKind.MISSING_OUTPUT:
-        return NO_OUTPUT.format(call_id=finding.call_id)
+        return NO_OUTPUT.format(name=name, call_id=call_id)
     if kind is FindingKind.DUPLICATE_CALL:
-        return DUPLICATE_CALL.format(call_id=finding.call_id, index=finding.index)
+        return DUPLICATE_CALL.format(name=name, call_id=call_id, index=finding.index)
     if kind is FindingKind.DUPLICATE_OUTPUT:
-        return DUPLICATE_OUTPUT.format(call_id=finding.call_id, index=finding.index)
-    return NO_CALL.format(call_id=finding.call_id)
+        return DUPLICATE_OUTPUT.format(name=name, call_id=call_id, index=finding.index)
+    return NO_CALL.format(name=name, call_id=call_id)
 
 
 def check_responses_pairing(items: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -4,15 +4,15 @@ the same `Repair` and `RepairKind`, so that one report counts repairs of every p
 
 Every change is the repair of one finding of `classify_responses`:
 
-- a `function_call` whose `call_id` an earlier call already used is removed
-  (`DUPLICATE_TOOL_USE_REMOVED`: the first call keeps the id);
-- an output for a call id that no call has is removed (`ORPHAN_RESULT_REMOVED`);
+- a call (`function_call`, `custom_tool_call`) whose `call_id` an earlier call already used is
+  removed (`DUPLICATE_TOOL_USE_REMOVED`: the first call keeps the id);
+- an output for a call id that no call of its type has is removed (`ORPHAN_RESULT_REMOVED`);
 - an output after its call, for a call already answered after it, is removed
   (`DUPLICATE_RESULT_REMOVED`: the first output after the call stays); so is an output before
   its call when an output after it answers the call;
 - an output before its call, when nothing after the call answers it, moves to right after the
   call (`RESULT_MOVED_TO_FRONT`: the result is real, only misplaced);
-- a call left without an output gets an error output right after it, whose text is
+- a call left without an output gets an error output of its type right after it, whose text is
   `MISSING_RESULT_TEXT` (`MISSING_RESULT_INSERTED`).
 
 Every other item (messages of every role, reasoning items, ...) is kept in its place. Why right
@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolturn.runtime.openai.responses_pairing import (
-    CALL,
+    OUTPUT_OF,
     FindingKind,
     check_responses_pairing,
     classify_responses,
@@ -49,9 +49,9 @@ _REMOVAL = {
 }
 
 
-def missing_output(call_id: str) -> dict[str, Any]:
-    """The error output inserted for a call that has none."""
-    return {"type": "function_call_output", "call_id": call_id, "output": MISSING_RESULT_TEXT}
+def missing_output(call_id: str, call_type: str = "function_call") -> dict[str, Any]:
+    """The error output inserted for a call of `call_type` that has none."""
+    return {"type": OUTPUT_OF[call_type], "call_id": call_id, "output": MISSING_RESULT_TEXT}
 
 
 def ensure_responses_pairing(
@@ -88,7 +88,8 @@ def ensure_responses_pairing(
             continue
         out.append(item)
         # A call that is not removed here is the first with its id.
-        if item.get("type") != CALL:
+        call_type = item.get("type")
+        if call_type not in OUTPUT_OF:
             continue
         call_id = item["call_id"]
         if call_id in moved:
@@ -96,5 +97,5 @@ def ensure_responses_pairing(
             out.append(moved[call_id])
         elif call_id in missing:
             repairs.append(Repair(RepairKind.MISSING_RESULT_INSERTED, len(out), call_id))
-            out.append(missing_output(call_id))
+            out.append(missing_output(call_id, call_type))
     return out, repairs
