@@ -134,3 +134,14 @@ def test_the_repair_is_linear_in_the_input() -> None:
     small, large = _seconds(broken(400)), _seconds(broken(4000))
     # Ten times the input: about ten times the time, far from the hundred of a quadratic pass.
     assert large < 30 * small + 0.05
+
+
+def test_the_repair_is_linear_in_the_calls_of_one_message() -> None:
+    def wide(calls: int) -> list[dict[str, Any]]:
+        ids = [f"c{n}" for n in range(calls)]
+        half = calls // 2  # answered in the run, then late after a user message, then missing
+        return [USER, assistant(*ids), *map(tool, ids[:half]), USER,
+                *map(tool, ids[half: calls - 10])]
+
+    small, large = _seconds(wide(500)), _seconds(wide(5000))
+    assert large < 30 * small + 0.05

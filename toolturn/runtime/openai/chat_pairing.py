@@ -149,7 +149,8 @@ def classify_chat(messages: Sequence[Mapping[str, Any]]) -> list[Segment]:
         )
     segments = [Segment(-1)]
     used: set[str] = set()  # every kept call id so far: ids are unique conversation-wide
-    answered: set[str] = set()  # the current segment's calls answered so far
+    calls: set[str] = set()  # the current segment's calls
+    answered: set[str] = set()  # those answered so far
     in_run = False
     for index, message in enumerate(messages):
         role = message_role(message, index)
@@ -164,9 +165,9 @@ def classify_chat(messages: Sequence[Mapping[str, Any]]) -> list[Segment]:
                     used.add(call_id)
                     segment.calls.append(call_id)
             segments.append(segment)
-            answered, in_run = set(), True
+            calls, answered, in_run = set(segment.calls), set(), True
         elif role == "tool":
-            segment.tools[index] = _verdict(segment, message["tool_call_id"], answered, in_run)
+            segment.tools[index] = _verdict(message["tool_call_id"], calls, answered, in_run)
             if in_run:
                 segment.run_end = index + 1
         else:
@@ -175,10 +176,10 @@ def classify_chat(messages: Sequence[Mapping[str, Any]]) -> list[Segment]:
     return segments
 
 
-def _verdict(segment: Segment, call_id: str, answered: set[str], in_run: bool) -> ToolVerdict:
+def _verdict(call_id: str, calls: set[str], answered: set[str], in_run: bool) -> ToolVerdict:
     if call_id in answered:
         return ToolVerdict.DUPLICATE
-    if call_id not in segment.calls:  # a segment holds few calls: a list scan is cheap
+    if call_id not in calls:
         return ToolVerdict.ORPHAN
     answered.add(call_id)
     return ToolVerdict.ANSWER if in_run else ToolVerdict.LATE
