@@ -93,6 +93,7 @@ class Segment:
 
     @property
     def broken(self) -> bool:
+        """Whether the repair changes anything in the segment (and the check says anything)."""
         return bool(self.duplicate_calls or self.unanswered) or any(
             verdict is not ToolVerdict.ANSWER for verdict in self.tools.values()
         )
