@@ -136,10 +136,34 @@ class ToolUseBlock(_Config):
 ScriptedBlock = Annotated[TextBlock | ThinkingBlock | ToolUseBlock, Field(discriminator="type")]
 
 
+# The cuts a script may name: the ones a log can tell apart (Claude Code logs a block when it
+# stops, so a response is seen cut before its first block or after its last, never inside one).
+ScriptedCut = Literal["cut_before_first_block", "cut_before_message_stop"]
+
+
 class ScriptedResponse(_Config):
+    """With `cut`, the response's first attempt is cut off as that fault cuts a stream (a
+    replayed session's response the log saw cut off), whatever the fault draws say; a retry of
+    it, and the response once the script runs out, stream whole."""
+
     blocks: list[ScriptedBlock] = Field(
         min_length=1, description="The response's content blocks, in order."
     )
+    cut: ScriptedCut | None = Field(
+        default=None,
+        description="Cut the response's first attempt: before its first block, or after its "
+        "last block (before message_stop); none: the fault draws decide.",
+    )
+    cut_silence_ms: float = Field(
+        default=0, ge=0, le=MAX_DURATION_MS,
+        description="With cut: how long the connection stays silent, open, before it closes.",
+    )
+
+    @model_validator(mode="after")
+    def _silence_needs_a_cut(self) -> ScriptedResponse:
+        if self.cut_silence_ms and self.cut is None:
+            raise ValueError("cut_silence_ms is set but cut is not: a silence needs a cut")
+        return self
 
 
 class ExplicitScript(_Config):

@@ -122,6 +122,24 @@ def disrupt(
     return Disrupted(times[:cut_at], events[:cut_at], times[cut_at], "cut", tuple(faults), stall_at)
 
 
+def scripted_cut(timeline: Timeline, kind: str, silence_ns: int) -> Disrupted:
+    """The stream cut as fault `kind` cuts it (`cut_before_first_block`, or
+    `cut_before_message_stop`: every block complete), the connection silent for `silence_ns`
+    after the last event kept and before it closes: an explicit script's cut, drawing nothing."""
+    if kind == "cut_before_first_block":
+        kept = timeline.spans[0].start if timeline.spans else timeline.message_delta
+    elif kind == "cut_before_message_stop":
+        kept = timeline.message_delta + 1
+    else:
+        raise ValueError(f"not a cut a script can name: {kind}")
+    times, events = timeline.times, timeline.events
+    # The silence is a stall's: no pings in it (a stalled server sends nothing).
+    stall_at = kept if silence_ns else None
+    return Disrupted(
+        times[:kept], events[:kept], times[kept] + silence_ns, "cut", (kind,), stall_at
+    )
+
+
 def with_keepalive_pings(
     times: list[int],
     events: list[dict[str, Any]],

@@ -50,7 +50,7 @@ from toolturn.model.config import (
     ProfileName,
     ToolUseBlock,
 )
-from toolturn.model.disruption import disrupt, with_keepalive_pings
+from toolturn.model.disruption import Disrupted, disrupt, scripted_cut, with_keepalive_pings
 from toolturn.model.endpoint import Endpoint
 from toolturn.model.faults import (
     HTTP_FAULTS,
@@ -287,7 +287,12 @@ class MockModel:
             self.endpoint.latency_factor(utilisation),
             origin_ns,
         )
-        return self._sent(timeline, dice, latency, message_id, model, content.faults)
+        cut = (
+            self._planner.scripted_cut(turn.turn_index, turn.attempt)
+            if isinstance(self._planner, ExplicitPlanner)
+            else None
+        )
+        return self._sent(timeline, dice, latency, message_id, model, content.faults, cut)
 
     def _content(
         self,
@@ -363,20 +368,27 @@ class MockModel:
         message_id: str,
         model: str,
         faults: list[str],
+        cut: tuple[str, float] | None = None,
     ) -> StreamResponse:
-        """What is sent of `timeline`: step 5 of the module's docstring."""
+        """What is sent of `timeline`: step 5 of the module's docstring. A `cut` the script names
+        (`ExplicitPlanner.scripted_cut`) takes the place of the stream's fault draws: the log
+        it replays says what happened to this response."""
         ending: StreamEnding
-        if dice is None:
-            times, events, end_ns, ending, stall_at = (
-                timeline.times, timeline.events, timeline.times[-1], "complete", None
-            )
-        else:
+        hit: Disrupted | None = None
+        if cut is not None:
+            hit = scripted_cut(timeline, cut[0], ms_to_ns(cut[1]))
+        elif dice is not None:
             hit = disrupt(
                 timeline,
                 dice,
                 self.config.faults.stall_duration,
                 self.config.faults.stall_resume_probability,
             )
+        if hit is None:
+            times, events, end_ns, ending, stall_at = (
+                timeline.times, timeline.events, timeline.times[-1], "complete", None
+            )
+        else:
             times, events, end_ns, ending, stall_at = (
                 hit.times, hit.events, hit.end_ns, hit.ending, hit.stall_at
             )

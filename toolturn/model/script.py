@@ -83,6 +83,16 @@ class ExplicitPlanner:
         response = self._script.responses[min(turn_index, len(self._script.responses) - 1)]
         return [block for block in response.blocks if isinstance(block, ToolUseBlock)]
 
+    def scripted_cut(self, turn_index: int, attempt: int) -> tuple[str, float] | None:
+        """(cut fault, silence ms) when the script cuts this attempt of turn `turn_index`: the
+        first attempt of a response that names a cut, never a repeat of the last response once
+        the script runs out (a cut repeated every turn would never let a chain end). Attempts
+        count from 1 (`SendRequest.attempt`); a caller that does not count them passes 0."""
+        if attempt > 1 or turn_index >= len(self._script.responses):
+            return None
+        response = self._script.responses[turn_index]
+        return None if response.cut is None else (response.cut, response.cut_silence_ms)
+
     def plan(self, turn_index: int, rng: np.random.Generator) -> list[PlannedBlock]:
         template = self._responses[min(turn_index, len(self._responses) - 1)]
         # Copies: faults rewrite blocks, the template must stay as scripted.

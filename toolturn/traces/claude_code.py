@@ -98,7 +98,9 @@ class _Builder:
                 step.tool_calls.append(call)
                 self.calls.setdefault(call.tool_use_id, []).append(call)
 
-    def api_error(self, text: str, where: str, *, synthetic: bool = False) -> None:
+    def api_error(
+        self, text: str, where: str, *, synthetic: bool = False, at_ms: float | None = None
+    ) -> None:
         """A request failed: a retried attempt (`system` api_error line), or Claude Code's
         synthetic error message (`synthetic`). A synthetic one right after blocks of a response
         (no prompt and no tool result between) cut that response off: it marks that step, the
@@ -106,7 +108,7 @@ class _Builder:
         step = self.step
         if (synthetic and step is not None and step.api_error is None and step.blocks
                 and not self.results):
-            step.stream_error = text
+            step.stream_error, step.stream_error_ms = text, at_ms
             return
         self.commit()
         self.session.steps.append(
@@ -252,7 +254,9 @@ class ClaudeCodeReader:
         elif kind == "assistant":
             message = _message(line, "assistant")
             if line.get("isApiErrorMessage") is True:
-                builder.api_error(_api_error_text(line, message), where, synthetic=True)
+                builder.api_error(
+                    _api_error_text(line, message), where, synthetic=True, at_ms=at_ms
+                )
             else:
                 builder.assistant(message, at_ms, where)
         elif line.get("isMeta") is True:

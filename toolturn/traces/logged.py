@@ -87,6 +87,8 @@ class Step:
     # Code's synthetic error line after the blocks it had: "Connection lost mid-response"); the
     # request is this step, not another one.
     stream_error: str | None = None
+    # When the log says the cut happened (the synthetic error line's time), if it has a clock.
+    stream_error_ms: float | None = None
     # Set by a reader whose log says outright whether a response came (a `toolturn serve --record`
     # folder, which keeps no response text): then `has_response` is this, not guessed from blocks.
     response_logged: bool | None = None

@@ -7,9 +7,12 @@ A logged session becomes one scenario (`replay_scenario`):
   signature, tool calls with their real inputs); each call's run is scripted too
   (`ToolUseBlock.duration_ms`): it takes its logged duration (0 where none was logged) and returns
   its logged result, an is_error one where the log says so. A prompt's chain that the log ends
-  on a tool call (an interrupted session) gets a closing text response, so the chain ends there;
+  on a tool call (an interrupted session) or a cut gets a closing text response, so the chain
+  ends there;
   failed requests (API errors) are left out, as are block types the mock model does not stream
-  (server tool uses);
+  (server tool uses). A response the log saw cut off mid-stream is cut off again
+  (`ScriptedResponse.cut`): under a profile that resumes after a cut (`claude-code`), the resumed
+  request gets the log's next response, as the logged session did;
 - the user sends as many prompts as the log has, waiting the median of the session's logged
   think times between them (0 when it logged none);
 - the tools are the ones the session called, concurrency-safe as Claude Code's read-only tools;
@@ -82,10 +85,24 @@ def scripted_responses(session: LoggedSession) -> list[dict[str, Any]]:
     for prompt in prompts:
         chain = [step for step in steps if step.prompt_index == prompt]
         for step in chain:
-            responses.append({"blocks": _scripted_blocks(step)})
-        if any(b["type"] == "tool_use" for b in responses[-1]["blocks"]):
+            responses.append(_scripted_response(step))
+        last = responses[-1]
+        if "cut" in last or any(b["type"] == "tool_use" for b in last["blocks"]):
             responses.append({"blocks": [{"type": "text", "text": CHAIN_CUT_TEXT}]})
     return responses
+
+
+def _scripted_response(step: Step) -> dict[str, Any]:
+    """One logged response as scripted. One the log saw cut off (`stream_error`) is cut again,
+    after its last logged block (the log keeps only blocks that stopped), once the connection
+    was silent as long as the log says it was (last block to the error line): a runtime that
+    resumes after a cut then sends the request the log's next response answers."""
+    response: dict[str, Any] = {"blocks": _scripted_blocks(step)}
+    if step.stream_error is not None:
+        response["cut"] = "cut_before_message_stop"
+        if step.stream_error_ms is not None and step.last_block_ms is not None:
+            response["cut_silence_ms"] = max(0.0, step.stream_error_ms - step.last_block_ms)
+    return response
 
 
 def replay_scenario(session: LoggedSession, base: Scenario | None, seed: int) -> Scenario:
