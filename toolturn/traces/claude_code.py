@@ -16,6 +16,11 @@ real files it wrote against `toolturn serve`): one JSON object per line, with a 
   after blocks of a response, it says that response was cut off: that step's `stream_error`, no
   request of its own.
 - `system` with `subtype: "api_error"`: a failed attempt (Claude Code retries it).
+- `api-request` (2.1.332; not in 2.1.197): one per request sent, attempts included, written as
+  it is sent: its `timestamp` and `id`; the assistant lines of its response name it in
+  `requestRef`. Where the log has them, they time the requests (`Step.sent_ms`, `sent_logged`):
+  a response by its `requestRef`, a failed attempt by the latest request line not yet taken;
+  without them a request counts as sent at the line before it (a prompt, a tool result).
 - `summary`, `attachment`, `queue-operation`, `last-prompt`, `mode`, `file-history-snapshot`,
   other `system` lines and any type not listed: no part of the conversation, counted by type.
 
@@ -59,6 +64,9 @@ class _Builder:
     calls: dict[str, list[ToolCall]] = field(default_factory=dict)
     last_user_ms: float | None = None
     prompt_index: int = -1
+    # The `api-request` lines: each one's time by id, and the latest one no step has taken.
+    request_lines: dict[str, float | None] = field(default_factory=dict)
+    untaken_request: str | None = None
 
     def commit(self) -> None:
         """The step's response and its results join the history."""
@@ -68,7 +76,26 @@ class _Builder:
             self.messages.append({"role": "user", "content": self.results})
         self.step, self.message_id, self.results = None, None, []
 
-    def assistant(self, message: dict[str, Any], at_ms: float | None, where: str) -> None:
+    def request_line(self, request_id: str, at_ms: float | None) -> None:
+        """An `api-request` line: a request was sent at `at_ms`."""
+        self.request_lines[request_id] = at_ms
+        self.untaken_request = request_id
+
+    def _sent(self, step: Step, request_ref: Any) -> None:
+        """Time `step` by its request line: the one `request_ref` names, else (a failed attempt,
+        whose error line names none) the latest one no step has taken; none: as it was set."""
+        request = request_ref if request_ref in self.request_lines else self.untaken_request
+        if request is None:
+            return
+        if request == self.untaken_request:
+            self.untaken_request = None
+        at_ms = self.request_lines[request]
+        if at_ms is not None:
+            step.sent_ms, step.sent_logged = at_ms, True
+
+    def assistant(
+        self, message: dict[str, Any], at_ms: float | None, where: str, request_ref: Any = None
+    ) -> None:
         message_id = message.get("id")
         if self.step is None or message_id is None or message_id != self.message_id:
             self.commit()
@@ -79,6 +106,7 @@ class _Builder:
                 sent_ms=self.last_user_ms,
                 first_block_ms=at_ms,
             )
+            self._sent(self.step, request_ref)
             self.session.steps.append(self.step)
             self.message_id = message_id
         step = self.step
@@ -111,10 +139,11 @@ class _Builder:
             step.stream_error, step.stream_error_ms = text, at_ms
             return
         self.commit()
-        self.session.steps.append(
-            Step(where=where, messages=list(self.messages), prompt_index=max(self.prompt_index, 0),
-                 sent_ms=self.last_user_ms, api_error=text)
-        )
+        failed = Step(where=where, messages=list(self.messages),
+                      prompt_index=max(self.prompt_index, 0), sent_ms=self.last_user_ms,
+                      api_error=text)
+        self._sent(failed, None)
+        self.session.steps.append(failed)
 
     def meta(self, content: list[dict[str, Any]] | str, at_ms: float | None) -> None:
         """An `isMeta` user line: text Claude Code sends the model for the user (a resume after
@@ -152,10 +181,11 @@ class _Builder:
 
 
 def _api_error_text(line: dict[str, Any], message: dict[str, Any]) -> str:
-    """A synthetic error message as `kind: text`, its kind the one the line names (`error`:
-    `connection_failed`, `rate_limit`, ...); without one, the text alone ("API Error: 529")."""
+    """A synthetic error message as `kind: text`, its kind the one the line names (`apiError`
+    where 2.1.332 writes it, beside a coarser `error`; else `error`: `connection_failed`,
+    `rate_limit`, ...); without one, the text alone ("API Error: 529")."""
     text = _first_text(message["content"]) or "API error"
-    kind = line.get("error")
+    kind = line.get("apiError") if isinstance(line.get("apiError"), str) else line.get("error")
     if isinstance(kind, dict):
         kind = describe_api_error(kind).split(":", 1)[0]
     return f"{kind}: {text}" if isinstance(kind, str) and kind else text
@@ -216,6 +246,8 @@ class ClaudeCodeReader:
         self.skipped = skipped
         # Lines that are no part of a conversation, by type.
         self.other_lines: dict[str, int] = {}
+        # The `api-request` lines read (they time requests: no other lines).
+        self.request_lines = 0
 
     def read(self, path: Path, lines: list[tuple[int, dict[str, Any]]]) -> list[LoggedSession]:
         """The sessions of one file, given its lines already parsed as JSON objects (with their
@@ -241,6 +273,9 @@ class ClaudeCodeReader:
         kind = line.get("type")
         if not isinstance(kind, str):
             raise _LineError("no type: the line has no 'type' string")
+        if kind == "api-request":
+            self._request_line(path, line, builders)
+            return
         if kind not in ("user", "assistant") and not (
             kind == "system" and line.get("subtype") == "api_error"
         ):
@@ -258,11 +293,20 @@ class ClaudeCodeReader:
                     _api_error_text(line, message), where, synthetic=True, at_ms=at_ms
                 )
             else:
-                builder.assistant(message, at_ms, where)
+                builder.assistant(message, at_ms, where, line.get("requestRef"))
         elif line.get("isMeta") is True:
             builder.meta(_message(line, "user")["content"], at_ms)
         else:
             builder.user(_message(line, "user")["content"], at_ms)
+
+    def _request_line(
+        self, path: Path, line: dict[str, Any], builders: dict[tuple[str, str], _Builder]
+    ) -> None:
+        request_id = line.get("id")
+        if not isinstance(request_id, str):
+            raise _LineError("bad api-request line: 'id' must be a string")
+        self._builder(path, line, builders).request_line(request_id, _timestamp(line))
+        self.request_lines += 1
 
     @staticmethod
     def _builder(

@@ -81,6 +81,9 @@ class Step:
     sent_ms: float | None = None
     first_block_ms: float | None = None
     last_block_ms: float | None = None
+    # Whether `sent_ms` is the log's own record of the request being sent (Claude Code's
+    # `api-request` line), not the last line before it.
+    sent_logged: bool = False
     # The API error this request met instead of a response, if the log says so.
     api_error: str | None = None
     # The API error that cut this request's response off after some of it was logged (Claude

@@ -42,6 +42,8 @@ class Logs:
     skipped: Skipped = field(default_factory=Skipped)
     # Claude Code lines that are no part of a conversation (summary, attachment, ...), by type.
     other_lines: dict[str, int] = field(default_factory=dict)
+    # Claude Code's `api-request` lines (one per request sent), read to time requests.
+    request_lines: int = 0
     formats: dict[str, str] = field(default_factory=dict)
 
 
@@ -124,4 +126,5 @@ def read_logs(arguments: list[str]) -> Logs:
             logs.skipped.lines[first_skipped:], key=lambda skipped: skipped.line
         )
     logs.other_lines = dict(sorted(claude.other_lines.items()))
+    logs.request_lines = claude.request_lines
     return logs

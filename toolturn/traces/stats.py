@@ -18,8 +18,10 @@ Definitions (the tests check them by hand on a small fixture):
   whose result was logged.
 - `think_time_ms`: from the last logged response to one prompt to the next prompt.
 - `output_tokens_per_response`: `usage.output_tokens` of each response that logs it.
-- `first_block_delay_ms`: request sent (the line before the step) to the first content block's
+- `first_block_delay_ms`: request sent (the log's own request line where it has one, Claude
+  Code 2.1.332's `api-request`; else the line before the step) to the first content block's
   line; an upper bound on time to first token (Claude Code logs a block when it stops).
+  `request_lines` counts those lines, `requests_timed_by_request_line` the requests they timed.
 - `repairs_by_kind` and `repairs_per_1000_requests`: `toolturn.traces.boundary`, each request its
 own
   count (a call left unanswered early in a session is repaired again in every later request).
@@ -98,6 +100,7 @@ def _session_figures(sessions: list[LoggedSession]) -> dict[str, Any]:
         "output_tokens_per_response": distribution(
             [float(s.output_tokens) for s in answered if s.output_tokens is not None]
         ),
+        "requests_timed_by_request_line": sum(1 for s in steps if s.sent_logged),
         "first_block_delay_ms": distribution(
             [d for s in answered if (d := s.first_block_delay_ms) is not None]
         ),
@@ -152,6 +155,7 @@ def trace_stats(logs: Logs) -> dict[str, Any]:
         "by_reason": logs.skipped.by_reason(),
         "lines": [str(line) for line in logs.skipped.lines],
     }
+    figures["request_lines"] = logs.request_lines
     figures["other_lines_by_type"] = logs.other_lines
     figures["by_file"] = _by_file(logs)
     return figures
