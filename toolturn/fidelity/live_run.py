@@ -50,6 +50,7 @@ from toolturn.runtime.commands import AskPermission
 from toolturn.runtime.loop import ToolTurnLoop
 from toolturn.scenario.schema import Scenario
 from toolturn.user import PermissionAnswer, SimulatedUser, permission_answer
+from toolturn.wire.identity import RUN_HEADER
 from toolturn.wire.server import MockServer
 
 NS_PER_S = 1_000_000_000
@@ -151,8 +152,12 @@ async def run_unit(
         server = MockServer(model, speed=settings.speed, log=lambda line: None)
         await server.start("127.0.0.1", 0)
         base_url = server.base_url
+    # The unit names its run: the units of one `toolturn live` share a `--base-url` server,
+    # and each has sessions 0, 1, ...; the server tells them apart by it (toolturn.wire.identity).
+    run = unit.label.encode("ascii", "backslashreplace").decode()
     client = anthropic.AsyncAnthropic(base_url=base_url, api_key=settings.api_key,
-                                      max_retries=0, timeout=settings.timeout_s)
+                                      max_retries=0, timeout=settings.timeout_s,
+                                      default_headers={RUN_HEADER: run})
     try:
         unit_run = _UnitRun(scenario, unit, settings, client, model, progress)
         await unit_run.run()

@@ -11,18 +11,25 @@ request arriving over HTTP.
    request to request). Every request of one conversation has the same first message, so it
    gets the same session; two conversations of one client session (a sub-agent beside its
    parent) start differently and do not mix.
+2a. Client run: the `x-sim-run` header, any text, names the client run a request is part of
+   (`toolturn live` sends its unit's label, `streaming [claude-code]`): two runs against one
+   server (two policies, each with its sessions 0 to 3) are different sessions for the attempt
+   count (rule 4) and the recording (`ServedTurn.recorded_session_id`, a hash of the run and
+   the session), but the same for the draws: every run's session 7 gets the draws of the
+   simulator's session 7, as every policy of a simulation does. Without the header the recorded
+   session is the session.
 3. Turn index: the number of assistant messages in the request (0 for the first turn), which is
    how many turns the conversation has had; or the `x-sim-turn` header, a decimal number, when a
    client counts its turns itself (`toolturn live` does: a turn interrupted before any block
    completed leaves no assistant message, so the count would give the next turn the interrupted
    one's index).
-4. Attempt: 1 for the first request of a session's turn, 2 for the next with the same turn
-   index, and so on, as the simulator numbers attempts (`SendRequest.attempt`): a retry gets
-   fresh draws instead of replaying the failure it retries, and a served request gets the
-   draws of its simulated twin. Only each session's latest turn is remembered (a request for an
-   earlier turn starts its count again), and only the `TRACKED_SESSIONS` sessions heard from
-   most recently: a server that runs for days keeps bounded memory, and a session silent for
-   that many others' requests starts again at 1.
+4. Attempt: 1 for the first request of a (recorded) session's turn, 2 for the next with the
+   same turn index, and so on, as the simulator numbers attempts (`SendRequest.attempt`): a
+   retry gets fresh draws instead of replaying the failure it retries, and a served request
+   gets the draws of its simulated twin. Only each session's latest turn is remembered (a
+   request for an earlier turn starts its count again), and only the `TRACKED_SESSIONS`
+   sessions heard from most recently: a server that runs for days keeps bounded memory, and a
+   session silent for that many others' requests starts again at 1.
 """
 
 from __future__ import annotations
@@ -31,11 +38,13 @@ import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from toolturn.model.response import Turn
 
 SESSION_HEADER = "x-sim-session"
+RUN_HEADER = "x-sim-run"
 TURN_HEADER = "x-sim-turn"
 CLIENT_SESSION_HEADER = "x-claude-code-session-id"
 TRACKED_SESSIONS = 100_000
@@ -46,6 +55,29 @@ _HASHED_BIT = 1 << 63
 def _hashed(text: str) -> int:
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
     return int.from_bytes(digest, "big") | _HASHED_BIT
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ServedTurn(Turn):
+    """A served request's `Turn` (its fields key the model's draws) and the session the
+    recording keeps it under: the session itself, or one per client run (rule 2a). It is
+    the `Turn` of the same fields, equal to it: the recorded session is a label, no key."""
+
+    recorded_session_id: int = 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Turn):
+            return NotImplemented
+        return (self.session_id, self.turn_index, self.attempt) == (
+            other.session_id, other.turn_index, other.attempt)
+
+    def __hash__(self) -> int:
+        return hash((self.session_id, self.turn_index, self.attempt))
+
+
+def recorded_session_id(turn: Turn) -> int:
+    """The session a recording keeps `turn`'s request under (a plain `Turn`: its session)."""
+    return turn.recorded_session_id if isinstance(turn, ServedTurn) else turn.session_id
 
 
 def session_id_from_header(value: str) -> int:
@@ -103,23 +135,36 @@ class TurnIdentities:
             return session_id_from_header(named)
         return conversation_session_id(headers, body)
 
-    def turn_for(self, headers: Mapping[str, str], body: Mapping[str, Any]) -> Turn:
+    def turn_for(self, headers: Mapping[str, str], body: Mapping[str, Any]) -> ServedTurn:
         """The identity of a request with these `headers` (names in lower case) and `body`."""
-        return self.turn_of(
-            self.session_for(headers, body), body.get("messages"), headers.get(TURN_HEADER)
+        session_id = self.session_for(headers, body)
+        run = headers.get(RUN_HEADER)
+        # Rule 2a: the run and the session as the client named them (a session found from
+        # the conversation by its id), hashed as any named session is.
+        recorded = session_id if run is None else _hashed(
+            json.dumps([run, headers.get(SESSION_HEADER, str(session_id))], ensure_ascii=True)
         )
+        return self.turn_of(session_id, body.get("messages"), headers.get(TURN_HEADER), recorded)
 
-    def turn_of(self, session_id: int, messages: Any, turn_header: str | None = None) -> Turn:
+    def turn_of(
+        self,
+        session_id: int,
+        messages: Any,
+        turn_header: str | None = None,
+        recorded_session: int | None = None,
+    ) -> ServedTurn:
         """The identity of the next request of `session_id` carrying `messages` and the
-        `x-sim-turn` header's value `turn_header` (None: absent; rule 3)."""
+        `x-sim-turn` header's value `turn_header` (None: absent; rule 3), recorded under
+        `recorded_session` (None: `session_id`), whose attempts are counted (rule 4)."""
         turn_text = (turn_header or "").strip()
         if turn_text.isdecimal() and turn_text.isascii() and len(turn_text) <= 19:
             turn_index = int(turn_text)
         else:
             turn_index = assistant_messages(messages)
-        latest = self._attempts.pop(session_id, None)
+        recorded = session_id if recorded_session is None else recorded_session
+        latest = self._attempts.pop(recorded, None)
         seen = latest[1] if latest is not None and latest[0] == turn_index else 0
-        self._attempts[session_id] = (turn_index, seen + 1)
+        self._attempts[recorded] = (turn_index, seen + 1)
         if len(self._attempts) > self._tracked:
             self._attempts.popitem(last=False)
-        return Turn(session_id, turn_index, FIRST_ATTEMPT + seen)
+        return ServedTurn(session_id, turn_index, FIRST_ATTEMPT + seen, recorded)

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from toolturn.metrics.schema import TableSpec
 from toolturn.model.response import Turn
+from toolturn.wire.identity import recorded_session_id
 from toolturn.wire.recording import (
     RECOVERIES,
     REQUESTS,
@@ -84,9 +85,11 @@ class Recorder:
                 raw: bytes, violations: Sequence[str]) -> int:
         """A request for the model; its index, to give `answered`."""
         digest = hashlib.blake2b(raw, digest_size=16).digest()
-        session = self._sessions.get(turn.session_id)
+        # Two client runs' session 7 are two sessions (`toolturn.wire.identity`, rule 2a).
+        session_id = recorded_session_id(turn)
+        session = self._sessions.get(session_id)
         if session is None:
-            session = self._sessions[turn.session_id] = _Session(arrival_ns)
+            session = self._sessions[session_id] = _Session(arrival_ns)
         if session.turn_index != turn.turn_index:  # only the latest turn is retried
             session.turn_index, session.digests = turn.turn_index, set()
         request = RecordedRequest(self._row(arrival_ns, turn, model, violations=list(violations),
@@ -193,7 +196,7 @@ class Recorder:
         self._count += 1
         return {
             "request_index": index, "arrival_ns": arrival_ns,
-            "session_id": None if turn is None else turn.session_id,
+            "session_id": None if turn is None else recorded_session_id(turn),
             "turn_index": None if turn is None else turn.turn_index,
             "attempt": None if turn is None else turn.attempt, "model": model,
             "status": status, "ending": ending, "faults": None,
