@@ -28,7 +28,11 @@ waited for that time divided by `speed`. The server is expected to run at the sa
 attachments as the simulator does (`toolturn.engine.user_hooks`), on this clock; with
 `permission_answers`, a call that asks is answered by it after its delay (instead of
 `ask_permission`). With `turn_header`, each request also carries `x-sim-turn` (the loop's turn
-counted from 0) so `toolturn serve` keys it as the simulator keys the twin request. Every request's
+counted from 0) so `toolturn serve` keys it as the simulator keys the twin request. With
+`sent_at_header`, each request also carries `x-sim-sent-at` (`toolturn.wire.sent_at`), the
+monotonic time its `SendRequest` was carried out, so a server on this host times the response
+from then: the request's transit (the SDK, the event loop, loopback HTTP) then costs the loop no
+time, as in the simulator (only a server on the same host can use it). Every request's
 log (`toolturn.metrics.request_log`) is in the result, and appended to `requests` as it is sent.
 
 The client must have `max_retries=0`: the loop does its own retries (with its backoff, its
@@ -80,6 +84,7 @@ from toolturn.user import (
 )
 from toolturn.user.draws import InterruptPhase
 from toolturn.wire.identity import TURN_HEADER
+from toolturn.wire.sent_at import SENT_AT_HEADER
 
 NS_PER_S = 1_000_000_000
 NO_ASKER = "no one was asked: the live driver was given no ask_permission"
@@ -129,6 +134,7 @@ async def run_session(
     permission_answers: PermissionAnswers | None = None,
     turn_header: bool = False,
     requests: list[RequestLog] | None = None,
+    sent_at_header: bool = False,
 ) -> SessionResult:
     """Run the session `loop.start(prompt)` begins until it ends; see the module docstring.
     `headers` go with every request (e.g. `x-sim-session` for `toolturn serve`)."""
@@ -142,7 +148,8 @@ async def run_session(
             "the tool-turn loop does its own retries"
         )
     origin = time.monotonic_ns() if origin_ns is None else origin_ns
-    twin = _Twin(speed, user, permission_answers, turn_header, [] if requests is None else requests)
+    twin = _Twin(speed, user, permission_answers, turn_header, [] if requests is None else requests,
+                 sent_at_header)
     driver = _Driver(
         client, loop, tools, dict(headers or {}), ask_permission, observer, origin,
         tool_timeout_ns, twin,
@@ -159,6 +166,7 @@ class _Twin:
     permission_answers: PermissionAnswers | None
     turn_header: bool
     logs: list[RequestLog]
+    sent_at_header: bool = False
 
 
 class _Driver:
@@ -194,11 +202,16 @@ class _Driver:
         self.user = twin.user
         self.permission_answers = twin.permission_answers
         self.turn_header = twin.turn_header
+        self.sent_at_header = twin.sent_at_header
         # The turn whose tools phase has begun (0: none), as the simulator's session keeps it.
         self._tools_turn = 0
 
     def now(self) -> int:
-        elapsed = time.monotonic_ns() - self._origin_ns
+        return self._on_clock(time.monotonic_ns())
+
+    def _on_clock(self, monotonic_ns: int) -> int:
+        """`monotonic_ns` on the loop's clock."""
+        elapsed = monotonic_ns - self._origin_ns
         return elapsed if self.speed == 1.0 else round(elapsed * self.speed)
 
     async def _sleep_until(self, time_ns: int) -> None:
@@ -264,11 +277,14 @@ class _Driver:
 
     def _send(self, command: SendRequest) -> None:
         self._requests += 1
+        # One instant for the log's sending time and the header's, so a server that times the
+        # response from the header times it from the log's sending.
+        sent_ns = time.monotonic_ns()
         self.logs.append(RequestLog(command.request_id, self._loop.turn,
-                                    command.attempt, command.model, self.now()))
+                                    command.attempt, command.model, self._on_clock(sent_ns)))
         if self.user is not None:
             self.user.request_sent(self._loop.turn)
-        self._streams.add(self._spawn(self._read_response(command)))
+        self._streams.add(self._spawn(self._read_response(command, sent_ns)))
 
     def _start_tool(self, command: StartTool) -> None:
         if self._tools_turn != self._loop.turn:
@@ -313,13 +329,15 @@ class _Driver:
 
     # ----- the model -----
 
-    async def _read_response(self, send: SendRequest) -> None:
+    async def _read_response(self, send: SendRequest, sent_ns: int) -> None:
         request_id = send.request_id
         loop = self._loop
         log = self.logs[-1]
         headers = self._headers
         if self.turn_header:
             headers = {**headers, TURN_HEADER: str(log.turn - 1)}
+        if self.sent_at_header:
+            headers = {**headers, SENT_AT_HEADER: str(sent_ns)}
         try:
             stream = await self._client.messages.create(**send.request_body, extra_headers=headers)
         except anthropic.APIStatusError as error:

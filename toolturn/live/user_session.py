@@ -49,9 +49,11 @@ async def run_user_session(
     origin_ns: int,
     speed: float,
     permission_answers: PermissionAnswers,
+    sent_at_header: bool = False,
 ) -> LiveSession:
     """Run `session` (its loop fresh) for `user` until its last prompt is answered; its fields are
-    filled in as it goes, so a session cancelled midway keeps what it had done."""
+    filled in as it goes, so a session cancelled midway keeps what it had done. `sent_at_header`:
+    see `run_session` (for a server on this host)."""
     headers = {SESSION_HEADER: str(session.session_id)}
     session.start_ns = _now(origin_ns, speed)
     for prompt in range(user.prompt_count()):
@@ -60,7 +62,7 @@ async def run_user_session(
         await run_session(
             client, session.loop, user.prompt_text(prompt), tools, headers=headers,
             origin_ns=origin_ns, speed=speed, user=user, permission_answers=permission_answers,
-            turn_header=True, requests=session.requests,
+            turn_header=True, requests=session.requests, sent_at_header=sent_at_header,
         )
     session.end_ns = _now(origin_ns, speed)
     return session

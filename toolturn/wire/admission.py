@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 
-from toolturn.model.endpoint import Endpoint
+from toolturn.model.endpoint import Decision, Endpoint
 
 
 class AsyncEndpoint:
@@ -26,10 +26,7 @@ class AsyncEndpoint:
         """Take a slot, waiting in line if the endpoint queues; False if the request is refused
         (it holds no slot then). A waiter that is cancelled leaves the line, or gives back the
         slot it was just granted."""
-        if self._waiting and self._endpoint.config.overflow == "queue":
-            decision = "queue"
-        else:
-            decision = self._endpoint.admission(self.in_flight)
+        decision = self._decision()
         if decision == "admit":
             self.in_flight += 1
             return True
@@ -46,6 +43,16 @@ class AsyncEndpoint:
                 self._waiting.remove(granted)
             raise
         return True
+
+    def would_wait(self) -> bool:
+        """Whether a request arriving now waits in line (rather than being admitted or refused
+        at once): the server then counts its times from the slot's grant, not from its sending."""
+        return self._decision() == "queue"
+
+    def _decision(self) -> Decision:
+        if self._waiting and self._endpoint.config.overflow == "queue":
+            return "queue"  # nobody overtakes the line
+        return self._endpoint.admission(self.in_flight)
 
     def release(self) -> None:
         """A request stopped being served: its slot goes to the first one waiting."""

@@ -24,7 +24,9 @@ Behaviour, request by request:
 3. Admission: the scenario's endpoint capacity counts requests in flight across every
    connection; beyond it a request waits in line or is refused (429/529 with retry-after), as
    `[model.endpoint]` says. A request holds its slot until its response is over; the model's
-   delays count from admission, so time in the queue comes on top.
+   delays count from admission, so time in the queue comes on top; or, for a request admitted
+   at once whose `x-sim-sent-at` header says when its client (on this host) sent it, from then
+   (`toolturn.wire.sent_at`: the transit costs no model time, as in the simulator).
 4. The mock model answers (`MockModel.answer`, or `reject` with the first violation of the
    pairing check made on arrival): an HTTP error (400 with `check_pairing`'s
    wording for a broken transcript, 404 for an unknown model, 429 / 529 / 500 faults), sent
@@ -76,6 +78,7 @@ from toolturn.wire.openai_errors import Problem
 from toolturn.wire.recorder import Recorder
 from toolturn.wire.request_shape import count_tokens_problem
 from toolturn.wire.sent import SentCall, SentResponse, sent_parts
+from toolturn.wire.sent_at import sent_at
 from toolturn.wire.side_endpoints import (
     COUNT_TOKENS_PATH,
     MODELS_PATH,
@@ -310,9 +313,10 @@ class MockServer:
             arrived_ns - self._origin_ns, turn, seen["model"], shaped["messages"], request.body,
             violations)
         response: Response | None = None
+        admitted_ns = self._admission_start(request.headers, arrived_ns)
         holds_slot = await self._endpoint.acquire()
         # The model's times count from admission: time spent in the queue comes on top.
-        admitted_ns = time.monotonic_ns()
+        admitted_ns = time.monotonic_ns() if admitted_ns is None else admitted_ns
         outcome = "aborted"  # the client went away, or the server is closing
         sent = SentResponse()  # what went out, for the recording
         # A refusal is the endpoint's doing, not one of the model's faults: named here.
@@ -356,6 +360,16 @@ class MockServer:
             self._log(f"{where} {outcome} {who} faults={','.join(faults) or '-'} {elapsed_ms}ms")
             if index is not None:
                 self._record(index, sent, faults)
+
+    def _admission_start(self, headers: Mapping[str, str], arrived_ns: int) -> int | None:
+        """The time the model's delays count from when the client said when it sent the request
+        (`toolturn.wire.sent_at`) and it is admitted at once: its transit then costs no model
+        time, as in the simulator. None: from admission (no such header, or a wait in line,
+        which starts when a slot frees whenever the request was sent)."""
+        sent_ns = sent_at(headers, arrived_ns)
+        if sent_ns is None or self._endpoint.would_wait():
+            return None
+        return sent_ns
 
     def _record(self, index: int, sent: SentResponse, faults: tuple[str, ...]) -> None:
         """Tell the recorder what the answer to request `index` put on the socket."""
