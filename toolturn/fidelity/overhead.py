@@ -6,7 +6,10 @@ real cost whatever the speed):
 - `request, first of a session`: a session's first request, from sent to its first stream event
   (a cold client: connection set-up, the SDK's first request);
 - `request, later`: the same for every later request (HTTP on a kept-alive connection, the
-  server's scheduling, the SDK's response parsing);
+  server's scheduling, the SDK's response parsing). Against the embedded server the request's
+  way there costs no model time (`toolturn.wire.sent_at`: the response is timed from the
+  driver's sending), so both request hops are then the way back and the event loop's lateness;
+  against another endpoint they include the way there too;
 - `stream, per event`: a turn's message_stop minus first event, per event the SDK yielded
   (SSE decoding and parsing into objects, `to_dict`, the loop's handling, the event loop);
 - `tool, start to end`: a call's run beyond its drawn duration (asyncio timers, task start).
