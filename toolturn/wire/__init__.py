@@ -4,5 +4,5 @@
 # outside the package to them); the others are its own.
 __all__ = [
     "admission", "background", "client_tools", "connection", "identity", "record_files", "recorder",
-    "recording", "request_shape", "server", "side_endpoints", "sse",
+    "recording", "request_shape", "sent_at", "server", "side_endpoints", "sse",
 ]
