@@ -1,22 +1,27 @@
 """The mock model behind an `httpx2` transport: what `toolturn serve` answers, in memory and on the
-virtual clock, so an `anthropic.AsyncAnthropic` built on it runs its real HTTP and SSE path with
-no socket.
+virtual clock, so an `anthropic.AsyncAnthropic` or `openai.AsyncOpenAI` built on it runs its real
+HTTP and SSE path with no socket.
 
     transport = MockTransport(model, sessions)
     http = httpx2.AsyncClient(transport=transport)
     client = anthropic.AsyncAnthropic(base_url=BASE_URL, api_key="virtual", http_client=http)
+    openai = openai.AsyncOpenAI(base_url=BASE_URL + "/v1", api_key="virtual", http_client=http)
 
-Each `POST /v1/messages` is answered as `toolturn.wire.server` answers it (rules 1-6 there), with
-the same pieces: the body's shape (400), the turn's identity (`x-sim-session`, then `x-sim-turn`
-or the transcript's assistant messages), the endpoint's admission (queue or refusal), the pairing
-check on arrival (a broken transcript is the API's 400), the model's answer. The model's delays are
+Each `POST /v1/messages`, `/v1/responses` and `/v1/chat/completions` is answered as
+`toolturn.wire.server` answers it (rules 1-6 there), with the same pieces, its protocol's codec
+(`toolturn.wire.codecs`) included: the body's shape (400), the turn's identity (`x-sim-session`,
+then `x-sim-turn` or the transcript's assistant messages, of the Messages body the codec makes,
+so a conversation gets the same draws in every protocol), the endpoint's admission (queue or
+refusal), the pairing check on arrival (a broken transcript is the API's 400), the model's
+answer, framed in the request's protocol. The model's delays are
 virtual sleeps (`asyncio.sleep` on `toolturn.agents.virtual_loop`) from admission: an HTTP error
 after its delay, or 200 at once and each event at its time; a cut stream raises the error httpx
 raises for a body cut short. `count_tokens` and the models listing are answered too; any other
 path is the API's 404.
 
-What the mock sees of a session named in `sessions` (`toolturn.agents.seen_requests`) is noted as it
-goes; a request of another session is answered and not noted.
+What the mock sees of a session named in `sessions` (`toolturn.agents.seen_requests`: the model's
+Messages events, whatever the protocol's framing) is noted as it goes; a
+request of another session is answered and not noted.
 """
 
 from __future__ import annotations
@@ -33,23 +38,21 @@ from toolturn.agents.seen_requests import CANCELLED, SeenRequest, SeenSession
 from toolturn.model.api_errors import INVALID_REQUEST, error_body
 from toolturn.model.model import MockModel
 from toolturn.model.response import HttpError, Response, StreamResponse, Turn
-from toolturn.runtime.pairing import TranscriptShapeError, check_pairing
 from toolturn.runtime.strict_json import parse_json
 from toolturn.wire.admission import AsyncEndpoint
 from toolturn.wire.client_tools import ClientToolModels
+from toolturn.wire.codecs import CODECS, MESSAGES, Codec, Frames
 from toolturn.wire.identity import TurnIdentities
-from toolturn.wire.request_shape import count_tokens_problem, request_problem
-from toolturn.wire.server import final_message
+from toolturn.wire.request_shape import count_tokens_problem
 from toolturn.wire.side_endpoints import (
     COUNT_TOKENS_PATH,
-    MESSAGES_PATH,
     MODELS_PATH,
     count_tokens,
     mapped_profile,
     model_body,
     model_list,
+    model_shape,
 )
-from toolturn.wire.sse import encode_event
 
 BASE_URL = "http://mock-model.invalid"
 NS_PER_S = 1_000_000_000
@@ -82,34 +85,44 @@ class MockTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         path = request.url.path
+        codec = CODECS.get(path)
         if request.method == "GET" and path == MODELS_PATH:
-            return _json(200, model_list(self.model))
-        if request.method != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
+            shape = model_shape({name.lower(): value for name, value in request.headers.items()})
+            return _json(200, model_list(self.model, shape))
+        if request.method != "POST" or (codec is None and path != COUNT_TOKENS_PATH):
             return _json(404, error_body("not_found_error", f"{request.method} {path}: not found",
                                          "req_virtual"))
-        counting = path == COUNT_TOKENS_PATH
+        data = await request.aread()
+        if codec is None:
+            return self._count_tokens(data)
+        body, problem = codec.decoded(data)
+        if problem is not None:
+            status, error = codec.error(400, INVALID_REQUEST, problem.message, "req_virtual",
+                                        problem)
+            return _json(status, error)
+        return await self._messages(request, body, codec)
+
+    def _count_tokens(self, data: bytes) -> httpx2.Response:
         try:
-            body = parse_json((await request.aread()).decode("utf-8"))
+            body = parse_json(data.decode("utf-8"))
         except ValueError as error:
             problem: str | None = f"request body is not valid JSON: {error}"
         else:
-            problem = count_tokens_problem(body) if counting else request_problem(body)
+            problem = count_tokens_problem(body)
         if problem is not None:
             return _json(400, error_body(INVALID_REQUEST, problem, "req_virtual"))
-        if counting:
-            return _json(200, count_tokens(body))
-        return await self._messages(request, body)
+        return _json(200, count_tokens(body))
 
-    async def _messages(self, request: httpx2.Request, body: dict[str, Any]) -> httpx2.Response:
+    async def _messages(self, request: httpx2.Request, body: dict[str, Any], codec: Codec
+                        ) -> httpx2.Response:
         headers = {name.lower(): value for name, value in request.headers.items()}
-        turn = self._identities.turn_for(headers, body)
-        matched, profile = mapped_profile(body["model"], self.model)
-        model = self._models.for_request(body, profile)
-        seen = model_body(body, model, False, matched=matched)
-        try:
-            violations = tuple(check_pairing(seen["messages"]))
-        except TranscriptShapeError as error:
-            violations = (str(error),)
+        # The model sees every protocol's request as the Messages body of the same conversation.
+        shaped = codec.messages_body(body)
+        turn = self._identities.turn_for(headers, shaped)
+        matched, profile = mapped_profile(shaped["model"], self.model)
+        model = self._models.for_request(shaped, profile)
+        seen = model_body(shaped, model, False, matched=matched)
+        violations = tuple(codec.pairing(body, seen))
         session = self.sessions.get(turn.session_id)
         log = None if session is None else session.arrived(
             turn.turn_index, turn.attempt, str(seen["model"]), _now_ns(), violations)
@@ -124,18 +137,21 @@ class MockTransport(httpx2.AsyncBaseTransport):
             log.fault = REFUSED if not holds_slot else ",".join(response.faults) or None
         if isinstance(response, HttpError):
             try:
-                return await self._http_error(response, admitted_ns, log)
+                return await self._http_error(response, admitted_ns, log, codec)
             finally:
                 self._release(holds_slot)
-        stream = _TimedStream(response, admitted_ns, session, log,
-                              lambda: self._release(holds_slot))
         request_id = self.model.request_id(turn)
         if body.get("stream", False):
+            stream = _TimedStream(response, admitted_ns, session, log,
+                                  lambda: self._release(holds_slot), codec.frames(response, body))
             if log is not None:
                 log.status = "200"
             return httpx2.Response(200, headers={"content-type": "text/event-stream",
-                                                 "request-id": request_id}, stream=stream)
-        return await self._message(stream, response, request_id, log)
+                                                 codec.request_id_header: request_id},
+                                   stream=stream)
+        stream = _TimedStream(response, admitted_ns, session, log,
+                              lambda: self._release(holds_slot), _unframed)
+        return await self._message(stream, response, request_id, log, body, codec)
 
     def _release(self, holds_slot: bool) -> None:
         if holds_slot:
@@ -150,32 +166,42 @@ class MockTransport(httpx2.AsyncBaseTransport):
             return model.reject(violations[0], turn, utilisation)
         return model.answer(body, turn, utilisation)
 
-    async def _http_error(self, error: HttpError, admitted_ns: int, log: SeenRequest | None
-                          ) -> httpx2.Response:
+    async def _http_error(self, error: HttpError, admitted_ns: int, log: SeenRequest | None,
+                          codec: Codec) -> httpx2.Response:
         await _sleep_until(admitted_ns + error.at_ns)
-        headers = {"request-id": str(error.body.get("request_id", ""))}
+        request_id = str(error.body.get("request_id", ""))
+        headers = {codec.request_id_header: request_id}
         if error.retry_after_ns is not None:
             headers["retry-after"] = str(-(-error.retry_after_ns // NS_PER_S))
             headers["retry-after-ms"] = str(-(-error.retry_after_ns // NS_PER_MS))
         if log is not None:
             log.ended(str(error.status), _now_ns())
-        return _json(error.status, error.body, headers)
+        status, body = codec.error(error.status, error.body["error"]["type"],
+                                   error.body["error"]["message"], request_id)
+        return _json(status, error.body if codec is MESSAGES else body, headers)
 
     async def _message(self, stream: _TimedStream, response: StreamResponse, request_id: str,
-                       log: SeenRequest | None) -> httpx2.Response:
-        """`stream: false`: the whole stream's time, then the Message (or its error)."""
+                       log: SeenRequest | None, body: Mapping[str, Any], codec: Codec
+                       ) -> httpx2.Response:
+        """`stream: false`: the whole stream's time, then the answer (or its error)."""
         async for _ in stream:
             pass
-        headers = {"request-id": request_id}
+        headers = {codec.request_id_header: request_id}
         if response.ending == "error_event":
             error = response.events[-1]["error"]
-            status = _ERROR_STATUS.get(error["type"], 500)
+            status, error_json = codec.error(_ERROR_STATUS.get(error["type"], 500),
+                                             error["type"], error["message"], request_id)
             if log is not None:
                 log.status = str(status)
-            return _json(status, error_body(error["type"], error["message"], request_id), headers)
+            return _json(status, error_json, headers)
         if log is not None:
             log.status = "200"
-        return _json(200, final_message(response.events), headers)
+        return _json(200, codec.final(response, body), headers)
+
+
+def _unframed(event: dict[str, Any]) -> bytes:
+    # A non-streaming answer's events are timed, not sent.
+    return b""
 
 
 class _TimedStream(httpx2.AsyncByteStream):
@@ -183,22 +209,29 @@ class _TimedStream(httpx2.AsyncByteStream):
     does. The endpoint's slot is held until the stream is over or closed."""
 
     def __init__(self, response: StreamResponse, admitted_ns: int, session: SeenSession | None,
-                 log: SeenRequest | None, release: Callable[[], None]) -> None:
+                 log: SeenRequest | None, release: Callable[[], None], frames: Frames) -> None:
         self._response = response
+        self._frames = frames
         self._session = session
         self._admitted_ns = admitted_ns
         self._log = log
         self._release = release
         self._released = False
+        self._read = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
+        # Read once: a client that reads on after the end (the openai SDK drains the body after
+        # `data: [DONE]`) gets nothing more, not the events again.
+        if self._read:
+            return
+        self._read = True
         response, log = self._response, self._log
         try:
             for t_ns, event in zip(response.times, response.events, strict=True):
                 await _sleep_until(self._admitted_ns + t_ns)
                 if log is not None and self._session is not None:
                     self._session.sent_event(log, event, _now_ns())
-                yield encode_event(event)
+                yield self._frames(event)
             await _sleep_until(self._admitted_ns + response.end_ns)
         finally:
             self._done()

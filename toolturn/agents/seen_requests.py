@@ -30,6 +30,9 @@ class SentCall:
     name: str
     input: dict[str, Any]
     block_stop_ns: int
+    # The Responses API's id of its function_call item (`toolturn.wire.openai_responses`: `fc_`,
+    # the message id's suffix, the block's index), which an agent on that API may name it by.
+    item_id: str = ""
     # Set when `call_tool` claimed it (`toolturn.agents.session`).
     claimed: bool = False
 
@@ -52,6 +55,7 @@ class SeenRequest:
     output_tokens: int = 0
     stop_reason: str | None = None
     calls: list[SentCall] = field(default_factory=list)
+    message_id: str = ""
     # Open tool_use blocks by their index in the message: (id, name, input JSON so far).
     _open: dict[int, tuple[str, str, list[str]]] = field(default_factory=dict)
 
@@ -64,6 +68,7 @@ class SeenRequest:
         if kind == "message_start":
             usage = event["message"].get("usage") or {}
             self.input_tokens = int(usage.get("input_tokens") or 0)
+            self.message_id = str(event["message"].get("id", ""))
         elif kind == "content_block_start" and event["content_block"].get("type") == "tool_use":
             block = event["content_block"]
             self._open[event["index"]] = (block["id"], block["name"], [])
@@ -71,7 +76,9 @@ class SeenRequest:
             self._open[event["index"]][2].append(event["delta"].get("partial_json", ""))
         elif kind == "content_block_stop" and event["index"] in self._open:
             tool_use_id, name, parts = self._open.pop(event["index"])
-            self.calls.append(SentCall(tool_use_id, name, _parsed("".join(parts)), now_ns))
+            item_id = f"fc_{self.message_id.removeprefix('msg_')}_{event['index']}"
+            self.calls.append(SentCall(tool_use_id, name, _parsed("".join(parts)), now_ns,
+                                       item_id))
         elif kind == "message_delta":
             usage = event.get("usage") or {}
             self.output_tokens = int(usage.get("output_tokens") or 0)

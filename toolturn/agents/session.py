@@ -8,10 +8,15 @@
 1. `client`: an `anthropic.AsyncAnthropic` bound to the scenario's mock model over an in-memory
    transport (`toolturn.agents.mock_transport`), with the SDK's own defaults (its retries, its
    timeout), naming the session in `x-sim-session` so the mock keys its draws as the simulator
-   keys them. `tools`: the scenario's tools in the API's shape.
+   keys them. `openai`: an `openai.AsyncOpenAI` on the same transport and session, made when first
+   read, for an agent on the Responses or Chat Completions API: the mock answers both as
+   `toolturn serve` does (`toolturn.wire.codecs`), with the same draws, so a turn is the same
+   story whichever protocol asks for it. `tools`: the scenario's tools in the Messages API's
+   shape (`openai_tools(api)` in the OpenAI APIs' shapes).
 2. `await call_tool(name, input)` runs the simulated tool the model asked for: the call is matched
-   to the tool_use block the mock sent (by `tool_use_id` if given, else the latest unclaimed block
-   of that name and input, else of that name), so it plays the plan its simulated twin plays
+   to the tool_use block the mock sent (by `tool_use_id` if given: the block's id, which is an
+   OpenAI call's `call_id`, or the Responses function_call item's id; else the latest unclaimed
+   block of that name and input, else of that name), so it plays the plan its simulated twin plays
    (`toolturn.tools.plans`): the permission answer after its delay, progress, the duration, the
    outcome (a hang runs until the agent cancels it or the tool timeout of
    `toolturn.tools.execution` ends it). It returns `ToolResult(content, is_error)`: an unknown
@@ -39,6 +44,7 @@ from typing import Any, TypeVar
 
 import anthropic
 import httpx2
+import openai
 
 from toolturn.agents.mock_transport import BASE_URL
 from toolturn.agents.seen_requests import SeenRequest, SeenSession, SentCall
@@ -103,6 +109,8 @@ class AgentSession:
             base_url=BASE_URL, api_key="virtual", http_client=http,
             default_headers={SESSION_HEADER: str(session_id)},
         )
+        self._http = http
+        self._openai: openai.AsyncOpenAI | None = None
         self.tools: list[dict[str, Any]] = [d.to_api() for d in scenario.tool_definitions()]
         self.facts = SessionFacts()
         self._scenario = scenario
@@ -115,6 +123,27 @@ class AgentSession:
         self._running: dict[int, int] = {}  # mock turn -> calls running
         seen.on_arrival = self._arrived
         seen.on_first_event = self._first_event
+
+    @property
+    def openai(self) -> openai.AsyncOpenAI:
+        # Made when first read: most agents never do, and a client costs time to build.
+        if self._openai is None:
+            self._openai = openai.AsyncOpenAI(
+                base_url=f"{BASE_URL}/v1", api_key="virtual", http_client=self._http,
+                default_headers={SESSION_HEADER: str(self.session_id)},
+            )
+        return self._openai
+
+    def openai_tools(self, api: str = "responses") -> list[dict[str, Any]]:
+        """The scenario's tools as function tools of the Responses API (`api="responses"`) or of
+        Chat Completions (`api="chat"`)."""
+        if api not in ("responses", "chat"):
+            raise ValueError(f"openai_tools: api must be 'responses' or 'chat', not {api!r}")
+        functions = [{"name": tool["name"], "description": tool.get("description", ""),
+                      "parameters": tool["input_schema"]} for tool in self.tools]
+        if api == "chat":
+            return [{"type": "function", "function": function} for function in functions]
+        return [{"type": "function", **function} for function in functions]
 
     def attach(self, task: asyncio.Task[Any]) -> None:
         """The agent's own task: what an interrupt cancels by default."""
@@ -220,7 +249,8 @@ class AgentSession:
                 for call in request.calls:
                     if call.claimed or call.name != name:
                         continue
-                    if (call.tool_use_id == tool_use_id) if tool_use_id else wanted(call):
+                    named = tool_use_id in (call.tool_use_id, call.item_id)
+                    if named if tool_use_id else wanted(call):
                         call.claimed = True
                         return call
             if request.calls and tool_use_id is None:
