@@ -30,6 +30,8 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import httpx2
@@ -226,12 +228,20 @@ class _TimedStream(httpx2.AsyncByteStream):
             return
         self._read = True
         response, log = self._response, self._log
+        session = self._session if log is not None else None
         try:
-            for t_ns, event in zip(response.times, response.events, strict=True):
+            # The events due at one instant go out as one chunk, as the server writes them
+            # (`toolturn.wire.server`): one wait and one read per instant, not per event.
+            for t_ns, events in groupby(zip(response.times, response.events, strict=True),
+                                        key=itemgetter(0)):
                 await _sleep_until(self._admitted_ns + t_ns)
-                if log is not None and self._session is not None:
-                    self._session.sent_event(log, event, _now_ns())
-                yield self._frames(event)
+                now_ns = _now_ns()
+                chunk = []
+                for _, event in events:
+                    if session is not None and log is not None:
+                        session.sent_event(log, event, now_ns)
+                    chunk.append(self._frames(event))
+                yield b"".join(chunk)
             await _sleep_until(self._admitted_ns + response.end_ns)
         finally:
             self._done()

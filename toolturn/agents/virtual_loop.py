@@ -121,7 +121,8 @@ class VirtualLoop(asyncio.SelectorEventLoop):
     @property
     def sockets(self) -> bool:
         """Whether anything besides the loop's own self-pipe is registered for I/O."""
-        return len(self._selector.get_map()) > 1  # type: ignore[attr-defined]
+        # The selector's own map, not `get_map()`: this is asked once per step.
+        return len(self._selector._fd_to_key) > 1  # type: ignore[attr-defined]
 
     def time(self) -> float:
         return self.clock_ns / NS_PER_S

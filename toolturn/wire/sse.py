@@ -30,11 +30,13 @@ __all__ = [
 ]
 
 _UTF8_BOM = b"\xef\xbb\xbf"
+# `json.dumps` with these settings builds this encoder anew for each call: once per stream event.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def encode_event(event: dict[str, Any]) -> bytes:
     """One event as SSE bytes; the event name is the event's ``type``."""
-    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    data = _ENCODE(event)
     # backslashreplace acts on lone surrogates only (UTF-8 encodes everything else), which json
     # leaves only inside strings: `\ud800` there is the JSON escape of the same character.
     return f"event: {event['type']}\ndata: {data}\n\n".encode("utf-8", "backslashreplace")
