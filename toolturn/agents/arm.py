@@ -14,7 +14,9 @@ at each load level, on the virtual clock, its rows written as a unit's parts bes
    stderr names the session and the exception's type and message, and the arm goes on.
 3. At the scenario's horizon the sessions still running are cancelled and recorded as they
    stand (`horizon`). When every session waits for something nothing will do (the loop's
-   stall, rule 4 there), the stuck sessions end `agent_error` with that said.
+   stall, rule 4 there), the stuck sessions end `agent_error` with that said. Each level's
+   `agent_error` sessions are kept (`AgentError`: the exception's type and message) for the run
+   folder's `agent_errors.json` (`toolturn.agents.error_file`).
 4. Rows go to `toolturn.metrics.parts.UnitParts` as each session ends
    (`toolturn.agents.agent_rows`): memory holds the sessions running, not the sessions run.
 """
@@ -46,7 +48,7 @@ from toolturn.scenario.schema import Scenario
 
 NS_PER_S = 1_000_000_000
 COMPLETED, INTERRUPTED, AGENT_ERROR, HORIZON = "completed", "interrupted", "agent_error", "horizon"
-STALLED = "VirtualStall: the agent waited for something nothing would do"
+STALLED = ("VirtualStall", "the agent waited for something nothing would do")
 Agent = Callable[[AgentSession], Coroutine[Any, Any, None]]
 # Called with one line to say (an agent's exception).
 Say = Callable[[str], None]
@@ -54,6 +56,18 @@ Say = Callable[[str], None]
 
 def say_on_stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentError:
+    """A session that ended `agent_error`: the exception's type and message."""
+
+    session_id: int
+    type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"session {self.session_id}: {self.type}: {self.message}"
 
 
 @dataclass(slots=True)
@@ -65,8 +79,8 @@ class LevelStats:
     virtual_ns: int
     wall_s: float
     steps: StepStats
-    # "session N: Type: message" for each session that ended `agent_error`.
-    errors: list[str]
+    # Each session that ended `agent_error`, in the order they ended.
+    errors: list[AgentError]
 
 
 class AgentArm:
@@ -117,7 +131,7 @@ class _LevelRun:
         self.seen: dict[int, SeenSession] = {}
         self.running: dict[int, tuple[AgentSession, asyncio.Task[None], int, int]] = {}
         self.stalled: set[int] = set()
-        self.errors: list[str] = []
+        self.errors: list[AgentError] = []
         self.finished = 0
         # Set once the level stops (its horizon, or its last session ended): a cancellation is
         # then the stop's, never an interrupt's.
@@ -191,19 +205,19 @@ class _LevelRun:
             if self.stopping:
                 raise  # the horizon, or the run itself interrupted
             if session.session_id in self.stalled:
-                outcome = self._error(session.session_id, STALLED)
+                outcome = self._error(session.session_id, *STALLED)
             elif session.facts.interrupts and task.uncancel() == 0:
                 outcome = INTERRUPTED
             else:
                 raise  # the horizon, or the run itself interrupted
         except Exception as error:
-            outcome = self._error(session.session_id, f"{type(error).__name__}: {error}")
+            outcome = self._error(session.session_id, type(error).__name__, str(error))
         self._ended(session, outcome)
 
-    def _error(self, session_id: int, text: str) -> str:
-        line = f"session {session_id}: {text}"
-        self.errors.append(line)
-        self.arm.say(f"toolturn run: {self.arm.policy}: {line}")
+    def _error(self, session_id: int, kind: str, message: str) -> str:
+        error = AgentError(session_id, kind, message)
+        self.errors.append(error)
+        self.arm.say(f"toolturn run: {self.arm.policy}: {error}")
         return AGENT_ERROR
 
     def _ended(self, session: AgentSession, outcome: str) -> None:
