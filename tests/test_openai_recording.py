@@ -1,5 +1,6 @@
-"""`--record` in the OpenAI protocols: the recorder sees each request as the Messages-shaped
-conversation the model sees, so the calls sent and their results are paired by call id."""
+"""`--record` in every protocol: the recorder sees each request as the Messages-shaped
+conversation the model sees, so the calls sent and their results are paired by call id, and
+each request's row names the protocol it came in (a refused body's too)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from tests.helpers.openai_cases import CHAT, RESPONSES, USER_TEXT, model_for, request
 from tests.helpers.server import serving
+from toolturn.wire.codecs import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
 from toolturn.wire.identity import SESSION_HEADER
 from toolturn.wire.recorder import Recorder
 
@@ -69,3 +71,32 @@ def test_calls_and_results_are_paired_by_call_id(path: str) -> None:
     assert [row["tool_use_id"] for row in first_turn] == [call_id for call_id, _, _ in calls]
     assert [row["result_request_index"] for row in first_turn] == [1, 1]
     assert [row["results_in_order"] for row in first_turn] == [True, True]
+    expected = OPENAI_RESPONSES if path == RESPONSES else OPENAI_CHAT
+    assert tables["requests"].column("protocol").to_pylist() == [expected, expected]
+
+
+MESSAGES_PATH = "/v1/messages"
+PROTOCOLS = {MESSAGES_PATH: ANTHROPIC, RESPONSES: OPENAI_RESPONSES, CHAT: OPENAI_CHAT}
+
+
+def _messages_body(model_name: str) -> dict[str, Any]:
+    return {"model": model_name, "max_tokens": 1024, "stream": True,
+            "messages": [{"role": "user", "content": USER_TEXT}]}
+
+
+def test_each_request_names_its_protocol_refused_ones_too() -> None:
+    model = model_for("clean")
+    recorder = Recorder()
+    with serving(model, recorder=recorder) as (server, _, _log):
+        for number, path in enumerate(PROTOCOLS):
+            body = (_messages_body(model.name) if path == MESSAGES_PATH
+                    else request(path, model, stream=True))
+            answer = httpx2.post(server.base_url + path, json=body, timeout=20,
+                                 headers={SESSION_HEADER: str(number + 1)})
+            assert answer.status_code == 200
+            refused = httpx2.post(server.base_url + path, content=b"{not json", timeout=20,
+                                  headers={"content-type": "application/json"})
+            assert refused.status_code == 400
+    rows = recorder.tables()["requests"].to_pylist()
+    assert [(row["ending"] == "refused", row["protocol"]) for row in rows] == [
+        (refused, protocol) for protocol in PROTOCOLS.values() for refused in (False, True)]

@@ -4,6 +4,7 @@ project's own `claude-code` profile does in the same case.
 
     $ toolturn probe -- claude -p "Look at this project, then summarise it"
     $ toolturn probe --repeat 5 --case cut_after_tool_use -- python -m toolturn.probe.sdk_agent
+    $ toolturn probe --protocol openai-responses -- codex exec ...
     $ toolturn probe compare results/probe-old/scorecard.json results/probe/scorecard.json
 
 SUITE is a folder with `suite.toml` (default: the suite shipped in the package,
@@ -13,8 +14,11 @@ argument naming a file or folder that exists here) is made absolute first. The s
 (`toolturn.probe.scorecard`) goes to stdout and, with each run's recording (`requests`,
 `tool_calls`, `recoveries` as Parquet, and the server's log), to `--out` (default
 `results/probe`, replaced if it holds an earlier probe): `--out/CASE/`, or `--out/CASE/run-K/`
-with `--repeat`. Exit status 0 when every case ran, whatever the agent did; 1 when a case
-failed (the agent sent no request); 2 for bad input.
+with `--repeat`. `--protocol` says which wire protocol the agent speaks (`anthropic`, the
+default; `openai-responses`; `openai-chat`): the runner points that protocol's variables at the
+server (`toolturn.probe.runner`), the cases and classes are the same, and the scorecard names
+it (each run's `protocols` says what the agent really spoke). Exit status 0 when every case
+ran, whatever the agent did; 1 when a case failed (the agent sent no request); 2 for bad input.
 
 `compare` as the first word compares two scorecards (`toolturn.probe.compare`); a suite folder
 named compare is written `./compare`.
@@ -35,9 +39,10 @@ from toolturn.metrics.atomic import atomic_directory, check_destination
 from toolturn.options import FORMATS
 from toolturn.probe.compare import DEFAULT_TOLERANCE, run_compare
 from toolturn.probe.profile_agent import profile_class
-from toolturn.probe.runner import CaseRun, run_case
+from toolturn.probe.runner import PROTOCOLS, CaseRun, run_case
 from toolturn.probe.scorecard import case_entry, format_scorecard, score
 from toolturn.probe.suite import PACKAGED_SUITE, ProbeCase, Suite, load_suite
+from toolturn.wire.codecs import ANTHROPIC
 from toolturn.wire.record_files import write_recording
 
 SCORECARD_FILE = "scorecard.json"
@@ -63,6 +68,10 @@ def add_parser(subparsers: Any) -> None:
                         help="run only this case (repeatable)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run each case N times: races are rates (default 1)")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default=ANTHROPIC,
+                        help="the wire protocol the agent speaks: sets OPENAI_BASE_URL and a "
+                        "dummy OPENAI_API_KEY for the OpenAI ones (default anthropic: "
+                        "ANTHROPIC_BASE_URL alone)")
     parser.add_argument("--format", choices=FORMATS, default="table",
                         help="table (the default) or markdown: the scorecard alone on stdout, "
                         "the progress lines on stderr (e.g. for a CI step summary)")
@@ -90,11 +99,13 @@ def _options_after_suite(args: argparse.Namespace, before: list[str]) -> list[st
     parser.add_argument("--out", default=args.out)
     parser.add_argument("--case", action="append", default=args.case)
     parser.add_argument("--repeat", type=int, default=args.repeat)
+    parser.add_argument("--protocol", choices=PROTOCOLS, default=args.protocol)
     try:
         found, rest = parser.parse_known_args(before)
     except argparse.ArgumentError as error:
         raise UserError(str(error)) from None
     args.out, args.case, args.repeat = found.out, found.case, found.repeat
+    args.protocol = found.protocol
     return rest
 
 
@@ -178,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
             for number in range(1, args.repeat + 1):
                 print(f"toolturn probe: {case.name} (run {number} of {args.repeat}) ...",
                       flush=True, file=notes)
-                done = run_case(case, suite, command)
+                done = run_case(case, suite, command, args.protocol)
                 runs.append(score(done))
                 where = staging / case.name
                 _write_run(where / f"run-{number}" if args.repeat > 1 else where, done, command)
@@ -186,11 +197,12 @@ def run(args: argparse.Namespace) -> int:
                   file=notes)
             entries.append(case_entry(case.name, case.checks, runs, profile_class(case, suite)))
         (staging / SCORECARD_FILE).write_text(json.dumps(
-            {"suite": str(folder), "command": command, "repeat": args.repeat,
-             "cases": entries}, indent=2) + "\n", encoding="utf-8")
+            {"suite": str(folder), "command": command, "protocol": args.protocol,
+             "repeat": args.repeat, "cases": entries}, indent=2) + "\n", encoding="utf-8")
     print(format_scorecard(entries))
     failed = [entry["case"] for entry in entries if entry["failed"]]
-    print(f"toolturn probe: {len(entries)} cases; recordings in {out}", file=notes)
+    print(f"toolturn probe: {len(entries)} cases in {args.protocol}; recordings in {out}",
+          file=notes)
     if failed:
         print(f"toolturn probe: {len(failed)} cases failed: {', '.join(failed)}", file=notes)
         return 1

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolturn.model.response import Response, StreamResponse, Turn
+from toolturn.wire.codecs import ANTHROPIC
 from toolturn.wire.recorder import Recorder
 
 Rewrite = Callable[[Turn, Response], Response]
@@ -58,14 +59,16 @@ class ExchangeTap(Recorder):
         self._exchanges: list[Exchange] = []
         self._by_turn: dict[Turn, Exchange] = {}
 
-    def refused(self, arrival_ns: int, status: int, message: str) -> None:
-        super().refused(arrival_ns, status, message)
+    def refused(self, arrival_ns: int, status: int, message: str, *,
+                protocol: str = ANTHROPIC) -> None:
+        super().refused(arrival_ns, status, message, protocol=protocol)
         with self._lock:
             self._exchanges.append(Exchange(len(self._exchanges), None, b"", {}, (message,)))
 
     def arrived(self, arrival_ns: int, turn: Turn, model: str, messages: list[Any],
-                raw: bytes, violations: Sequence[str]) -> int:
-        index = super().arrived(arrival_ns, turn, model, messages, raw, violations)
+                raw: bytes, violations: Sequence[str], *, protocol: str = ANTHROPIC) -> int:
+        index = super().arrived(arrival_ns, turn, model, messages, raw, violations,
+                                protocol=protocol)
         # `messages` is the conversation as the model sees it: a Messages body's own list, and
         # an OpenAI request's (Responses `input`, Chat `messages`) in the Messages shape, which
         # the classes read (`toolturn.wire.codecs`).

@@ -5,8 +5,12 @@ The command runs in a fresh temporary working directory (holding a `README.md` a
 `src/app.py` for the built-in read-only calls to find) with a fresh temporary HOME, stdin from
 /dev/null, `ANTHROPIC_BASE_URL` at the server, a dummy `ANTHROPIC_API_KEY` (no other
 `ANTHROPIC_*` variable of ours leaks in), `CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1` and
-`SIM_PROBE_CASE` naming the case. It is killed, with its process group, after the suite's
-timeout. Both temporary folders are removed afterwards.
+`SIM_PROBE_CASE` naming the case. For an OpenAI protocol (`openai-responses`, `openai-chat`)
+also `OPENAI_BASE_URL` at the server's `/v1` (where the openai SDK and most OpenAI clients
+look) and a dummy `OPENAI_API_KEY`; for `anthropic` neither is passed on (a real key of the
+caller's never reaches the agent). The server answers every protocol whichever is chosen.
+The command is killed, with its process group, after the suite's timeout. Both temporary
+folders are removed afterwards.
 """
 
 from __future__ import annotations
@@ -29,9 +33,13 @@ from toolturn.probe.exchanges import Exchange, ExchangeTap
 from toolturn.probe.suite import ProbeCase, Suite, case_model
 from toolturn.wire.background import serve_in_thread
 from toolturn.wire.client_tools import ClientTools
+from toolturn.wire.codecs import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
 from toolturn.wire.server import MockServer
 
 DUMMY_KEY = "sk-ant-probe-dummy-key"
+OPENAI_DUMMY_KEY = "sk-probe-dummy-key"
+PROTOCOLS = (ANTHROPIC, OPENAI_RESPONSES, OPENAI_CHAT)
+_OPENAI_VARIABLES = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
 WORKDIR_FILES = {
     "README.md": "# probe\n\nA working directory made by toolturn probe.\n",
     "src/app.py": "def main():\n    return 'probe'\n",
@@ -90,18 +98,26 @@ def serve_case(case: ProbeCase, suite: Suite, workdir: Path,
     tap.give_up(None)  # the client is gone: a fault still unanswered was given up
 
 
-def run_case(case: ProbeCase, suite: Suite, command: list[str]) -> CaseRun:
+def agent_env(base_url: str, home: Path, case_name: str, protocol: str) -> dict[str, str]:
+    """The agent's environment: ours without our keys and base URLs, then the case's."""
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith("ANTHROPIC_") and key not in _OPENAI_VARIABLES}
+    env.update(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY=DUMMY_KEY, HOME=str(home),
+               SIM_PROBE_CASE=case_name, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+    if protocol != ANTHROPIC:
+        env.update(OPENAI_BASE_URL=base_url + "/v1", OPENAI_API_KEY=OPENAI_DUMMY_KEY)
+    return env
+
+
+def run_case(case: ProbeCase, suite: Suite, command: list[str],
+             protocol: str = ANTHROPIC) -> CaseRun:
     log: list[str] = []
     with tempfile.TemporaryDirectory(prefix=f"toolturn-probe-{case.name}-") as temporary:
         workdir, home = Path(temporary) / "work", Path(temporary) / "home"
         make_workdir(workdir)
         home.mkdir()
         with serve_case(case, suite, workdir, log.append) as (server, tap):
-            env = {key: value for key, value in os.environ.items()
-                   if not key.startswith("ANTHROPIC_")}
-            env.update(ANTHROPIC_BASE_URL=server.base_url, ANTHROPIC_API_KEY=DUMMY_KEY,
-                       HOME=str(home), SIM_PROBE_CASE=case.name,
-                       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")
+            env = agent_env(server.base_url, home, case.name, protocol)
             started = time.monotonic()
             status, output = _run(command, workdir, env, suite.timeout_s)
             wall_s = time.monotonic() - started

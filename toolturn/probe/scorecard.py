@@ -13,7 +13,8 @@ A case's entry (`case_entry`, one per case in `scorecard.json`):
   requests made, 400s triggered (broken transcripts we refused), results lost (tool calls whose
   block completed but whose result never came back), retries (requests repeating an earlier one
   byte for byte) and the delays before them, the median tool round trip (block stop to the
-  request carrying the result) and whether results came back out of tool_use order.
+  request carrying the result), whether results came back out of tool_use order, and the
+  wire protocols its requests came in (`protocols`: an agent asked for one may speak another).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def score(run: CaseRun) -> dict[str, Any]:
                            for r in retries if r["since_previous_response_ns"] is not None],
         "round_trip_ms": round(statistics.median(trips) / NS_PER_MS) if trips else None,
         "out_of_order": any(c["results_in_order"] is False for c in calls),
+        "protocols": sorted({str(r["protocol"]) for r in requests if r["protocol"]}),
     }
 
 

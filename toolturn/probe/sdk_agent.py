@@ -1,33 +1,46 @@
-"""A small agent on the official `anthropic` SDK, to probe: the SDK as a client of every case.
+"""A small agent on the official SDKs, to probe: an SDK as a client of every case.
 
     toolturn probe -- python -m toolturn.probe.sdk_agent --mode async-stream
+    toolturn probe --protocol openai-chat -- python -m toolturn.probe.sdk_agent \
+        --protocol openai-chat --mode sync-create
 
 It declares Bash and Read, asks the model, runs the calls it gets (Read reads a file under the
 working directory; Bash answers without running anything: a probe needs the exchange, not the
 command) and sends the results back, until the model ends its turn or `MAX_TURNS` pass. Its
 recovery is the plainest an SDK user writes: the SDK's own retries (2, with its backoff) for
 errors before a stream starts, and one identical retry of a request whose stream broke. A
-tool_use whose input is not an object, or names a tool it does not have, gets an error result.
+call whose input is not an object, or names a tool it does not have, gets an error result.
 
-Modes: `sync-stream` / `async-stream` use `messages.stream(...)` and its final message;
+`--protocol anthropic` (the default) uses the `anthropic` SDK against ANTHROPIC_BASE_URL:
+modes `sync-stream` / `async-stream` use `messages.stream(...)` and its final message;
 `sync-create` / `async-create` use `messages.create(stream=True)` and the project's own
-accumulator (`toolturn.runtime.accumulator`) over the raw events.
+accumulator (`toolturn.runtime.accumulator`) over the raw events. `openai-responses` and
+`openai-chat` use the `openai` SDK against OPENAI_BASE_URL, the same four modes in the
+Responses API or Chat Completions (`toolturn.probe.sdk_agent_openai`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anthropic
 import httpx2
+import openai
 
+from toolturn.probe import sdk_agent_openai
 from toolturn.runtime.accumulator import StreamAccumulator, StreamProtocolError
+from toolturn.wire.codecs import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
 
 MODES = ("sync-stream", "sync-create", "async-stream", "async-create")
+PROTOCOLS = (ANTHROPIC, OPENAI_RESPONSES, OPENAI_CHAT)
+DEFAULT_MODELS = {ANTHROPIC: "claude-sonnet-4-6", OPENAI_RESPONSES: "gpt-5",
+                  OPENAI_CHAT: "gpt-4o"}
 MAX_TURNS = 6
 STREAM_RETRIES = 1
 TOOLS: list[dict[str, Any]] = [
@@ -42,25 +55,34 @@ TOOLS: list[dict[str, Any]] = [
 PROMPT = "Look at this project with your tools, then say what it is."
 
 
-def tool_result(block: dict[str, Any]) -> dict[str, Any]:
-    """The result of one call, as the SDK user's agent would make it."""
-    name, tool_input = block.get("name"), block.get("input")
-    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block["id"]}
+def outcome(name: Any, tool_input: Any) -> tuple[str, bool]:
+    """The result of one call, as the SDK user's agent would make it: its text, and whether
+    it is an error."""
     if not isinstance(tool_input, dict) or name not in ("Bash", "Read"):
-        return {**result, "content": f"cannot run {name}", "is_error": True}
+        return f"cannot run {name}", True
     if name == "Read":
         path = Path(str(tool_input.get("file_path", "")))
         inside = path.resolve().is_relative_to(Path.cwd().resolve())
         if not inside or not path.is_file():
-            return {**result, "content": f"no such file: {path}", "is_error": True}
-        return {**result, "content": path.read_text(encoding="utf-8", errors="replace")[:2000]}
-    return {**result, "content": f"(not run) {tool_input.get('command')}"}
+            return f"no such file: {path}", True
+        return path.read_text(encoding="utf-8", errors="replace")[:2000], False
+    return f"(not run) {tool_input.get('command')}", False
+
+
+def tool_result(block: dict[str, Any]) -> dict[str, Any]:
+    content, is_error = outcome(block.get("name"), block.get("input"))
+    result = {"type": "tool_result", "tool_use_id": block["id"], "content": content}
+    return {**result, "is_error": True} if is_error else result
 
 
 def next_messages(messages: list[dict[str, Any]], final: dict[str, Any]) -> list[dict[str, Any]]:
     calls = [block for block in final["content"] if block.get("type") == "tool_use"]
     return [*messages, {"role": "assistant", "content": final["content"]},
             {"role": "user", "content": [tool_result(call) for call in calls]}]
+
+
+def wants_results(final: dict[str, Any]) -> bool:
+    return final.get("stop_reason") == "tool_use"
 
 
 def _params(model: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -74,15 +96,18 @@ def _accumulate(events: Any) -> dict[str, Any]:
     return accumulator.snapshot()
 
 
-def sync_turn(client: anthropic.Anthropic, mode: str, params: dict[str, Any]) -> dict[str, Any]:
+def sync_turn(client: anthropic.Anthropic, mode: str, model: str,
+              messages: list[dict[str, Any]]) -> dict[str, Any]:
+    params = _params(model, messages)
     if mode == "sync-stream":
         with client.messages.stream(**params) as stream:
             return stream.get_final_message().to_dict()
     return _accumulate(client.messages.create(**params, stream=True))
 
 
-async def async_turn(client: anthropic.AsyncAnthropic, mode: str,
-                     params: dict[str, Any]) -> dict[str, Any]:
+async def async_turn(client: anthropic.AsyncAnthropic, mode: str, model: str,
+                     messages: list[dict[str, Any]]) -> dict[str, Any]:
+    params = _params(model, messages)
     if mode == "async-stream":
         async with client.messages.stream(**params) as stream:
             return (await stream.get_final_message()).to_dict()
@@ -93,56 +118,81 @@ async def async_turn(client: anthropic.AsyncAnthropic, mode: str,
 
 
 # A broken stream: a dropped connection (the SDK lets httpx's error through mid-stream), an
-# error status or event, a stream that does not add up (the SDK's or our accumulator's word).
-RETRIED = (anthropic.APIConnectionError, anthropic.APIStatusError, httpx2.HTTPError,
-           StreamProtocolError, ValueError, KeyError)
+# error status or event, a stream that does not add up (the SDK's or our accumulator's word;
+# the openai SDK's stream helpers raise RuntimeError for a stream without its last event).
+RETRIED = (anthropic.APIConnectionError, anthropic.APIStatusError, openai.APIError,
+           httpx2.HTTPError, StreamProtocolError, sdk_agent_openai.BrokenStream, RuntimeError,
+           ValueError, KeyError)
+History = list[dict[str, Any]]
+GoesOn = Callable[[dict[str, Any]], bool]  # whether the answer's calls are run and answered
+Carry = Callable[[History, dict[str, Any]], History]
 
 
-def run_sync(mode: str, model: str) -> int:
-    client = anthropic.Anthropic(max_retries=2, timeout=60)
-    messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
+def _protocol_parts(protocol: str, asynchronous: bool) -> tuple[Any, Any, GoesOn, Carry]:
+    """The protocol's client, its turn (sync or async), whether an answer's calls are run, and
+    the history carried on."""
+    if protocol == ANTHROPIC:
+        client = anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic
+        return (client(max_retries=2, timeout=60), async_turn if asynchronous else sync_turn,
+                wants_results, next_messages)
+    sync, asynchronous_turn, calls, carry = sdk_agent_openai.TURNS[protocol]
+    # A dummy key when none is set: the probe's servers take any (the runner sets one).
+    key = os.environ.get("OPENAI_API_KEY") or "sk-probe-dummy"
+    openai_client = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+    return (openai_client(api_key=key, max_retries=2, timeout=60),
+            asynchronous_turn if asynchronous else sync,
+            lambda final: bool(calls(final)),
+            lambda history, final: carry(history, final, outcome))
+
+
+def run_sync(mode: str, model: str, protocol: str = ANTHROPIC) -> int:
+    client, turn, goes_on, carry = _protocol_parts(protocol, asynchronous=False)
+    history: History = [{"role": "user", "content": PROMPT}]
     for _ in range(MAX_TURNS):
         for attempt in range(STREAM_RETRIES + 1):
             try:
-                final = sync_turn(client, mode, _params(model, messages))
+                final = turn(client, mode, model, history)
                 break
             except RETRIED as error:
                 if attempt == STREAM_RETRIES:
                     print(f"sdk_agent: gave up: {error}", file=sys.stderr)
                     return 1
-        if final.get("stop_reason") != "tool_use":
+        if not goes_on(final):
             return 0
-        messages = next_messages(messages, final)
+        history = carry(history, final)
     return 0
 
 
-async def run_async(mode: str, model: str) -> int:
-    client = anthropic.AsyncAnthropic(max_retries=2, timeout=60)
-    messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
+async def run_async(mode: str, model: str, protocol: str = ANTHROPIC) -> int:
+    client, turn, goes_on, carry = _protocol_parts(protocol, asynchronous=True)
+    history: History = [{"role": "user", "content": PROMPT}]
     for _ in range(MAX_TURNS):
         for attempt in range(STREAM_RETRIES + 1):
             try:
-                final = await async_turn(client, mode, _params(model, messages))
+                final = await turn(client, mode, model, history)
                 break
             except RETRIED as error:
                 if attempt == STREAM_RETRIES:
                     print(f"sdk_agent: gave up: {error}", file=sys.stderr)
                     return 1
-        if final.get("stop_reason") != "tool_use":
+        if not goes_on(final):
             return 0
-        messages = next_messages(messages, final)
+        history = carry(history, final)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m toolturn.probe.sdk_agent",
                                      description=__doc__.split("\n\n")[0])
+    parser.add_argument("--protocol", choices=PROTOCOLS, default=ANTHROPIC)
     parser.add_argument("--mode", choices=MODES, default="sync-stream")
-    parser.add_argument("--model", default="claude-sonnet-4-6")
+    parser.add_argument("--model", default=None,
+                        help="the model asked for (default: one of the protocol's vendor)")
     args = parser.parse_args(argv)
+    model = args.model or DEFAULT_MODELS[args.protocol]
     if args.mode.startswith("async"):
-        return asyncio.run(run_async(args.mode, args.model))
-    return run_sync(args.mode, args.model)
+        return asyncio.run(run_async(args.mode, model, args.protocol))
+    return run_sync(args.mode, model, args.protocol)
 
 
 if __name__ == "__main__":

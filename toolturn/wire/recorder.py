@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from toolturn.metrics.schema import TableSpec
 from toolturn.model.response import Turn
+from toolturn.wire.codecs import ANTHROPIC
 from toolturn.wire.identity import recorded_session_id
 from toolturn.wire.recording import (
     RECOVERIES,
@@ -75,15 +76,18 @@ class Recorder:
         self._new: Rows = {spec.name: [] for spec in TABLES}
         self.changed = False
 
-    def refused(self, arrival_ns: int, status: int, message: str) -> None:
-        """A request answered before the model saw it (its body was not a request)."""
+    def refused(self, arrival_ns: int, status: int, message: str, *,
+                protocol: str = ANTHROPIC) -> None:
+        """A request answered before the model saw it (its body was not a request), posted
+        to the endpoint of `protocol`."""
         row = self._row(arrival_ns, None, None, status=status, ending="refused",
-                        violations=[message])
+                        violations=[message], protocol=protocol)
         self._final(REQUESTS, row)
 
     def arrived(self, arrival_ns: int, turn: Turn, model: str, messages: list[Any],
-                raw: bytes, violations: Sequence[str]) -> int:
-        """A request for the model; its index, to give `answered`."""
+                raw: bytes, violations: Sequence[str], *, protocol: str = ANTHROPIC) -> int:
+        """A request for the model, in the wire protocol `protocol` (`messages` in the
+        Messages shape whatever the protocol); its index, to give `answered`."""
         digest = hashlib.blake2b(raw, digest_size=16).digest()
         # Two client runs' session 7 are two sessions (`toolturn.wire.identity`, rule 2a).
         session_id = recorded_session_id(turn)
@@ -93,7 +97,8 @@ class Recorder:
         if session.turn_index != turn.turn_index:  # only the latest turn is retried
             session.turn_index, session.digests = turn.turn_index, set()
         request = RecordedRequest(self._row(arrival_ns, turn, model, violations=list(violations),
-                                            messages=messages, retry=digest in session.digests),
+                                            messages=messages, retry=digest in session.digests,
+                                            protocol=protocol),
                                   messages, digest)
         session.digests.add(digest)
         self._results_arrived(request, session)
@@ -191,6 +196,7 @@ class Recorder:
         ending: str = "aborted",
         messages: list[Any] | None = None,
         retry: bool = False,
+        protocol: str = ANTHROPIC,
     ) -> dict[str, Any]:
         index = self._count
         self._count += 1
@@ -205,6 +211,7 @@ class Recorder:
             "first_violation": violations[0] if violations else None, "retry": retry,
             "since_previous_response_ns": None, "end_ns": None if turn else arrival_ns,
             "first_byte_ns": None, "time_to_first_byte_ns": None, "bytes_sent": 0,
+            "protocol": protocol,
         }
 
     def _final(self, spec: TableSpec, row: dict[str, Any]) -> None:

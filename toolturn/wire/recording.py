@@ -8,7 +8,9 @@ session id is the server's (`toolturn.wire.identity`), a 64-bit unsigned number.
   injected, its message count, the pairing violations we found (our 400s), whether its bytes
   repeat an earlier request of the same session and turn (a retry), the time since the
   session's previous response ended, when the answer's first body byte was written and its
-  time to first byte from the arrival, and the body bytes written.
+  time to first byte from the arrival, the body bytes written, and the wire protocol it came
+  in (`protocol`: `anthropic`, `openai-responses` or `openai-chat`, the names of
+  `toolturn.wire.codecs`; a refused body is named by the endpoint it was posted to).
 - `tool_calls`: one row per tool_use block written to the socket, whatever the answer's ending
   (a stream aborted after an `event: error` keeps the calls it sent): its position among the
   response's content blocks, whether another block of the response has the same id, its block
@@ -65,7 +67,7 @@ REQUESTS = TableSpec("requests", pa.schema([
     _f("first_violation", pa.string(), True), _f("retry", pa.bool_()),
     _f("since_previous_response_ns", NS, True), _f("end_ns", NS, True),
     _f("first_byte_ns", NS, True), _f("time_to_first_byte_ns", NS, True),
-    _f("bytes_sent", COUNT, True),
+    _f("bytes_sent", COUNT, True), _f("protocol", CATEGORY, True),
 ]), ("request_index",))
 
 TOOL_CALLS = TableSpec("tool_calls", pa.schema([
@@ -87,7 +89,7 @@ RECOVERIES = TableSpec("recoveries", pa.schema([
 TABLES = (REQUESTS, TOOL_CALLS, RECOVERIES)
 # Columns a recording made before they were added lacks: read as null there.
 ADDED_COLUMNS = ("first_byte_ns", "time_to_first_byte_ns", "bytes_sent", "block_index",
-                 "duplicate_id")
+                 "duplicate_id", "protocol")
 
 
 @dataclass(slots=True)

@@ -272,7 +272,8 @@ class MockServer:
         body, problem = codec.decoded(request.body)
         if problem is not None:
             if self.recorder is not None:
-                self.recorder.refused(arrived_ns - self._origin_ns, 400, problem.message)
+                self.recorder.refused(arrived_ns - self._origin_ns, 400, problem.message,
+                                      protocol=codec.name)
             await self._reject(http, where, 400, INVALID_REQUEST, problem.message, codec=codec,
                                problem=problem)
             return True
@@ -311,7 +312,7 @@ class MockServer:
         violations = codec.pairing(body, seen)
         index = None if self.recorder is None else self.recorder.arrived(
             arrived_ns - self._origin_ns, turn, seen["model"], shaped["messages"], request.body,
-            violations)
+            violations, protocol=codec.name)
         response: Response | None = None
         admitted_ns = self._admission_start(request.headers, arrived_ns)
         holds_slot = await self._endpoint.acquire()
