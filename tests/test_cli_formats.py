@@ -159,7 +159,7 @@ def test_markdown_escapes_pipes_and_line_breaks() -> None:
 def test_probe_format_markdown_keeps_stdout_to_the_scorecard(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def ran(case: object, suite: object, command: list[str]) -> CaseRun:
+    def ran(case: object, suite: object, command: list[str], protocol: str) -> CaseRun:
         # No request reached the server: the case fails (exit 1), its line after the table.
         return CaseRun(case, 0, 0.0, Recorder().tables(), [], "")  # type: ignore[arg-type]
 

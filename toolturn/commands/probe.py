@@ -183,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     entries = []
     # The scorecard is Markdown already: --format markdown keeps stdout to it alone.
     notes = sys.stderr if args.format == "markdown" else sys.stdout
+    print(f"toolturn probe: {len(cases)} cases in {args.protocol}", flush=True, file=notes)
     with atomic_directory(out, replace=True) as staging:
         for case in cases:
             runs = []
@@ -201,8 +202,7 @@ def run(args: argparse.Namespace) -> int:
              "repeat": args.repeat, "cases": entries}, indent=2) + "\n", encoding="utf-8")
     print(format_scorecard(entries))
     failed = [entry["case"] for entry in entries if entry["failed"]]
-    print(f"toolturn probe: {len(entries)} cases in {args.protocol}; recordings in {out}",
-          file=notes)
+    print(f"toolturn probe: {len(entries)} cases; recordings in {out}", file=notes)
     if failed:
         print(f"toolturn probe: {len(failed)} cases failed: {', '.join(failed)}", file=notes)
         return 1

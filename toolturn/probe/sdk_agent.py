@@ -165,6 +165,14 @@ def run_sync(mode: str, model: str, protocol: str = ANTHROPIC) -> int:
 
 async def run_async(mode: str, model: str, protocol: str = ANTHROPIC) -> int:
     client, turn, goes_on, carry = _protocol_parts(protocol, asynchronous=True)
+    try:
+        return await _async_turns(client, turn, goes_on, carry, mode, model)
+    finally:
+        await client.close()  # within the loop: its connections are closed before it ends
+
+
+async def _async_turns(client: Any, turn: Any, goes_on: GoesOn, carry: Carry, mode: str,
+                       model: str) -> int:
     history: History = [{"role": "user", "content": PROMPT}]
     for _ in range(MAX_TURNS):
         for attempt in range(STREAM_RETRIES + 1):

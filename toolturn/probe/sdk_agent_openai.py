@@ -8,6 +8,10 @@ A turn's final answer is kept as the plain dict the next request is built from. 
 the calls of a Responses answer that completed (an `incomplete` one, cut by max_output_tokens,
 ends its turn) and of a Chat answer whose finish_reason is `tool_calls`; a stream that ends
 without its last event (`response.completed`, a `finish_reason`) is a broken stream, retried.
+The SDK's stream helpers have their own words for some endings, kept as an SDK user meets
+them: `responses.stream` raises RuntimeError for a stream without `response.completed` (an
+`incomplete` one too: retried), and `chat.completions.stream` raises LengthFinishReasonError
+at finish_reason `length`, which carries the completion (taken as the final answer).
 """
 
 from __future__ import annotations
@@ -70,8 +74,9 @@ def responses_sync(client: openai.OpenAI, mode: str, model: str,
         with client.responses.stream(**params) as stream:
             return dict(stream.get_final_response().model_dump(exclude_none=True))
     final = None
-    for event in client.responses.create(**params, stream=True):
-        final = _responses_final(event, final)
+    with client.responses.create(**params, stream=True) as events:  # closed if one raises
+        for event in events:
+            final = _responses_final(event, final)
     if final is None:
         raise BrokenStream("no response.completed event")
     return final
@@ -84,8 +89,9 @@ async def responses_async(client: openai.AsyncOpenAI, mode: str, model: str,
         async with client.responses.stream(**params) as stream:
             return dict((await stream.get_final_response()).model_dump(exclude_none=True))
     final = None
-    async for event in await client.responses.create(**params, stream=True):
-        final = _responses_final(event, final)
+    async with await client.responses.create(**params, stream=True) as events:
+        async for event in events:
+            final = _responses_final(event, final)
     if final is None:
         raise BrokenStream("no response.completed event")
     return final
@@ -154,12 +160,16 @@ class ChunkJoiner:
 def chat_sync(client: openai.OpenAI, mode: str, model: str, history: History) -> dict[str, Any]:
     params = _chat_params(model, history)
     if mode.endswith("stream"):
-        with client.chat.completions.stream(**params) as stream:
-            return _completion(stream.get_final_completion())
+        try:
+            with client.chat.completions.stream(**params) as stream:
+                return _completion(stream.get_final_completion())
+        except openai.LengthFinishReasonError as error:  # the SDK's word for max_tokens
+            return _completion(error.completion)
     joiner = ChunkJoiner()
-    for chunk in client.chat.completions.create(**params, stream=True,
-                                                stream_options={"include_usage": True}):
-        joiner.feed(chunk)
+    with client.chat.completions.create(**params, stream=True,
+                                        stream_options={"include_usage": True}) as chunks:
+        for chunk in chunks:
+            joiner.feed(chunk)
     return joiner.final()
 
 
@@ -167,12 +177,16 @@ async def chat_async(client: openai.AsyncOpenAI, mode: str, model: str,
                      history: History) -> dict[str, Any]:
     params = _chat_params(model, history)
     if mode.endswith("stream"):
-        async with client.chat.completions.stream(**params) as stream:
-            return _completion(await stream.get_final_completion())
+        try:
+            async with client.chat.completions.stream(**params) as stream:
+                return _completion(await stream.get_final_completion())
+        except openai.LengthFinishReasonError as error:
+            return _completion(error.completion)
     joiner = ChunkJoiner()
-    async for chunk in await client.chat.completions.create(
-            **params, stream=True, stream_options={"include_usage": True}):
-        joiner.feed(chunk)
+    async with await client.chat.completions.create(
+            **params, stream=True, stream_options={"include_usage": True}) as chunks:
+        async for chunk in chunks:
+            joiner.feed(chunk)
     return joiner.final()
 
 
