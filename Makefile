@@ -107,12 +107,17 @@ RECORDER_CLIENTS ?= 32
 bench-recorder: $(STAMP)
 	$(BIN)/python bench/recorder_memory.py --minutes $(RECORDER_MINUTES) --clients $(RECORDER_CLIENTS)
 
-# The probe suite (scenarios/probes) against the official SDK's plain agent, all four ways it
-# can stream; scorecards and recordings under results/probe-sdk-MODE.
+# The probe suite (scenarios/probes) against the official SDKs' plain agent in every protocol
+# (anthropic on the anthropic SDK; openai-responses and openai-chat on the openai SDK), all four
+# ways each can stream; scorecards and recordings under results/probe-sdk-PROTOCOL-MODE.
+PROBE_PROTOCOLS ?= anthropic openai-responses openai-chat
 probe-sdk: $(STAMP)
-	for mode in sync-stream sync-create async-stream async-create; do \
-		$(BIN)/toolturn probe --out results/probe-sdk-$$mode -- \
-			$(BIN)/python -m toolturn.probe.sdk_agent --mode $$mode || exit 1; \
+	for protocol in $(PROBE_PROTOCOLS); do \
+		for mode in sync-stream sync-create async-stream async-create; do \
+			$(BIN)/toolturn probe --protocol $$protocol \
+				--out results/probe-sdk-$$protocol-$$mode -- $(BIN)/python -m \
+				toolturn.probe.sdk_agent --protocol $$protocol --mode $$mode || exit 1; \
+		done; \
 	done
 
 # The probe suite against the real Claude Code CLI, installed from the npm registry into
@@ -122,7 +127,7 @@ probe-sdk: $(STAMP)
 # it, `toolturn probe compare` compares it with an older one).
 # A CLI of one's own installs nothing, neither the CLI nor the venv (BIN must then hold toolturn):
 #   make probe-claude CLAUDE=/path/to/claude BIN=/path/to/venv/bin
-CLAUDE_CODE_VERSION ?= 2.1.328
+CLAUDE_CODE_VERSION ?= 2.1.332
 CLAUDE_DIR := .probe-claude
 PROBE_PROMPT ?= Look at this project with your tools, then say what it is.
 PROBE_REPEAT ?= 1
@@ -146,10 +151,10 @@ probe-claude: $(PROBE_CLAUDE_NEEDS)
 
 # The probe suite against the real Codex CLI (`codex exec`, which speaks only the Responses API),
 # installed from the npm registry into .probe-codex/ (ignored by git; needs node and npm). Not
-# part of `make test`. The probe points ANTHROPIC_BASE_URL at each case's server; the command
-# hands it to Codex as a model provider of wire_api "responses" (no websockets), with a dummy
-# OPENAI_API_KEY. CODEX_SANDBOX is Codex's own sandbox for the commands it runs (read-only, as
-# `codex exec` has it; its bundled bubblewrap needs /dev/full, and in a container without it
+# part of `make test`. `--protocol openai-responses` points OPENAI_BASE_URL at each case's
+# server's /v1, with a dummy OPENAI_API_KEY; the command hands it to Codex as a model provider
+# of wire_api "responses" (no websockets). CODEX_SANDBOX is Codex's own sandbox for the
+# commands it runs (read-only, as `codex exec` has it; its bundled bubblewrap needs /dev/full, and in a container without it
 # every command fails: danger-full-access runs them unsandboxed, and the probe's calls only
 # read). A CLI of one's own installs nothing: make probe-codex CODEX=/path/to/codex BIN=...
 CODEX_VERSION ?= 0.171.0
@@ -163,8 +168,8 @@ else
 CODEX := $(CODEX_DIR)/node_modules/.bin/codex
 PROBE_CODEX_NEEDS := $(STAMP) $(CODEX_DIR)/.installed-$(CODEX_VERSION)
 endif
-# Read by the `sh -c` script below, inside its double quotes: it expands ANTHROPIC_BASE_URL there.
-CODEX_PROVIDER = model_providers.sim={name=\"sim\",base_url=\"$$ANTHROPIC_BASE_URL/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",supports_websockets=false}
+# Read by the `sh -c` script below, inside its double quotes: it expands OPENAI_BASE_URL there.
+CODEX_PROVIDER = model_providers.sim={name=\"sim\",base_url=\"$$OPENAI_BASE_URL\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",supports_websockets=false}
 
 $(CODEX_DIR)/.installed-$(CODEX_VERSION):
 	npm install --prefix $(CODEX_DIR) --no-save --no-audit --no-fund @openai/codex@$(CODEX_VERSION)
@@ -172,15 +177,16 @@ $(CODEX_DIR)/.installed-$(CODEX_VERSION):
 
 probe-codex: $(PROBE_CODEX_NEEDS)
 	$(CODEX) --version
-	OPENAI_API_KEY=dummy $(BIN)/toolturn probe --out $(CODEX_OUT) --repeat $(PROBE_REPEAT) -- \
+	$(BIN)/toolturn probe --protocol openai-responses --out $(CODEX_OUT) \
+		--repeat $(PROBE_REPEAT) -- \
 		sh -c 'exec "$$0" exec --skip-git-repo-check -s $(CODEX_SANDBOX) -m $(CODEX_MODEL) \
 			-c model_provider=sim -c "$(CODEX_PROVIDER)" "$$1"' \
 		"$(abspath $(CODEX))" "$(PROBE_PROMPT)"
 
 # The probe suite against a Chat Completions agent: Qwen Code (npm @qwen-code/qwen-code, its
-# OpenAI auth type), installed into .probe-qwen/ unless QWEN=/path/to/qwen is given; its base URL
-# is the case's server, a dummy key, every tool approved (the calls are the harmless built-in
-# ones). Not part of `make test`. Scorecard: results/probe-qwen.
+# OpenAI auth type), installed into .probe-qwen/ unless QWEN=/path/to/qwen is given, probed with
+# `--protocol openai-chat`: its base URL is the case's server's /v1 (OPENAI_BASE_URL), a dummy
+# key, every tool approved (the calls are the harmless built-in ones). Not part of `make test`. Scorecard: results/probe-qwen.
 QWEN_VERSION ?= 0.24.4
 QWEN_DIR := .probe-qwen
 QWEN_OUT ?= results/probe-qwen
@@ -197,10 +203,10 @@ $(QWEN_DIR)/.installed-$(QWEN_VERSION):
 
 probe-qwen: $(PROBE_QWEN_NEEDS)
 	$(QWEN) --version
-	QWEN_CODE_SUPPRESS_YOLO_WARNING=1 $(BIN)/toolturn probe --out $(QWEN_OUT) \
-		--repeat $(PROBE_REPEAT) -- \
-		sh -c 'exec "$$0" --auth-type openai --openai-base-url "$$ANTHROPIC_BASE_URL/v1" \
-			--openai-api-key dummy -m gpt-4o --approval-mode yolo "$$1"' \
+	QWEN_CODE_SUPPRESS_YOLO_WARNING=1 $(BIN)/toolturn probe --protocol openai-chat \
+		--out $(QWEN_OUT) --repeat $(PROBE_REPEAT) -- \
+		sh -c 'exec "$$0" --auth-type openai --openai-base-url "$$OPENAI_BASE_URL" \
+			--openai-api-key "$$OPENAI_API_KEY" -m gpt-4o --approval-mode yolo "$$1"' \
 		"$(abspath $(QWEN))" "$(PROBE_PROMPT)"
 # The report page in a real headless browser: a small sweep's report.html opened alone by
 # Chromium (Debian's package, installed here if missing; needs root), its figures drawn and

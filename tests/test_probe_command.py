@@ -185,3 +185,20 @@ def test_make_probe_claude_with_a_cli_of_ones_own_installs_nothing() -> None:
     assert "npm" not in planned and "pip" not in planned and "venv" not in planned.replace(
         "/opt/venv/bin", "")
     assert "/opt/claude --version" in planned and "--repeat 3" in planned
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_the_make_targets_probe_each_in_its_protocol() -> None:
+    root = Path(__file__).resolve().parent.parent
+
+    def planned(*words: str) -> str:
+        return subprocess.run(["make", "-n", "-C", str(root), *words, "BIN=/opt/venv/bin"],
+                              capture_output=True, text=True, check=True).stdout
+
+    sdk = planned("probe-sdk")
+    assert "for protocol in anthropic openai-responses openai-chat" in sdk
+    assert "--protocol $protocol" in sdk and "sdk_agent --protocol $protocol" in sdk
+    codex = planned("probe-codex", "CODEX=/opt/codex")
+    assert "probe --protocol openai-responses" in codex and '$OPENAI_BASE_URL' in codex
+    qwen = planned("probe-qwen", "QWEN=/opt/qwen")
+    assert "probe --protocol openai-chat" in qwen and '"$OPENAI_BASE_URL"' in qwen
