@@ -5,16 +5,20 @@ each request's row names the protocol it came in (a refused body's too)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx2
+import pyarrow.parquet as pq
 import pytest
 
 from tests.helpers.openai_cases import CHAT, RESPONSES, USER_TEXT, model_for, request
 from tests.helpers.server import serving
 from toolturn.wire.codecs import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
 from toolturn.wire.identity import SESSION_HEADER
+from toolturn.wire.record_files import open_recording, read_table, table_path, write_recording
 from toolturn.wire.recorder import Recorder
+from toolturn.wire.recording import REQUESTS
 
 
 def _calls(path: str, text: str) -> list[tuple[str, str, str]]:
@@ -100,3 +104,15 @@ def test_each_request_names_its_protocol_refused_ones_too() -> None:
     rows = recorder.tables()["requests"].to_pylist()
     assert [(row["ending"] == "refused", row["protocol"]) for row in rows] == [
         (refused, protocol) for protocol in PROTOCOLS.values() for refused in (False, True)]
+
+
+def test_a_recording_made_before_the_protocol_column_reads_it_as_null(tmp_path: Path) -> None:
+    recorder = Recorder()
+    recorder.refused(5, 400, "body is not JSON", protocol=OPENAI_CHAT)
+    folder = open_recording(tmp_path / "rec")
+    write_recording(folder, recorder.tables(), {"scenario": "s"})
+    assert read_table(folder, REQUESTS).column("protocol").to_pylist() == [OPENAI_CHAT]
+    # The same folder as an older release wrote it: no protocol column in its part.
+    for part in table_path(folder, REQUESTS).glob("part-*.parquet"):
+        pq.write_table(pq.read_table(part).drop_columns(["protocol"]), part)
+    assert read_table(folder, REQUESTS).column("protocol").to_pylist() == [None]
