@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
 
 from toolturn.capacity.search import ArmCapacity
 from toolturn.metrics.atomic import atomic_directory
 from toolturn.metrics.summary import arm_label
-from toolturn.report.html import STYLE
+from toolturn.report.html import page_head
 from toolturn.report.interactive import COLOURS, apply_layout
 
 CAPACITY_FILE = "capacity.json"
@@ -49,11 +48,7 @@ def render_capacity(document: dict[str, Any], results: Sequence[ArmCapacity], kn
     objectives = "".join(f"<li><code>{escape(s['text'])}</code></li>" for s in document["slos"])
     keys = list(dict.fromkeys(result.key for result in results))
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style>",
-        f"<script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>{escape(title)}</h1>",
+        page_head(title),
         f"<p>The highest {escape(knob)} at which every objective holds (the mean over the "
         "replications), per recovery profile and policy:</p>",
         f"<ul>{objectives}</ul>",

@@ -13,7 +13,6 @@ from html import escape
 from pathlib import Path
 
 import plotly.graph_objects as go
-from plotly.offline import get_plotlyjs
 from plotly.subplots import make_subplots
 
 from toolturn.metrics.atomic import atomic_directory, check_destination
@@ -29,7 +28,7 @@ from toolturn.report.compare import (
     paired_between,
     point_label,
 )
-from toolturn.report.html import STYLE
+from toolturn.report.html import page_head
 from toolturn.report.interactive import COLOURS, apply_layout, cdf_points
 
 COMPARE_PAGE = "compare.html"
@@ -60,11 +59,7 @@ def render_compare(
         else f"all {len(changes)} simulated metrics within tolerance (exact)"
     )
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style>",
-        f"<script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>{escape(title)}</h1>",
+        page_head(title),
         f"<dl><dt>base</dt><dd>{escape(str(base.path))} (seed {base.metadata.get('seed')}, "
         f"commit {escape(str(base.metadata.get('git_commit') or 'unknown'))})</dd>"
         f"<dt>new</dt><dd>{escape(str(new.path))} (seed {new.metadata.get('seed')}, "

@@ -59,6 +59,19 @@ details { margin: 1em 0; }
 """
 
 
+def page_head(title: str, plotly: bool = True) -> str:
+    """The opening lines every report page shares, up to and including its <h1>: the house
+    style, and plotly's script inline (so the page needs no network) unless `plotly` is False."""
+    title_line = f"<title>{escape(title)}</title><style>{STYLE}</style>"
+    head = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">']
+    if plotly:
+        head += [title_line, f"<script>{get_plotlyjs()}</script></head><body>"]
+    else:
+        head.append(title_line + "</head><body>")
+    head.append(f"<h1>{escape(title)}</h1>")
+    return "\n".join(head)
+
+
 def render_html(
     metadata: dict[str, Any],
     summary: Sequence[SummaryRow],
@@ -72,11 +85,7 @@ def render_html(
         return _render_points(title, metadata, summary, figures, exports)
     levels = by_level(summary)
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style>",
-        f"<script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>{escape(title)}</h1>",
+        page_head(title),
         _identity(metadata, folded=True),
         _sameness_html(summary),
         _answer_html(levels),
@@ -113,11 +122,7 @@ def _render_points(
     replications, the interval figures, then the figures of the first point
     (toolturn.report.points; `figures` and `exports` must be drawn from that point alone)."""
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style>",
-        f"<script>{get_plotlyjs()}</script></head><body>",
-        f"<h1>{escape(title)}</h1>",
+        page_head(title),
         _identity(metadata),
         "<h2>Experiment points</h2>",
         "<p>Each value is the mean over the point's replications (seeds) ± the half-width of its "

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from toolturn.errors import UserError
 from toolturn.metrics.atomic import atomic_directory, check_destination
-from toolturn.report.html import STYLE
+from toolturn.report.html import page_head
 
 RECORDING_FILE = "recording.json"
 TABLE_NAMES = ("requests", "tool_calls", "recoveries")
@@ -85,9 +85,7 @@ def render(metadata: dict[str, Any], rows: dict[str, list[dict[str, Any]]]) -> s
     lost = [c for c in calls
             if c["block_stop_ns"] is not None and c["result_request_index"] is None]
     parts = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
+        page_head(title, plotly=False),
         "<dl>" + "".join(f"<dt>{escape(str(k))}</dt><dd>{escape(json.dumps(v))}</dd>"
                          for k, v in sorted(metadata.items())) + "</dl>",
         f"<h2>Requests ({len(requests)})</h2>",
