@@ -132,26 +132,12 @@ def _figure(key: str, results: Sequence[ArmCapacity], knob: str, index: int) -> 
         )
         at = result.probe_at(result.capacity)
         if at is not None:
-            figure.add_trace(
-                go.Scatter(
-                    x=[at.load],
-                    y=[at.goodput.mean],
-                    mode="markers",
-                    name=f"{name}: capacity",
-                    marker={"symbol": "star", "size": 16, "color": colour},
-                )
-            )
+            _mark(figure, at.load, at.goodput.mean, f"{name}: capacity",
+                  {"symbol": "star", "size": 16, "color": colour})
         saturated = result.probe_at(result.saturation)
         if saturated is not None:
-            figure.add_trace(
-                go.Scatter(
-                    x=[saturated.load],
-                    y=[saturated.throughput.mean],
-                    mode="markers",
-                    name=f"{name}: saturation",
-                    marker={"symbol": "diamond", "size": 12, "color": colour},
-                )
-            )
+            _mark(figure, saturated.load, saturated.throughput.mean, f"{name}: saturation",
+                  {"symbol": "diamond", "size": 12, "color": colour})
     apply_layout(figure)
     figure.update_layout(xaxis_title=knob, yaxis_title="turns per simulated second")
     div = figure.to_html(
@@ -162,3 +148,8 @@ def _figure(key: str, results: Sequence[ArmCapacity], knob: str, index: int) -> 
     )
     heading = f"<h2>Goodput against load{': ' + escape(key) if key else ''}</h2>"
     return f"<figure>{heading}{div}</figure>"
+
+
+def _mark(figure: go.Figure, load: float, value: float, name: str, marker: dict[str, Any]) -> None:
+    """One named point on an arm's curve (its capacity, its saturation)."""
+    figure.add_trace(go.Scatter(x=[load], y=[value], mode="markers", name=name, marker=marker))
