@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from toolturn.metrics.display import Fitted, RowFormat, measure_name, metric_label
+from toolturn.metrics.display import Fitted, RowFormat, metric_label
 from toolturn.metrics.markdown import markdown
 from toolturn.metrics.reader import read_run
 from toolturn.metrics.summary import arm_label
@@ -227,11 +227,6 @@ def pairings_table(pairings: list[RunPairing]) -> Table:
     for name in ("policy @ load", "measure", "median", "p90", "mean", "sooner", "pairs"):
         table.add_column(name, justify="left" if name in ("policy @ load", "measure") else "right")
     for pairing in pairings:
-        stats = pairing.stats
-        shown = RowFormat(
-            "ns", [v for v in (stats.median, stats.p90, stats.mean) if v is not None]
-        )
-        unit = f" {shown.shown_unit}"
         table.add_row(
             escape(
                 _where(
@@ -243,12 +238,7 @@ def pairings_table(pairings: list[RunPairing]) -> Table:
                     pairing.replication,
                 )
             ),
-            measure_name(pairing.column),
-            shown(stats.median) + unit,
-            shown(stats.p90) + unit,
-            shown(stats.mean) + unit,
-            "-" if stats.gained is None else f"{stats.gained:.1%}",
-            f"{stats.pairs:,}",
+            *pairing.cells(),
         )
     return table
 

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolturn.errors import UserError
+from toolturn.metrics.display import RowFormat, measure_name
 from toolturn.metrics.paired import PAIRED_COLUMNS, TURN_KEY, PairedStats, pair, paired_stats
 from toolturn.metrics.reader import RunFolder
 from toolturn.metrics.schema import ARM_COLUMNS
@@ -276,6 +277,23 @@ class RunPairing:
     profile: str = "default"
     point_key: str | None = None
     replication: int | None = None
+
+    def cells(self) -> list[str]:
+        """The row's cells after its place, as the terminal table and the page show them:
+        measure, median, p90, mean (in one unit, fitted to the three), turns sooner, pairs."""
+        stats = self.stats
+        shown = RowFormat(
+            "ns", [v for v in (stats.median, stats.p90, stats.mean) if v is not None]
+        )
+        unit = f" {shown.shown_unit}"
+        return [
+            measure_name(self.column),
+            shown(stats.median) + unit,
+            shown(stats.p90) + unit,
+            shown(stats.mean) + unit,
+            "-" if stats.gained is None else f"{stats.gained:.1%}",
+            f"{stats.pairs:,}",
+        ]
 
 
 def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:

@@ -115,24 +115,11 @@ def _pairings_html(pairings: list[RunPairing]) -> str:
     )
     lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
     for pairing in pairings:
-        stats = pairing.stats
-        shown = RowFormat(
-            "ns", [v for v in (stats.median, stats.p90, stats.mean) if v is not None]
-        )
-        unit = f" {shown.shown_unit}"
         arm = arm_label(pairing.profile, pairing.policy)
         where = arm if pairing.load is None else f"{arm} @ {pairing.load:g}"
         if pairing.point_key is not None:
             where += " " + point_label(pairing.point_key, pairing.replication)
-        cells = [
-            where,
-            measure_name(pairing.column),
-            shown(stats.median) + unit,
-            shown(stats.p90) + unit,
-            shown(stats.mean) + unit,
-            "-" if stats.gained is None else f"{stats.gained:.1%}",
-            f"{stats.pairs:,}",
-        ]
+        cells = [where, *pairing.cells()]
         lines.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
     lines.append("</tbody></table>")
     return "\n".join(lines)
