@@ -39,6 +39,7 @@ from toolturn.wire.openai_errors import (
     invalid_type,
     invalid_value,
     number_in,
+    problem_of,
 )
 from toolturn.wire.openai_responses_request import arguments, function_tool, text_of
 from toolturn.wire.request_shape import MAX_OUTPUT_TOKENS, merged_turns
@@ -54,11 +55,7 @@ NO_CALL = ("Invalid parameter: messages with role 'tool' must be a response to a
 
 def request_problem(body: Any) -> Problem | None:
     """Why `body` is not a Chat Completions request (rules 1 to 3); None if it is one."""
-    try:
-        _check(body)
-    except Refused as refused:
-        return refused.problem
-    return None
+    return problem_of(_check, body)
 
 
 def _check(body: Any) -> None:

@@ -18,6 +18,7 @@ reads both.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +56,15 @@ class Refused(Exception):
     def __init__(self, problem: Problem) -> None:
         super().__init__(problem.message)
         self.problem = problem
+
+
+def problem_of(check: Callable[[Any], None], request: Any) -> Problem | None:
+    """What `check` refuses `request` for (the first rule it breaks); None if it passes."""
+    try:
+        check(request)
+    except Refused as refused:
+        return refused.problem
+    return None
 
 
 def body(message: str, error_type: str, param: str | None = None,

@@ -48,6 +48,7 @@ from toolturn.wire.openai_errors import (
     invalid_type,
     invalid_value,
     number_in,
+    problem_of,
 )
 from toolturn.wire.request_shape import MAX_OUTPUT_TOKENS, literals, members, merged_turns
 
@@ -62,11 +63,7 @@ ITEM_TYPES = tuple(sorted({
 
 def request_problem(body: Any) -> Problem | None:
     """Why `body` is not a Responses request (rules 1 to 3); None if it is one."""
-    try:
-        _check(body)
-    except Refused as refused:
-        return refused.problem
-    return None
+    return problem_of(_check, body)
 
 
 def _check(body: Any) -> None:
