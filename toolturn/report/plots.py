@@ -149,34 +149,16 @@ def _cdf_figure(
     return figure
 
 
-def _ttfts(run: RunFolder, policies: list[str]) -> Figure | str:
-    return _cdf_figure(
-        run.tables["turns"],
-        "ttfts_ns",
-        policies,
-        "time to first tool start (ms, simulated)",
-        "no turn started a tool",
-    )
+def _cdf_of(
+    table: str, column: str, xlabel: str, empty: str
+) -> Callable[[RunFolder, list[str]], Figure | str]:
+    """The drawing of `column`'s CDF per policy, over the rows of `table`; `empty` says why
+    there is none."""
 
+    def draw(run: RunFolder, policies: list[str]) -> Figure | str:
+        return _cdf_figure(run.tables[table], column, policies, xlabel, empty)
 
-def _latency(run: RunFolder, policies: list[str]) -> Figure | str:
-    return _cdf_figure(
-        run.tables["turns"],
-        "latency_ns",
-        policies,
-        "turn latency (ms, simulated)",
-        "the run has no turns",
-    )
-
-
-def _start_lag(run: RunFolder, policies: list[str]) -> Figure | str:
-    return _cdf_figure(
-        run.tables["tools"],
-        "start_lag_ns",
-        policies,
-        "tool start lag after its block stopped (ms, simulated)",
-        "no tool started",
-    )
+    return draw
 
 
 def _rates(run: RunFolder, policies: list[str]) -> Figure | str:
@@ -303,19 +285,21 @@ PLOTS: tuple[_Plot, ...] = (
         "ttfts_cdf.png",
         "Time to first tool start",
         "CDF over turns that started a tool: request sent to first tool start.",
-        _ttfts,
+        _cdf_of("turns", "ttfts_ns", "time to first tool start (ms, simulated)",
+                "no turn started a tool"),
     ),
     _Plot(
         "latency_cdf.png",
         "Turn latency",
         "CDF over all turns: request sent to turn end (tool results ready or final answer).",
-        _latency,
+        _cdf_of("turns", "latency_ns", "turn latency (ms, simulated)", "the run has no turns"),
     ),
     _Plot(
         "start_lag.png",
         "Tool start lag",
         "CDF over started tools: tool start minus its tool_use block's content_block_stop.",
-        _start_lag,
+        _cdf_of("tools", "start_lag_ns",
+                "tool start lag after its block stopped (ms, simulated)", "no tool started"),
     ),
     _Plot(
         "repairs_synthetic.png",
