@@ -33,22 +33,25 @@ from urllib.parse import urlsplit
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from toolturn.commands.run import check_out_folder, default_out_dir
+from toolturn.commands.run import (
+    add_out_arguments,
+    add_scenario_arguments,
+    check_out_folder,
+    default_out_dir,
+)
 from toolturn.engine.runner import units_of
 from toolturn.errors import UserError
 from toolturn.fidelity.settings import LOOPBACK_KEY, LiveSettings
 from toolturn.metrics.reader import read_run
 from toolturn.metrics.summary_table import print_summary
 from toolturn.metrics.writer import RunMetadata, write_run_from_rows
-from toolturn.options import choices_help, comma_list
 from toolturn.scenario.loader import (
     load_scenario,
     unmodelled_live,
     with_overrides,
     without_session_faults,
 )
-from toolturn.scenario.packaged import scenario_argument
-from toolturn.scenario.schema import ALL_POLICIES, Scenario
+from toolturn.scenario.schema import Scenario
 from toolturn.termination import terminate_as_interrupt
 
 if TYPE_CHECKING:
@@ -69,11 +72,7 @@ def add_parser(subparsers: Any) -> None:
         "writes the same tables as toolturn run.",
     )
     add_live_arguments(parser)
-    parser.add_argument("--out", type=Path, help="run folder to write (default: under results/)")
-    parser.add_argument(
-        "--force", action="store_true",
-        help="replace an existing run folder (a folder with run.json; anything else is an error)",
-    )
+    add_out_arguments(parser, short=False)
     parser.add_argument(
         "--no-report", dest="report", action="store_false",
         help="skip the figures and report.html (toolturn report RUN_DIR draws them later)",
@@ -83,19 +82,7 @@ def add_parser(subparsers: Any) -> None:
 
 def add_live_arguments(parser: argparse.ArgumentParser) -> None:
     """The options `toolturn live` and `toolturn fidelity` share."""
-    parser.add_argument(
-        "scenario", metavar="SCENARIO", type=scenario_argument,
-        help="scenario TOML file, or a packaged scenario's name (default, overload, ...)",
-    )
-    parser.add_argument("--seed", type=int, help="root seed (default: the scenario's)")
-    parser.add_argument(
-        "--sessions", type=int, help="sessions per load level (default: the scenario's)"
-    )
-    parser.add_argument(
-        "--policy", dest="policies", action="extend", type=comma_list(ALL_POLICIES),
-        metavar="POLICY",
-        help=f"executor policies to run (default: the scenario's): {choices_help(ALL_POLICIES)}",
-    )
+    add_scenario_arguments(parser, short=False)
     parser.add_argument(
         "--speed", type=float, default=1.0,
         help="divide every delay by this: 10 runs ten times faster than the scenario's time "

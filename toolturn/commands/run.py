@@ -97,19 +97,7 @@ def add_parser(subparsers: Any) -> None:
         description="Simulate a scenario: each executor policy (and load level) on the same "
         "random draws; print the summary side by side and write Parquet tables to a folder.",
     )
-    parser.add_argument(
-        "scenario", metavar="SCENARIO", type=scenario_argument,
-        help="scenario TOML file, or a packaged scenario's name (default, overload, ...)",
-    )
-    parser.add_argument("-s", "--seed", type=int, help="root seed (default: the scenario's)")
-    parser.add_argument(
-        "-n", "--sessions", type=int, help="sessions per load level (default: the scenario's)"
-    )
-    parser.add_argument(
-        "-p", "--policy", dest="policies", action="extend", type=comma_list(ALL_POLICIES),
-        metavar="POLICY",
-        help=f"executor policies to run (default: the scenario's): {choices_help(ALL_POLICIES)}",
-    )
+    add_scenario_arguments(parser)
     parser.add_argument(
         "--profile", dest="profiles", action="extend", type=comma_list(list(PROFILES)),
         metavar="PROFILE",
@@ -131,13 +119,7 @@ def add_parser(subparsers: Any) -> None:
         help="the cluster to use with --backend dask (tcp://HOST:8786) or ray (HOST:PORT); "
         "its workers must see the run's folder. Default: a cluster made on this machine",
     )
-    parser.add_argument(
-        "-o", "--out", type=Path, help="run folder to write (default: under results/)"
-    )
-    parser.add_argument(
-        "-f", "--force", action="store_true",
-        help="replace an existing run folder (a folder with run.json; anything else is an error)",
-    )
+    add_out_arguments(parser)
     parser.add_argument(
         "-q", "--quiet", action="store_true",
         help="no progress and no summary table: print only the folders written (and errors)",
@@ -168,6 +150,38 @@ def add_parser(subparsers: Any) -> None:
         "agent:MODULE:FUNCTION (toolturn.agents)",
     )
     parser.set_defaults(func=run)
+
+
+def add_scenario_arguments(parser: argparse.ArgumentParser, short: bool = True) -> None:
+    """SCENARIO and the overrides of a command that runs it: --seed, --sessions, --policy (with
+    -s, -n and -p where `short`; `toolturn live` and `toolturn fidelity` have no letters)."""
+    parser.add_argument(
+        "scenario", metavar="SCENARIO", type=scenario_argument,
+        help="scenario TOML file, or a packaged scenario's name (default, overload, ...)",
+    )
+    parser.add_argument(*_names("-s", "--seed", short), type=int,
+                        help="root seed (default: the scenario's)")
+    parser.add_argument(*_names("-n", "--sessions", short), type=int,
+                        help="sessions per load level (default: the scenario's)")
+    parser.add_argument(
+        *_names("-p", "--policy", short), dest="policies", action="extend",
+        type=comma_list(ALL_POLICIES), metavar="POLICY",
+        help=f"executor policies to run (default: the scenario's): {choices_help(ALL_POLICIES)}",
+    )
+
+
+def add_out_arguments(parser: argparse.ArgumentParser, short: bool = True) -> None:
+    """--out and --force of a command that writes a run folder (-o and -f where `short`)."""
+    parser.add_argument(*_names("-o", "--out", short), type=Path,
+                        help="run folder to write (default: under results/)")
+    parser.add_argument(
+        *_names("-f", "--force", short), action="store_true",
+        help="replace an existing run folder (a folder with run.json; anything else is an error)",
+    )
+
+
+def _names(letter: str, name: str, short: bool) -> tuple[str, ...]:
+    return (letter, name) if short else (name,)
 
 
 def default_out_dir(scenario: Scenario, now: datetime) -> Path:
