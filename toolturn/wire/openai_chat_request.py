@@ -35,6 +35,7 @@ from toolturn.wire.openai_errors import (
     Problem,
     Refused,
     below_minimum,
+    check_model_request,
     field,
     invalid_type,
     invalid_value,
@@ -59,9 +60,7 @@ def request_problem(body: Any) -> Problem | None:
 
 
 def _check(body: Any) -> None:
-    if not isinstance(body, dict):
-        raise invalid_type("body", "an object", body)
-    field(body, "model", str, "a string", "", required=True)
+    check_model_request(body)
     messages = field(body, "messages", list, "an array", "", required=True)
     if not messages:
         raise Refused(Problem("[] is too short - 'messages'", "messages", "empty_array"))

@@ -158,3 +158,10 @@ def number_in(obj: dict[str, Any], key: str, low: float, high: float) -> None:
         raise below_minimum(key, low, value)
     if value is not None and value > high:
         raise above_maximum(key, high, value)
+
+
+def check_model_request(body: Any) -> None:
+    """What both APIs check first: the body is an object with a string `model`."""
+    if not isinstance(body, dict):
+        raise invalid_type("body", "an object", body)
+    field(body, "model", str, "a string", "", required=True)

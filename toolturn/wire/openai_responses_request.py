@@ -44,6 +44,7 @@ from toolturn.wire.openai_errors import (
     Problem,
     Refused,
     below_minimum,
+    check_model_request,
     field,
     invalid_type,
     invalid_value,
@@ -67,9 +68,7 @@ def request_problem(body: Any) -> Problem | None:
 
 
 def _check(body: Any) -> None:
-    if not isinstance(body, dict):
-        raise invalid_type("body", "an object", body)
-    field(body, "model", str, "a string", "", required=True)
+    check_model_request(body)
     items = field(body, "input", (str, list), _ITEMS, "", required=True)
     if body.get("previous_response_id") is not None:
         raise Refused(Problem(f"Previous response with id '{body['previous_response_id']}' not "
