@@ -24,7 +24,7 @@ test: $(STAMP)
 # not part of the dev install) is installed into the venv, then its test runs.
 test-ray: $(STAMP)
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,ray]'
-	$(BIN)/python -m pytest tests/test_backend_ray.py
+	$(BIN)/python -m pytest tests/engine/test_backend_ray.py
 
 # Lint (ruff: pycodestyle, pyflakes, bugbear, import order, pyupgrade, ruff's own, complexity)
 # and type check (mypy --strict on toolturn/), both configured in pyproject.toml.
@@ -216,7 +216,7 @@ report-check: $(STAMP)
 	$(BIN)/python -m tests.browser.check_report
 
 # The references in docs/reference/ (scenario keys, tables and columns, commands), made from the
-# code; tests/test_docs_references.py fails when a committed page is stale.
+# code; tests/docs/test_docs_references.py fails when a committed page is stale.
 docs: $(STAMP)
 	$(BIN)/python -m toolturn.reference
 

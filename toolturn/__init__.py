@@ -2,7 +2,7 @@
 
 Dependency order. Each line below names packages and modules of `toolturn`; each may import what the
 lines above it name, and what comes before it on its own line, never what comes after
-(tests/test_layers.py holds every import of `toolturn` to it):
+(tests/house/test_layers.py holds every import of `toolturn` to it):
 
     runtime                         the sans-I/O core: imports nothing else of toolturn
     limits errors randomness        shared vocabulary: bounds, user errors, keyed draws,

@@ -33,7 +33,7 @@ One module per concept:
 - `collector`     the garbage collector run less often while simulating
 """
 
-# The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
+# The modules the rest of toolturn imports (tests/house/test_package_api.py holds every import from
 # outside the package to them); the others are its own.
 __all__ = [
     "arrivals", "backends", "collector", "draws", "loop_factory", "recorder", "runner",

@@ -8,7 +8,7 @@ once saves a dict (two for a delta) per event and keeps nothing per event alive 
 
 Rule: an event is never changed once made. Every reader (the runtime's accumulator, the wire
 server, the probe's rewrites, the event trace) only reads events, or copies before it edits;
-`tests/test_model_shared_events.py` runs every policy and profile and checks that no event
+`tests/model/test_model_shared_events.py` runs every policy and profile and checks that no event
 changed.
 
 Events that vary are made per stream: `message_start` (the message id), a tool_use block's start

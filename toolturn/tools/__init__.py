@@ -1,5 +1,5 @@
 
 
-# The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
+# The modules the rest of toolturn imports (tests/house/test_package_api.py holds every import from
 # outside the package to them); the others are its own.
 __all__ = ["catalogue", "execution", "inputs", "json_values", "override", "plans", "spec"]

@@ -4,6 +4,6 @@
 into `toolturn.traces.logged.LoggedSession`s; `stats`, `calibrate` and `replay` work on those.
 """
 
-# The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
+# The modules the rest of toolturn imports (tests/house/test_package_api.py holds every import from
 # outside the package to them); the others are its own.
 __all__ = ["calibrate", "replay", "sources", "stats", "tables"]

@@ -1,6 +1,6 @@
 
 
-# The modules the rest of toolturn imports (tests/test_package_api.py holds every import from
+# The modules the rest of toolturn imports (tests/house/test_package_api.py holds every import from
 # outside the package to them); the others are its own.
 __all__ = [
     "admission", "background", "client_tools", "codecs", "connection", "identity", "record_files",

@@ -1,0 +1,105 @@
+"""Issue 31, section 2: `toolturn traces` counts that match the log, each on a fixture of the
+shape Claude Code CLI 2.1.328 writes (tests/fixtures/traces/claude-code-shapes, README there).
+
+- a response cut off mid-stream: the CLI's synthetic API-error line is no request of its own,
+  its kind is the one the line names, and its `isMeta` resume joins the history and times the
+  resumed request (31 ms, not the 20 s stall);
+- an input the CLI could not parse (`__unparsedToolInput`) is counted apart and never becomes
+  an input example;
+- two calls sharing one id replay with their own durations (567 and 541 ms);
+- calibrate learns concurrency safety from calls seen overlapping (a read-only Bash beside a
+  Grep), and times first tokens without the stall."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from toolturn.cli import main
+from toolturn.tools.spec import SafeWhen
+from toolturn.traces.calibrate import calibrated_scenario, overlapped_tools
+from toolturn.traces.replay import replay_session
+from toolturn.traces.sources import read_logs
+from toolturn.traces.stats import trace_stats
+
+SHAPES = Path(__file__).parents[1] / "fixtures" / "traces" / "claude-code-shapes"
+CUT = SHAPES / "cut_and_resumed.jsonl"
+SHARED = SHAPES / "shared_id_and_overlap.jsonl"
+UNPARSED = SHAPES / "unparsed_input.jsonl"
+
+
+def stats(path: Path) -> dict[str, object]:
+    return trace_stats(read_logs([str(path)]))
+
+
+def test_a_cut_response_is_one_request_with_the_error_kind_the_log_names() -> None:
+    figures = stats(CUT)
+    # Three requests were sent: the Read step, the one cut off, the resumed one.
+    assert figures["requests"] == 3 and figures["model_steps"] == 3
+    assert figures["api_errors"] == 1 and figures["responses_cut"] == 1
+    assert figures["api_errors_by_kind"] == {"connection_failed": 1}
+    assert figures["pairing_violations"] == 0 and figures["repairs_by_kind"] == {}
+    assert figures["prompts"] == 1 and figures["meta_lines"] == 1
+
+
+def test_the_resume_line_times_the_resumed_request() -> None:
+    (session,) = read_logs([str(CUT)]).sessions
+    cut, resumed = session.steps[1], session.steps[2]
+    assert cut.stream_error is not None and cut.stream_error.startswith("connection_failed: ")
+    assert resumed.first_block_delay_ms == pytest.approx(31.0)
+    # The resumed request's history: the cut response, then the resume text.
+    assert [m["role"] for m in resumed.messages[-2:]] == ["assistant", "user"]
+    assert "cut off mid-stream" in resumed.messages[-1]["content"][0]["text"]
+    figures = stats(CUT)
+    assert figures["first_block_delay_ms"]["max"] == 1000.0  # no 20,189 ms delay
+
+
+def test_calibrate_times_first_tokens_without_the_cut_response() -> None:
+    text = calibrated_scenario(read_logs([str(CUT)]), "cut", 1)
+    ttft = tomllib.loads(text)["model"]["latency"]["ttft"]["values_ms"]
+    assert ttft == [31.0, 1000.0]
+
+
+def test_an_unparsed_input_is_counted_and_no_example() -> None:
+    figures = stats(UNPARSED)
+    assert figures["tool_calls"] == 1 and figures["tool_calls_unparsed_input"] == 1
+    text = calibrated_scenario(read_logs([str(UNPARSED)]), "unparsed", 1)
+    assert "__unparsedToolInput" not in text
+    (edit,) = tomllib.loads(text)["tools"]["define"]
+    assert "examples" not in edit
+
+
+def test_two_calls_sharing_an_id_keep_their_own_durations_and_results() -> None:
+    (session,) = read_logs([str(SHARED)]).sessions
+    first, second = session.steps[0].tool_calls
+    assert (first.duration_ms, second.duration_ms) == (567.0, 541.0)
+    assert (first.result_text, second.result_text) == ("hello.txt\nnotes.txt", "1 notes.txt")
+    report = replay_session(session, None, 1)
+    for outcome in report["policies"].values():
+        assert [(t["tool"], t["duration_ms"]) for t in outcome["tool_sequence"][:2]] == [
+            ("Bash", 567.0), ("Bash", 541.0)]
+
+
+def test_calibrate_learns_safety_from_calls_seen_overlapping(tmp_path: Path) -> None:
+    logs = read_logs([str(SHARED)])
+    # The read-only Bash's result came before the Grep called before it.
+    assert overlapped_tools(logs.sessions) == {"Grep": 1, "Bash": 1}
+    out = tmp_path / "cal.toml"
+    assert main(["traces", "calibrate", str(SHARED), "-o", str(out)]) == 0
+    assert main(["validate", str(out)]) == 0
+    tools = {t["name"]: t for t in tomllib.loads(out.read_text())["tools"]["define"]}
+    assert tools["Grep"]["concurrency_safe"] is True
+    bash = tools["Bash"]
+    assert bash["concurrency_safe"] is False
+    assert bash["concurrency_safe_when"]["field"] == "command"
+    rule = SafeWhen.model_validate(bash["concurrency_safe_when"]).predicate()
+    assert rule({"command": "cat hello.txt"}) and rule({"command": "git status"})
+    assert not rule({"command": "rm notes.txt"}) and not rule({"command": "ls > out.txt"})
+
+
+def test_a_tool_never_seen_overlapping_runs_alone() -> None:
+    text = calibrated_scenario(read_logs([str(UNPARSED)]), "alone", 1)
+    (edit,) = tomllib.loads(text)["tools"]["define"]
+    assert edit["concurrency_safe"] is False and "concurrency_safe_when" not in edit
