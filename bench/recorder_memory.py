@@ -163,6 +163,14 @@ async def load(port: int, pid: int, folder: Path, seconds: float, clients: int) 
     return counts, rss, flushes
 
 
+def by_minute(rss: list[tuple[float, float]]) -> list[float]:
+    """The median resident memory of each minute of the run, in MB."""
+    minutes: dict[int, list[float]] = {}
+    for t, mb in rss:
+        minutes.setdefault(int(t // 60), []).append(mb)
+    return [round(statistics.median(mbs), 1) for _, mbs in sorted(minutes.items())]
+
+
 def verdict(rss: list[tuple[float, float]], flushes: list[tuple[float, float, int]],
             warm_up_s: float) -> dict[str, Any]:
     after = [mb for t, mb in rss if t >= warm_up_s]
@@ -176,6 +184,9 @@ def verdict(rss: list[tuple[float, float]], flushes: list[tuple[float, float, in
         "rss_mb_at_warm_up": round(baseline, 1), "rss_mb_max_after": round(max(after), 1),
         "rss_mb_end": round(after[-1], 1),
         "rss_growth": round(max(after) / baseline - 1, 4),
+        # The shape of the curve, not only its top: a step after the warm-up (allocator pools
+        # filling) reads differently from a slope (something kept per session).
+        "rss_mb_by_minute": by_minute(rss),
         "flush_ms_first_third": round(early, 2), "flush_ms_last_third": round(late, 2),
         "flush_ms_max": round(max(times), 2), "flushes_after_warm_up": len(times),
         "rows_per_flush_first_third": statistics.median(rows[:third]),
