@@ -60,8 +60,8 @@ def run_des(scenario: Scenario) -> float:
 
 
 def _sessions(benchmark: Any) -> int:
-    # Unmeasured (tests/bench/test_bench_smoke.py runs every benchmark once), a few sessions show that
-    # it runs; measured, the fixed size.
+    # Unmeasured (tests/bench/test_bench_smoke.py runs every benchmark once), a few sessions
+    # show that it runs; measured, the fixed size.
     return SMOKE_SESSIONS if benchmark.disabled else SESSIONS
 
 

@@ -71,7 +71,8 @@ def test_sim_run_on_dask_writes_the_files_of_a_serial_run(cluster: str, tmp_path
 def test_a_failing_task_is_named_and_the_others_are_kept(
     cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # As on the local backend (tests/engine/test_run_failures.py): the same TasksFailed, the same parts.
+    # As on the local backend (tests/engine/test_run_failures.py): the same TasksFailed, the
+    # same parts.
     scenario = load_scenario(GOLDEN / "open_sweep.toml")
     # The cluster's workers are threads of this process: they see the patch.
     monkeypatch.setattr(tasks, "run_task", failing_tasks.run_task)

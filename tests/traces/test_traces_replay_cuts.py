@@ -17,7 +17,8 @@ from toolturn.scenario.loader import load_scenario
 from toolturn.traces.replay import replay_session, scripted_responses
 from toolturn.traces.sources import read_logs
 
-CUT = Path(__file__).parents[1] / "fixtures" / "traces" / "claude-code-shapes" / "cut_and_resumed.jsonl"
+SHAPES = Path(__file__).parents[1] / "fixtures" / "traces" / "claude-code-shapes"
+CUT = SHAPES / "cut_and_resumed.jsonl"
 BASE = (
     'name = "b"\nseed = 3\n[load]\nmode = "closed"\nsessions = 1\nconcurrency = 1\n'
     '[runtime]\nprofiles = ["default", "claude-code"]\n'

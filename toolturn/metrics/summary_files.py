@@ -7,8 +7,8 @@ row group at a time (row groups hold rows sorted by arm, so the others are skipp
 statistics), and folds each group into the arm's numbers (`toolturn.metrics.arm_fold`): what stays
 is the values the exact percentiles sort, not the rows. The paired rows read the two arms they
 compare, each only its turns' key and paired columns. The rows, their order and their values
-are `summarize`'s exactly (tests/engine/test_run_parts.py holds it to that): the same plan makes them
-(`toolturn.metrics.summary_plan.summary_rows`), percentiles stay exact.
+are `summarize`'s exactly (tests/engine/test_run_parts.py holds it to that): the same plan makes
+them (`toolturn.metrics.summary_plan.summary_rows`), percentiles stay exact.
 """
 
 from __future__ import annotations

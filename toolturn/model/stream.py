@@ -16,8 +16,8 @@ latency factor.
 
 Events whose content does not vary are made once and shared by every stream that sends them
 (`toolturn.model.shared_events`): nothing changes an event once made (the runtime, the server, the
-probe and the trace only read them, or copy before they edit; `tests/model/test_model_shared_events.py`
-proves it for runs of every policy and profile).
+probe and the trace only read them, or copy before they edit;
+`tests/model/test_model_shared_events.py` proves it for runs of every policy and profile).
 """
 
 from __future__ import annotations

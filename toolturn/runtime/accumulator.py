@@ -212,8 +212,8 @@ class StreamAccumulator:
             # `append_deltas((event,))` instead costs 2.2 times the instructions per delta (its
             # loop's set-up; counted with callgrind), and callers that feed one event at a time
             # (the live driver, `toolturn serve`, bench_accumulator's `feed` against the SDK's)
-            # would pay it on nearly every event. Change both together: tests/runtime/test_loop_on_events.py
-            # holds the two to one answer.
+            # would pay it on nearly every event. Change both together:
+            # tests/runtime/test_loop_on_events.py holds the two to one answer.
             if kind == "content_block_delta" and self._live:
                 state = self._open.get(event["index"])
                 if state is not None:
