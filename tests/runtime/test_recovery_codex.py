@@ -19,6 +19,7 @@ from tests.helpers.runtime_script import (
     tool_use_block,
 )
 from toolturn.runtime.commands import (
+    CancelRequest,
     CancelTool,
     ResultReady,
     SendRequest,
@@ -28,9 +29,11 @@ from toolturn.runtime.commands import (
     WaitUntil,
 )
 from toolturn.runtime.loop import ToolTurnLoop
-from toolturn.runtime.recovery import CODEX, PROFILES, UNPARSED_INPUT_KEY
+from toolturn.runtime.recovery import CODEX, DEFAULT, PROFILES, UNPARSED_INPUT_KEY
+from toolturn.wire.openai_responses import ResponsesEvents
 
 MS = 1_000_000
+IDLE_LIMIT = 300_000 * MS  # Codex's stream_idle_timeout_ms default
 PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
 TEXT = {"type": "text", "text": "Reading."}
 READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}
@@ -191,7 +194,8 @@ def test_an_error_event_is_ignored_until_the_stream_ends() -> None:
     # protocol, and that is the cut (at its time, not the error event's).
     loop, _ = started()
     events = text_response("msg_1", "Reading.")
-    assert feed(loop, [*events[:-2], error_event("api_error")], 10) == []
+    out = feed(loop, [*events[:-2], error_event("api_error")], 10)
+    assert [command for _, command in out] == [WaitUntil(10 + IDLE_LIMIT)]  # rule 9h's watch
     out = feed(loop, events[-2:], 500)
     assert waits(out, 500) == [200 * MS] and of_type(SessionEnded, out) == []
     assert sent(loop.wake(500 + 200 * MS)) == [PROMPT, {"role": "assistant", "content": [TEXT]}]
@@ -269,7 +273,101 @@ def test_kept_cuts_spend_the_same_budget() -> None:
     assert loop.requests_sent == 6
 
 
+# ----- cut variants: a retryable failure, an idle timeout -----
+
+
+def test_a_retryable_response_failed_is_a_cut() -> None:
+    # What the wire codec makes of an `error` event on the Responses API: `response.failed`,
+    # code `server_error`, and the stream's end. Codex retries it as a cut.
+    codec = ResponsesEvents("msg_1", "m", {"model": "m", "input": "go"})
+    codec.feed(message_start("msg_1"))
+    [failed] = codec.feed(error_event("api_error", "Internal server error"))
+    assert failed["type"] == "response.failed"
+    assert failed["response"]["error"]["code"] == "server_error"
+    loop, _ = started()
+    out = feed(loop, [*partial_stream(), error_event("api_error")], 10)
+    assert started_ids(out) == ["a"] and of_type(SessionEnded, out) == []
+    assert of_type(WaitUntil, loop.stream_ended(900)) == []  # the kept call runs first
+    out = loop.tool_finished("a", "success", "A", 1_000)
+    assert waits(out, 1_000) == [200 * MS] and of_type(SessionEnded, out) == []
+    assert sent(loop.wake(1_000 + 200 * MS)) == [
+        PROMPT,
+        {"role": "assistant", "content": [TEXT, READ_A]},
+        {"role": "user", "content": [result("a", "A")]},
+    ]
+    legal(loop)
+
+
+def test_the_idle_limit_is_codexs_default_and_no_other_profiles() -> None:
+    assert CODEX.stream_idle_timeout_ns == IDLE_LIMIT
+    assert DEFAULT.stream_idle_timeout_ns is None
+    loop = ToolTurnLoop(TOOLS, model="m")
+    loop.start("go", 0)
+    assert loop.on_event(message_start("msg_1"), 10) == []
+    assert loop.wake(10 + IDLE_LIMIT) == []  # silence is no cut without a limit
+
+
+def test_a_stream_silent_past_the_idle_limit_is_a_cut() -> None:
+    loop, _ = started()
+    out = feed(loop, partial_stream(), 10)
+    assert of_type(WaitUntil, out) == [WaitUntil(10 + IDLE_LIMIT)]
+    last = 10 + 10 * (len(partial_stream()) - 1)  # feed's step: the last event's time
+    # The wake finds a later event: the silence is shorter; the loop asks again from that one.
+    assert loop.wake(10 + IDLE_LIMIT) == [WaitUntil(last + IDLE_LIMIT)]
+    assert loop.wake(last + IDLE_LIMIT - 1) == []  # a stale wake: that one is pending
+    out = loop.wake(last + IDLE_LIMIT)
+    assert of_type(CancelRequest, out) == [CancelRequest("idle_timeout")]
+    # A cut: what completed is kept and runs, the open call is dropped, then the retry.
+    assert of_type(WaitUntil, out) == [] and of_type(SessionEnded, out) == []
+    now = last + IDLE_LIMIT + 100
+    out = loop.tool_finished("a", "success", "A", now)
+    assert waits(out, now) == [200 * MS]
+    assert sent(loop.wake(now + 200 * MS)) == [
+        PROMPT,
+        {"role": "assistant", "content": [TEXT, READ_A]},
+        {"role": "user", "content": [result("a", "A")]},
+    ]
+    assert "b" not in {record.tool_use_id for record in loop.call_records()}
+    legal(loop)
+
+
+def test_a_silence_before_any_block_retries_the_identical_request() -> None:
+    loop, first = started()
+    [wait] = of_type(WaitUntil, loop.on_event(message_start("msg_1"), 10))
+    out = loop.wake(wait.time_ns)
+    assert of_type(CancelRequest, out) == [CancelRequest("idle_timeout")]
+    assert waits(out, wait.time_ns) == [200 * MS]
+    [retry] = of_type(SendRequest, loop.wake(wait.time_ns + 200 * MS))
+    assert retry.request_body == first.request_body
+
+
 # ----- max tokens and final failures -----
+
+
+@pytest.mark.parametrize("policy", ["streaming", "at_message_stop"])
+def test_a_context_length_failure_mid_stream_runs_the_completed_call_then_ends(
+    policy: str,
+) -> None:
+    # `response.failed` with code context_length_exceeded after some output: on the Messages
+    # API, the `invalid_request_error` of a prompt too long.
+    loop, _ = started(policy=policy)
+    out = feed(loop, partial_stream(), 10)
+    failure = error_event("invalid_request_error", "prompt is too long")
+    out += [(500, command) for command in loop.on_event(failure, 500)]
+    assert started_ids(out) == ["a"]  # at its block stop, or (at_message_stop) at the end
+    assert of_type(SendRequest, out) == [] and of_type(SessionEnded, out) == []
+    assert loop.stream_ended(600) == []
+    out = loop.tool_finished("a", "success", "A", 700)
+    assert of_type(WaitUntil, out) == [] and of_type(SendRequest, out) == []
+    assert of_type(SessionEnded, out) == [SessionEnded("stream_error")]
+    assert loop.messages[1:] == [
+        {"role": "assistant", "content": [TEXT, READ_A]},
+        {"role": "user", "content": [result("a", "A")]},
+    ]
+    assert "b" not in {record.tool_use_id for record in loop.call_records()}
+    legal(loop)
+
+
 
 
 def test_max_tokens_runs_the_completed_call_then_ends() -> None:

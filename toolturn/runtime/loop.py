@@ -13,7 +13,7 @@ may be called again.
 
 Recovery is a declared choice: the loop's `profile` (`toolturn.runtime.recovery.RecoveryPolicy`, by
 name or as an object; `default` unless told) answers the questions of rules 2a, 3, 5a, 5b, 6a,
-9-9g, 13 and 14. The rules below say what each answer does; the `default` profile's answers are the
+9-9i, 13 and 14. The rules below say what each answer does; the `default` profile's answers are the
 first named.
 
 Rules
@@ -96,6 +96,15 @@ Rules
 9g. The request after a kept cut (9b, 9c): the next turn at once (`cut_resend = next_turn`), or
    (`retry`) the next turn after rule 6's backoff, spending the retry budget the cut's turn had
    (so a run of cuts is bounded); with none left the session ends `stream_error`.
+9h. Idle timeout (a profile with `stream_idle_timeout_ns`): from its first event on, a stream
+   silent that long is lost: the loop asks to be woken (`WaitUntil`) when the silence would
+   reach the limit, and at that wake, with no event since, cancels the request
+   (`CancelRequest`) and takes it as a cut (9a, recorded as `idle_timeout`). The time to the
+   first event is the request's, not timed by this rule.
+9i. Final errors: an `error` event whose type the profile names in `final_error_types` ends
+   the turn at once, with no retry, whatever 9e says: the completed blocks are kept, the
+   executor hears that the message ended, so every kept call runs to its end, the batch is
+   appended and the session ends `stream_error`.
 10. User interrupt (`interrupt`). While streaming: the request is cancelled (`CancelRequest`),
     the completed blocks are kept and the executor is aborted as in rule 9. While tools run: the
     executor is aborted. In both cases, once every call has its result, the user message holds
@@ -213,6 +222,8 @@ INTERRUPT_TEXT = "[Request interrupted by user]"
 _RESUME_CAUSES = {"crash": SyntheticCause.CRASH, "rewind": SyntheticCause.REWIND}
 OVERLOADED_STATUS = 529
 OVERLOADED_ERROR = "overloaded_error"
+# Rule 9h: the cut's name in the record, and the reason of its `CancelRequest`.
+IDLE_TIMEOUT = "idle_timeout"
 
 
 class Phase(str, Enum):
@@ -364,6 +375,14 @@ class ToolTurnLoop:
             self._enter(Phase.STREAMING)
             self._turn_state.request_retries = 0
             self.record.add(FirstEvent, now_ns, event.get("type"))
+            if self.profile.stream_idle_timeout_ns is not None:
+                self._attempt_state.last_event_ns = now_ns
+                return [*self._watch_idle(now_ns), *self._feed(event, now_ns)]
+        self._attempt_state.last_event_ns = now_ns
+        return self._feed(event, now_ns)
+
+    def _feed(self, event: dict[str, Any], now_ns: int) -> list[Command]:
+        """One event of the current attempt's stream, to its accumulator."""
         accumulator = self._attempt_state.accumulator
         try:
             done = accumulator.feed(event)
@@ -400,7 +419,10 @@ class ToolTurnLoop:
         while taken < total:
             if self.phase is Phase.STREAMING:
                 # The accumulator changes only with a new request, which comes as a command.
+                start = taken
                 taken = self._attempt_state.accumulator.append_deltas(events, taken)
+                if taken > start:
+                    self._attempt_state.last_event_ns = times_ns[taken - 1]
                 if taken == total:
                     break
             commands = self.on_event(events[taken], times_ns[taken])
@@ -423,6 +445,8 @@ class ToolTurnLoop:
 
     def wake(self, now_ns: int) -> list[Command]:
         """The time asked for by `WaitUntil` has come."""
+        if self.phase is Phase.STREAMING:
+            return self._watch_idle(now_ns)
         if self.phase is not Phase.BACKOFF:
             return []
         if now_ns < self._session.wake_ns:
@@ -658,6 +682,8 @@ class ToolTurnLoop:
     def _error_event(self, error_type: str, now_ns: int) -> list[Command]:
         """Rule 9e: an `error` event."""
         profile = self.profile
+        if error_type in profile.final_error_types:
+            return self._final_error(now_ns, error_type)
         if profile.error_event is ErrorEvent.IGNORE:
             return []
         if error_type == OVERLOADED_ERROR:
@@ -669,6 +695,30 @@ class ToolTurnLoop:
         elif profile.error_event is ErrorEvent.END_SESSION:
             return self._stream_error(now_ns, error_type)
         return self._cut(now_ns, error_type)
+
+    def _watch_idle(self, now_ns: int) -> list[Command]:
+        """Rule 9h: cut a stream silent for the profile's idle limit, or ask to be woken when it
+        would be (unless a wake for that time is pending already)."""
+        limit = self.profile.stream_idle_timeout_ns
+        if limit is None:
+            return []
+        attempt = self._attempt_state
+        deadline = attempt.last_event_ns + limit
+        if now_ns >= deadline:
+            return [CancelRequest(IDLE_TIMEOUT), *self._cut(now_ns, IDLE_TIMEOUT)]
+        if attempt.idle_wake_ns > now_ns:
+            return []
+        attempt.idle_wake_ns = deadline
+        return [WaitUntil(deadline)]
+
+    def _final_error(self, now_ns: int, error_type: str) -> list[Command]:
+        """Rule 9i: an error that ends the turn at once: keep what completed, let the kept calls
+        run to their end (the executor hears the message ended), then end the session."""
+        self.record.add(StreamError, now_ns, error_type)
+        self._turn_state.end_reason = EndReason.STREAM_ERROR
+        self._keep_completed_blocks()
+        self._enter(Phase.TOOLS)
+        return self._route(self._attempt_state.executor.message_ended(now_ns), now_ns)
 
     def _cut(self, now_ns: int, detail: str) -> list[Command]:
         """Rules 9a-9d: what survived the cut, and the profile's answer for it."""

@@ -80,6 +80,10 @@ class AttemptState:
     accumulator: StreamAccumulator = field(default_factory=StreamAccumulator)
     # When its message_stop came.
     message_stop_ns: int | None = None
+    # Rule 9h (a profile with an idle limit): when its last event came, and the time of the
+    # latest wake asked for to check the silence.
+    last_event_ns: int = 0
+    idle_wake_ns: int = 0
     results: list[dict[str, Any]] = field(default_factory=list)
     # Rule 2a: the block indexes of its duplicate tool_use ids (left out of the transcript);
     # the ids whose results are left out.

@@ -249,6 +249,12 @@ class RecoveryPolicy:
     request_retry: RetrySettings | None = None
     # Statuses that are final (no retry in either layer) when the response says no retry-after.
     final_without_retry_after: frozenset[int] = frozenset()
+    # Rule 9h: a stream silent this long after its last event (from its first on) is cut; None:
+    # no limit (the stream's end or the user decides).
+    stream_idle_timeout_ns: int | None = None
+    # Rule 9i: `error` event types that end the turn at once, no retry: the kept calls run,
+    # then the session ends `stream_error` (before rule 9e's choice is asked).
+    final_error_types: frozenset[str] = frozenset()
     error_texts: ErrorTexts = ErrorTexts()
     # Per-call safety for tools by name, over the tool's own (section 2 of issue 16).
     safe_when: Mapping[str, CallSafety] = field(default_factory=lambda: MappingProxyType({}))
@@ -327,10 +333,19 @@ CODEX = RecoveryPolicy(
     after_text_cut=AfterTextCut.KEEP,
     before_content_cut=BeforeContentCut.RETRY,
     cut_resend=CutResend.RETRY,
-    # `event: error` before the end is ignored: the stream's end decides.
+    # `event: error` before the end is ignored: the stream's end decides. A retryable
+    # `response.failed` (the wire codec's mapping of an `error` event, code `server_error`)
+    # ends the stream: that end is the cut above.
     error_event=ErrorEvent.IGNORE,
-    # max_tokens ends the session, no retry; a completed call still runs first. (A
-    # context-length failure is a 400: final under every profile.)
+    # A stream silent for `stream_idle_timeout_ms` (300 000 by default: Codex's
+    # DEFAULT_STREAM_IDLE_TIMEOUT_MS, codex-rs/core/src/model_provider_info.rs) is lost: a cut.
+    stream_idle_timeout_ns=300_000 * 1_000_000,
+    # A context-length failure mid-stream (`response.failed`, code `context_length_exceeded`;
+    # on the Messages API the `invalid_request_error` a too-long prompt gets) ends the turn at
+    # once, no retry; a completed call still runs first. Before any event it is a 400: final
+    # under every profile.
+    final_error_types=frozenset({"invalid_request_error"}),
+    # max_tokens ends the session, no retry; a completed call still runs first.
     max_tokens=MaxTokens.END_SESSION,
     max_tokens_after_calls=MaxTokensAfterCalls.END_SESSION,
     # Malformed arguments: no process starts and the call is kept; a Messages API tool_use
