@@ -30,12 +30,14 @@ from toolturn.runtime.commands import (
 )
 from toolturn.runtime.loop import ToolTurnLoop
 from toolturn.runtime.recovery import CODEX, DEFAULT, PROFILES, UNPARSED_INPUT_KEY
+from toolturn.runtime.repair import check_pairing
 from toolturn.wire.openai_responses import ResponsesEvents
 
 MS = 1_000_000
 IDLE_LIMIT = 300_000 * MS  # Codex's stream_idle_timeout_ms default
 PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
 TEXT = {"type": "text", "text": "Reading."}
+LOOKING = {"type": "text", "text": "Looking."}  # tool_response's default text
 READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}
 
 
@@ -144,16 +146,44 @@ def test_an_unknown_tool_is_an_unsupported_call() -> None:
     assert sent(out)[-1]["content"] == [result("a", "unsupported call: Nope", is_error=True)]
 
 
-def test_duplicate_ids_both_run() -> None:
+def test_duplicate_ids_both_run_at_once_and_both_outputs_carry_the_id() -> None:
     loop, _ = started()
     calls = [("a", "Read", {"path": "/a"}), ("a", "Read", {"path": "/b"})]
     out = feed(loop, tool_response("msg_1", *calls), 10)
-    assert started_ids(out) == ["a"]
-    # The copy runs once the first call of its id has ended (a driver's reports are per id).
-    assert started_ids(loop.tool_finished("a", "success", "A", 500)) == ["a"]
-    messages = sent(loop.tool_finished("a", "success", "A2", 600))
-    assert messages[-1]["content"] == [result("a", "A")]
-    legal(loop)
+    # Both start at their block stops; the copy under its own key (a driver's reports are per
+    # key), while the first still runs.
+    assert started_ids(out) == ["a", "a#2"]
+    assert [start.input for start in of_type(StartTool, out)] == [{"path": "/a"}, {"path": "/b"}]
+    loop.tool_finished("a#2", "success", "B", 500)  # the copy ends first
+    [send] = of_type(SendRequest, loop.tool_finished("a", "success", "A", 600))
+    read_b = {**READ_A, "input": {"path": "/b"}}
+    # What Codex sends: both calls and both outputs under the one id, in stream order; the
+    # boundary repairs none of it, and says what a Messages API would refuse.
+    assert send.request_body["messages"] == [
+        PROMPT,
+        {"role": "assistant", "content": [LOOKING, READ_A, read_b]},
+        {"role": "user", "content": [result("a", "A"), result("a", "B")]},
+    ]
+    assert loop.repairs == []
+    assert send.pairing_violations == tuple(check_pairing(send.request_body["messages"]))
+    assert any("tool_use ids must be unique" in v for v in send.pairing_violations)
+    assert [r.tool_use_id for r in loop.call_records()] == ["a", "a#2"]
+
+
+def test_the_boundary_still_repairs_what_is_not_the_profiles_own() -> None:
+    # A transcript that lost a result (a resume, say) is repaired as under any profile, even
+    # with the profile's own duplicate in it.
+    loop, _ = started()
+    feed(loop, tool_response("msg_1", ("a", "Read", {"path": "/a"}), ("a", "Read", {})), 10)
+    loop.tool_finished("a#2", "success", "B", 500)
+    loop.tool_finished("a", "success", "A", 600)
+    feed(loop, tool_response("msg_2", ("c", "Read", {"path": "/c"})), 700)
+    broken = [*loop.messages]  # c's call without its result
+    loop.resume(broken, 800, cause="crash")
+    [send] = of_type(SendRequest, loop.start("continue", 900))
+    kinds = {repair.kind.value for repair in loop.repairs}
+    assert "missing_result_inserted" in kinds
+    assert send.pairing_violations == ()
 
 
 # ----- a cut -----
@@ -227,20 +257,22 @@ def test_kept_text_is_resent_and_the_answer_continues_it() -> None:
     legal(loop)
 
 
-def test_a_call_in_a_continued_message_still_answers_its_id_once() -> None:
+def test_an_id_the_transcript_already_holds_is_not_checked_either() -> None:
     loop, _ = started()
     feed(loop, [message_start("msg_1"), *text_block(0, "Reading.")], 10)
     loop.wake(of_type(WaitUntil, loop.stream_ended(100))[0].time_ns)
     feed(loop, tool_response("msg_2", ("a", "Read", {"path": "/a"}), text="Now."), 300 * MS)
     loop.tool_finished("a", "success", "A", 400 * MS)
-    # The model repeats the id the continued message holds: the copy stays out of the
-    # transcript (its result too), whichever message the first is in.
-    feed(loop, tool_response("msg_3", ("a", "Read", {"path": "/a"})), 500 * MS)
-    loop.tool_finished("a", "success", "A again", 600 * MS)
-    ids = [block.get("id") for message in loop.messages for block in message["content"]
+    # The model repeats the id the continued message holds: the copy runs and is answered.
+    out = feed(loop, tool_response("msg_3", ("a", "Read", {"path": "/a"})), 500 * MS)
+    assert started_ids(out) == ["a"]
+    [send] = of_type(SendRequest, loop.tool_finished("a", "success", "A again", 600 * MS))
+    messages = send.request_body["messages"]
+    ids = [block.get("id") for message in messages for block in message["content"]
            if block["type"] == "tool_use"]
-    assert ids == ["a"]
-    legal(loop)
+    answers = [block["content"] for block in messages[-1]["content"]]
+    assert ids == ["a", "a"] and answers == ["A again"]
+    assert loop.repairs == [] and send.pairing_violations
 
 
 def test_cuts_spend_the_stream_budget_of_five() -> None:

@@ -21,6 +21,11 @@ Rules
 3a. A repeat (`add_tool_use(..., repeat=True)`: a second block with an id this batch already
    has, run under the `run_each` recovery choice) waits in the queue until the earlier call of
    its id has ended, so the driver's reports for an id are always about one running call.
+3b. A call given its own `run_key` (`add_tool_use(..., run_key=...)`: a second block with an id
+   this batch already has, under the `unchecked` recovery choice) is a call like any other,
+   queued and started beside the first: the driver knows it by its key (`StartTool`,
+   `CancelTool`, its reports, `ResultReady` and its `CallRecord` carry the key), and its
+   tool_result answers the block's id, as the first one's does.
 4. On admission the permission policy answers: allow -> `StartTool`; deny -> an error result;
    ask -> `AskPermission`, then `permission_decided` starts or denies the call.
 5. `tool_progress` is passed to observers as `ToolProgress` at once and never becomes a result.
@@ -136,16 +141,18 @@ class _Call:
     """A call's mutable state inside the executor."""
 
     __slots__ = (
-        "admitted_ns", "block_complete_ns", "end_ns", "handed_over_ns", "input", "name",
-        "outcome", "queued_ns", "result", "safe", "start_ns", "state", "synthetic_cause", "tool",
-        "tool_use_id", "wasted",
+        "admitted_ns", "answers", "block_complete_ns", "end_ns", "handed_over_ns", "input",
+        "name", "outcome", "queued_ns", "result", "safe", "start_ns", "state", "synthetic_cause",
+        "tool", "tool_use_id", "wasted",
     )
 
     def __init__(
         self, tool_use_id: str, name: str, tool_input: dict[str, Any],
-        tool: ToolDefinition | None, now_ns: int,
+        tool: ToolDefinition | None, now_ns: int, answers: str,
     ) -> None:
+        # The key the driver knows the call by (rule 3b), and the id its tool_result answers.
         self.tool_use_id = tool_use_id
+        self.answers = answers
         self.name = name
         self.input = tool_input
         self.tool = tool
@@ -227,15 +234,18 @@ class ToolExecutor:
         input_error: str | None = None,
         input_json: str | None = None,
         repeat: bool = False,
+        run_key: str | None = None,
     ) -> list[ExecutorCommand]:
         """A tool_use block completed. `input_error` is the accumulator's reason when the
         block's input JSON could not be parsed; `input_json`, when known, is the text the
         block's input was parsed from (`BlockMessage.input_json`): validation verdicts are then
         remembered by it, with no need to write the input out again. `repeat`: the id was
-        given before in this batch and the call is run after the earlier one (rule 3a)."""
+        given before in this batch and the call is run after the earlier one (rule 3a).
+        `run_key`: the call runs beside the others under that key (rule 3b)."""
         if self._closed:
             raise ExecutorClosedError(f"tool_use {block.get('id')!r} added after abort or discard")
-        tool_use_id = block["id"]
+        block_id = block["id"]
+        tool_use_id = block_id if run_key is None else run_key
         if (tool_use_id in self._calls) is not repeat:
             raise ValueError(
                 f"duplicate tool_use id {tool_use_id!r}" if not repeat
@@ -245,7 +255,7 @@ class ToolExecutor:
         tool_input = block.get("input")
         tool = self._tools.get(name)
         call_input = tool_input if isinstance(tool_input, dict) else {}
-        call = _Call(tool_use_id, name, call_input, tool, now_ns)
+        call = _Call(tool_use_id, name, call_input, tool, now_ns, block_id)
         if not repeat:
             self._calls[tool_use_id] = call
         self._order.append(call)
@@ -310,14 +320,14 @@ class ToolExecutor:
         if type(outcome) is not ToolOutcome:
             outcome = ToolOutcome(outcome)
         if outcome is ToolOutcome.SUCCESS:
-            result = tool_result(tool_use_id, content)
+            result = tool_result(call.answers, content)
         elif outcome is ToolOutcome.ERROR:
-            result = tool_result(tool_use_id, content, is_error=True)
+            result = tool_result(call.answers, content, is_error=True)
         elif outcome is ToolOutcome.EXCEPTION:
             text = exception_text(call.name, _as_text(content))
-            result = tool_result(tool_use_id, text, is_error=True)
+            result = tool_result(call.answers, text, is_error=True)
         else:
-            result = tool_result(tool_use_id, self._texts.cancelled_text(call.name), is_error=True)
+            result = tool_result(call.answers, self._texts.cancelled_text(call.name), is_error=True)
         self._complete(call, _CALL_OUTCOMES[outcome], result, now_ns)
         failed = outcome in (ToolOutcome.ERROR, ToolOutcome.EXCEPTION)
         assert call.tool is not None  # only known tools start
@@ -325,7 +335,7 @@ class ToolExecutor:
             failed and call.tool.cancels_siblings and self._sibling_abort
             and self._failed_sibling is None
         ):
-            self._failed_sibling = tool_use_id
+            self._failed_sibling = call.answers
             for other in self._unfinished():
                 self._cancel(
                     other, SyntheticCause.SIBLING_ERROR, now_ns, commands, failed_call=tool_use_id
@@ -466,13 +476,13 @@ class ToolExecutor:
             record.add(SyntheticResult, now_ns, call.tool_use_id, call.name, cause)
 
     def _fail(self, call: _Call, outcome: CallOutcome, text: str, now_ns: int) -> None:
-        self._complete(call, outcome, tool_result(call.tool_use_id, text, is_error=True), now_ns)
+        self._complete(call, outcome, tool_result(call.answers, text, is_error=True), now_ns)
 
     def _end_synthetic(
         self, call: _Call, cause: SyntheticCause, now_ns: int, failed_call: str | None = None
     ) -> None:
         text = synthetic_text(cause, call.name, failed_call=failed_call)
-        result = tool_result(call.tool_use_id, text, is_error=True)
+        result = tool_result(call.answers, text, is_error=True)
         self._complete(call, CallOutcome.SYNTHETIC, result, now_ns, cause)
 
     def _cancel(

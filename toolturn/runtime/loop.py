@@ -34,6 +34,11 @@ Rules
    the boundary layer has nothing to remove. `run_first`: the copy is not run. `run_each`: it
    runs too, after the earlier call of its id (executor rule 3a), and its result is dropped; a
    response whose every call is so dropped ends the session as one without calls (rule 4).
+   `unchecked` (ids are not checked): the copy is recorded but is a call like any other, run
+   beside the rest under its own key (`id#2`, ...: executor rule 3b), and the transcript keeps
+   both blocks and both results under the one id. Requests carry that history as it is: rule
+   1's repair leaves alone what only undoes those duplicates (strict mode too), and
+   `pairing_violations` names them, as a Messages API refusing the body would.
 3. Batches. When the response has ended and every call's result is in, one user message is
    appended: the tool_results in tool_use order (or, under the `completion` result order, in the
    order the calls ended: executor rule 7), then the attachments that arrived meanwhile
@@ -171,7 +176,7 @@ from toolturn.runtime.errors import ToolTurnError
 from toolturn.runtime.executor import CallRecord, ToolExecutor
 from toolturn.runtime.loop_state import AttemptState, EndReason, SessionState, TurnState
 from toolturn.runtime.outcomes import SyntheticCause, ToolOutcome
-from toolturn.runtime.pairing import PairingMonitor
+from toolturn.runtime.pairing import PairingMonitor, RepairKind
 from toolturn.runtime.permission import PermissionPolicy, allow_all
 from toolturn.runtime.policy import ExecutorPolicy
 from toolturn.runtime.record import (
@@ -590,6 +595,12 @@ class ToolTurnLoop:
         repairs: list[Repair]
         if not violations:
             messages, repairs = list(self.messages), []
+        elif self._session.unchecked and self._own_history(
+            ensure_tool_result_pairing(self.messages)[1]
+        ):
+            # Rule 2a's `unchecked`: the history is the profile's own, sent as it is; the
+            # violations say what an API that checks ids refuses.
+            messages, repairs = list(self.messages), []
         elif self.strict:
             raise PairingError(violations)
         else:
@@ -631,23 +642,46 @@ class ToolTurnLoop:
             self.record.add(BlockComplete, now_ns, block["type"], done.index, None)
             return []
         tool_use_id = block["id"]
-        repeat = self._session.owner.get(tool_use_id) is self._attempt_state.executor
+        executor = self._attempt_state.executor
+        repeat = self._session.owner.get(tool_use_id) is executor
+        run_key = None
         if repeat or tool_use_id in self._session.transcript_ids:
             # Rule 2a: a model fault the API should not show. The first call answers the id: a
-            # second would answer one id twice.
+            # second would answer one id twice (unless ids are not checked).
             self.record.add(DuplicateToolUse, now_ns, tool_use_id, block["name"], done.index)
-            self._attempt_state.duplicates.add(done.index)
-            if self.profile.duplicate_ids is DuplicateIds.RUN_FIRST:
-                return []
-            if not repeat:
-                self._attempt_state.shadowed.add(tool_use_id)
+            if self.profile.duplicate_ids is DuplicateIds.UNCHECKED:
+                self._session.unchecked.add(tool_use_id)
+                run_key = self._run_key(tool_use_id) if repeat else None
+                repeat = False
+            else:
+                self._attempt_state.duplicates.add(done.index)
+                if self.profile.duplicate_ids is DuplicateIds.RUN_FIRST:
+                    return []
+                if not repeat:
+                    self._attempt_state.shadowed.add(tool_use_id)
         self.record.add(BlockComplete, now_ns, "tool_use", done.index, tool_use_id)
-        self._session.owner[tool_use_id] = self._attempt_state.executor
-        commands = self._attempt_state.executor.add_tool_use(
+        self._session.owner[run_key or tool_use_id] = executor
+        commands = executor.add_tool_use(
             block, now_ns, input_error=done.input_error, input_json=done.input_json,
-            repeat=repeat,
+            repeat=repeat, run_key=run_key,
         )
         return self._route(commands, now_ns)
+
+    def _run_key(self, tool_use_id: str) -> str:
+        """Rule 2a's `unchecked`: the key a driver knows the n-th call of an id in this
+        response by (`id#2`, `id#3`, ...; no API's ids hold a `#`)."""
+        executor = self._attempt_state.executor
+        n = 2
+        while self._session.owner.get(f"{tool_use_id}#{n}") is executor:
+            n += 1
+        return f"{tool_use_id}#{n}"
+
+    def _own_history(self, repairs: list[Repair]) -> bool:
+        """Rule 2a's `unchecked`: whether the repairs only undo the profile's own duplicate ids
+        (each is about one of them, or fills a message such a removal emptied), so the
+        transcript goes as it is."""
+        ids = [r.tool_use_id for r in repairs if r.kind is not RepairKind.PLACEHOLDER_INSERTED]
+        return bool(ids) and all(tool_use_id in self._session.unchecked for tool_use_id in ids)
 
     def _response_ended(self, now_ns: int) -> list[Command]:
         self._keep_completed_blocks()

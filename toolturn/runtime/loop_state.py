@@ -35,8 +35,10 @@ class EndReason(str, Enum):
 class SessionState:
     """What lives as long as the session, behind the loop's own attributes."""
 
-    # Rule 2a: every tool_use id the transcript holds.
+    # Rule 2a: every tool_use id the transcript holds; the ids it holds twice on purpose
+    # (`unchecked`).
     transcript_ids: set[str]
+    unchecked: set[str] = field(default_factory=set)
     # Checks each request's transcript from where the last check left off (rule 1).
     pairing: PairingMonitor = field(default_factory=PairingMonitor)
     # Turns so far, and turns of the current prompt's chain (`max_turns` bounds these).

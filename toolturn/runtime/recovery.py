@@ -144,12 +144,17 @@ class InvalidJsonInput(str, Enum):
 
 
 class DuplicateIds(str, Enum):
-    """Two tool_use blocks of one response with one id (the transcript keeps the first either
-    way, with the first result)."""
+    """Two tool_use blocks of one response with one id (or a tool_use with an id the transcript
+    already holds)."""
 
+    # The transcript keeps the first block and the first result; the copy is not run.
     RUN_FIRST = "run_first"
-    # Each runs, one after the other.
+    # As RUN_FIRST, but the copy runs too, after the first call of its id; its result is dropped.
     RUN_EACH = "run_each"
+    # Ids are not checked: the copy is a call like any other, run beside the rest, and the
+    # transcript keeps both blocks and both results under the one id. Requests then carry that
+    # history as it is (the boundary repairs none of it), and a Messages API refuses them.
+    UNCHECKED = "unchecked"
 
 
 class RunningOnCut(str, Enum):
@@ -352,10 +357,10 @@ CODEX = RecoveryPolicy(
     # needs an object, so the raw text is kept under the unparsed key (Codex resends the
     # item's arguments verbatim).
     invalid_json_input=InvalidJsonInput.UNPARSED,
-    # Ids are not checked and both calls run. Here the second runs after the first (a driver's
-    # reports are per id) and its result is dropped, so the Messages transcript stays legal
-    # (Codex sends both outputs with the one id).
-    duplicate_ids=DuplicateIds.RUN_EACH,
+    # Ids are not checked: both calls run at once (the copy under its own run key, a driver's
+    # reports being per key) and the follow-up carries both calls and both outputs under the one
+    # id, as Codex sends them.
+    duplicate_ids=DuplicateIds.UNCHECKED,
     running_on_cut=RunningOnCut.FINISH,
     # Every call of a response runs at once, writes or not; a failing call cancels no sibling.
     parallel_calls=ParallelCalls.ALL,
