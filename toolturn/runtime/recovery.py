@@ -322,10 +322,11 @@ _CODEX_BACKOFF = RetrySettings(
 # The Codex CLI 0.169.0 (`codex exec`) as observed against a loopback Responses mock (issue 34,
 # section 2). The probe suite's 0.171.0 (docs/scorecards.md) did what these rules say in every
 # case but one detail: its retry after a drop before any content was the same conversation in
-# other bytes (`modified_retry`), where this profile sends the identical request. Its rules are about what is kept and retried, so the profile runs on the Messages
-# API loop: a `function_call` item's `response.output_item.done` is a tool_use block's
-# `content_block_stop`, `response.completed` is `message_stop`, `response.incomplete` is
-# max_tokens, a retryable `response.failed` is a cut (the stream ends without message_stop).
+# other bytes (`modified_retry`), where this profile sends the identical request.
+# The rules are about what is kept and retried, so the profile runs on the Messages API loop: a
+# `function_call` item's `response.output_item.done` is a tool_use block's `content_block_stop`,
+# `response.completed` is `message_stop`, `response.incomplete` is max_tokens, a retryable
+# `response.failed` is a cut (the stream ends without message_stop).
 CODEX = RecoveryPolicy(
     "codex",
     # The follow-up: the kept items in stream order, one output per call in the calls' stream
