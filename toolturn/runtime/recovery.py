@@ -3,8 +3,8 @@
 A `RecoveryPolicy` names one answer to each question the loop meets when a response goes wrong:
 what a cut stream, a mid-stream error, max_tokens, bad tool JSON or a duplicate id lead to, in
 which order results go back, how often and how long to retry, and how the runtime words its own
-error results. The loop's rules (`toolturn.runtime.loop`, rules 9a-9f and 13) say what each answer
-does; a profile is never a subclass or a copy of the loop.
+error results. The loop's rules (`toolturn.runtime.loop`, rules 2a, 9a-9i and 13) say what each
+answer does; a profile is never a subclass or a copy of the loop.
 
 Three profiles are built in (`PROFILES`):
 
