@@ -25,7 +25,11 @@ from openai.types.responses import ResponseStreamEvent
 
 from tests.helpers.openai_cases import CASES, CHAT, RESPONSES, expected, expected_bytes, model_for
 from tests.helpers.openai_cases import request as case_request
-from tests.test_accumulator_openai_differential import decoded, without_nulls, without_parse_fields
+from tests.runtime.test_accumulator_openai_differential import (
+    decoded,
+    without_nulls,
+    without_parse_fields,
+)
 from toolturn.model.model import MockModel
 from toolturn.model.response import StreamResponse, Turn
 from toolturn.model.tool_inputs import tool_inputs
