@@ -12,12 +12,14 @@ shape Claude Code CLI 2.1.328 writes (tests/fixtures/traces/claude-code-shapes, 
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
 import pytest
 
 from toolturn.cli import main
+from toolturn.runtime.repair import check_pairing
 from toolturn.tools.spec import SafeWhen
 from toolturn.traces.calibrate import calibrated_scenario, overlapped_tools
 from toolturn.traces.replay import replay_session
@@ -28,6 +30,8 @@ SHAPES = Path(__file__).parents[1] / "fixtures" / "traces" / "claude-code-shapes
 CUT = SHAPES / "cut_and_resumed.jsonl"
 SHARED = SHAPES / "shared_id_and_overlap.jsonl"
 UNPARSED = SHAPES / "unparsed_input.jsonl"
+CUT_AFTER_USE = SHAPES / "cut_after_tool_use.jsonl"
+CUT_AFTER_RESULT = SHAPES / "cut_after_tool_result.jsonl"
 
 
 def stats(path: Path) -> dict[str, object]:
@@ -42,6 +46,44 @@ def test_a_cut_response_is_one_request_with_the_error_kind_the_log_names() -> No
     assert figures["api_errors_by_kind"] == {"connection_failed": 1}
     assert figures["pairing_violations"] == 0 and figures["repairs_by_kind"] == {}
     assert figures["prompts"] == 1 and figures["meta_lines"] == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "requests", "calls_without_result"),
+    [(CUT, 3, 0), (CUT_AFTER_USE, 3, 1), (CUT_AFTER_RESULT, 2, 0)],
+)
+def test_a_cut_wherever_it_falls_is_no_request_and_no_pairing_violation(
+    path: Path, requests: int, calls_without_result: int
+) -> None:
+    figures = stats(path)
+    assert figures["requests"] == requests and figures["responses_cut"] == 1
+    assert figures["api_errors_by_kind"] == {"connection_failed": 1}
+    assert figures["tool_calls_without_result"] == calls_without_result
+    assert figures["pairing_violations"] == 0 and figures["repairs_by_kind"] == {}
+    # The resumed request holds the cut response (what the client sent: no call left
+    # unanswered) and the resume text, as one alternating transcript.
+    (session,) = read_logs([str(path)]).sessions
+    resumed = session.steps[-1] if path != CUT_AFTER_USE else session.steps[1]
+    assert check_pairing(resumed.messages) == []
+    roles = [m["role"] for m in resumed.messages]
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+    assert "cut off mid-stream" in json.dumps(resumed.messages[-1])
+
+
+def test_a_cut_call_that_never_ran_leaves_the_history() -> None:
+    (session,) = read_logs([str(CUT_AFTER_USE)]).sessions
+    cut, resumed = session.steps[0], session.steps[1]
+    assert [c.tool_use_id for c in cut.tool_calls] == ["toolu_c1"]
+    assert resumed.messages[1] == {"role": "assistant",
+                                   "content": [{"type": "text", "text": "Counting."}]}
+
+
+def test_a_cut_after_its_call_ran_keeps_the_call_and_its_result() -> None:
+    (session,) = read_logs([str(CUT_AFTER_RESULT)]).sessions
+    cut, resumed = session.steps
+    assert cut.stream_error is not None and cut.tool_calls[0].duration_ms == 50.0
+    blocks = resumed.messages[-1]["content"]
+    assert [b["type"] for b in blocks] == ["tool_result", "text"]
 
 
 def test_the_resume_line_times_the_resumed_request() -> None:

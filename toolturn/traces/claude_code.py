@@ -71,7 +71,7 @@ class _Builder:
     def commit(self) -> None:
         """The step's response and its results join the history."""
         if self.step is not None and self.step.api_error is None:
-            self.messages.append({"role": "assistant", "content": list(self.step.blocks)})
+            self.messages.append({"role": "assistant", "content": _sent_blocks(self.step)})
         if self.results:
             self.messages.append({"role": "user", "content": self.results})
         self.step, self.message_id, self.results = None, None, []
@@ -130,12 +130,12 @@ class _Builder:
         self, text: str, where: str, *, synthetic: bool = False, at_ms: float | None = None
     ) -> None:
         """A request failed: a retried attempt (`system` api_error line), or Claude Code's
-        synthetic error message (`synthetic`). A synthetic one right after blocks of a response
-        (no prompt and no tool result between) cut that response off: it marks that step, the
-        request it was. (After the step's results, it is the next request that failed.)"""
+        synthetic error message (`synthetic`). A synthetic line is no request of its own: after
+        blocks of a response (no prompt between; tool results that ran while it streamed may),
+        it cut that response off and marks that step; after a failed attempt or a prompt, it
+        is how that request ended for good (the last attempt, which has no retry line)."""
         step = self.step
-        if (synthetic and step is not None and step.api_error is None and step.blocks
-                and not self.results):
+        if synthetic and step is not None and step.api_error is None and step.blocks:
             step.stream_error, step.stream_error_ms = text, at_ms
             return
         self.commit()
@@ -150,7 +150,14 @@ class _Builder:
         a response was cut off, a local command's caveat): it joins the history, and the next
         request is sent after it, but it is no prompt."""
         self.commit()
-        self.messages.append({"role": "user", "content": content})
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last["role"] == "user" and isinstance(last["content"], list):
+            # After tool results (a response cut once its calls ran): the client sends the
+            # resume in the results' message, one user turn.
+            self.messages[-1] = {"role": "user", "content": [*last["content"], *blocks]}
+        else:
+            self.messages.append({"role": "user", "content": content})
         self.last_user_ms = at_ms
         self.session.meta_lines += 1
 
@@ -178,6 +185,17 @@ class _Builder:
         call.result_ms = at_ms
         call.result_text = _result_text(block.get("content"))
         call.is_error = block.get("is_error") is True
+
+
+def _sent_blocks(step: Step) -> list[dict[str, Any]]:
+    """The blocks of `step`'s response the next request holds: all of them, but a cut
+    response's calls that got no result never ran, and the client sends them no more (the next
+    request was answered, so it held no call left unanswered)."""
+    if step.stream_error is None:
+        return list(step.blocks)
+    unanswered = {call.tool_use_id for call in step.tool_calls if call.result_text is None}
+    return [b for b in step.blocks
+            if not (b.get("type") == "tool_use" and str(b.get("id")) in unanswered)]
 
 
 def _api_error_text(line: dict[str, Any], message: dict[str, Any]) -> str:
