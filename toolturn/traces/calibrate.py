@@ -42,25 +42,17 @@ import numpy as np
 
 from toolturn.errors import UserError
 from toolturn.limits import MAX_COUNT, MAX_DURATION_MS
-from toolturn.runtime.read_only_shell import READ_ONLY_GIT, READ_ONLY_PROGRAMS
 from toolturn.scenario.schema import Scenario
 from toolturn.tools.spec import TOOL_NAME_PATTERN, ToolSpec
 from toolturn.traces.logged import SHELL_TOOLS, LoggedSession, Step
+from toolturn.traces.read_only_pattern import read_only_shell_pattern
 from toolturn.traces.sources import Logs
 from toolturn.traces.stats import durations_by_tool
 from toolturn.traces.toml_values import toml_string, toml_value
 
-# The claude-code profile's read-only shell rule (`toolturn.runtime.read_only_shell`) as a
-# scenario can declare it (`concurrency_safe_when`: one regular expression, shell
-# metacharacters forbidden): one read-only program, leaving out those some argument turns into
-# a writer (find -exec, date -s, git diff --output, git branch NAME). Stricter than the rule,
-# never looser: a wrong "not read-only" only runs a call alone.
-_WRITING_ARGUMENTS = frozenset({"find", "date", "git"})
-_GIT_WRITING_ARGUMENTS = frozenset({"diff", "branch"})
-READ_ONLY_SHELL_PATTERN = (
-    r"\s*(" + "|".join(sorted(READ_ONLY_PROGRAMS - _WRITING_ARGUMENTS)) + "|git ("
-    + "|".join(sorted(READ_ONLY_GIT - _GIT_WRITING_ARGUMENTS)) + r"))(\s.*)?"
-)
+# The claude-code profile's read-only shell rule as a scenario can declare it: one regular
+# expression built from the rule's lists, separators and quotes its own business (`forbid = ""`).
+READ_ONLY_SHELL = {"field": "command", "matches": read_only_shell_pattern(), "forbid": ""}
 MAX_VALUES = 1000
 # A model name worth writing into a scenario (Claude Code's failed requests say "<synthetic>").
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}")
@@ -275,7 +267,7 @@ def _safety(out: _Writer, name: str, overlapped: int) -> None:
     elif overlapped and name in SHELL_TOOLS:
         out.key("concurrency_safe", False, f"{seen}: read-only commands run beside other safe "
                 "calls (the claude-code profile's rule), any other command alone")
-        out.key("concurrency_safe_when", {"field": "command", "matches": READ_ONLY_SHELL_PATTERN})
+        out.key("concurrency_safe_when", READ_ONLY_SHELL)
     elif overlapped:
         out.key("concurrency_safe", True, f"{seen}: it runs beside other safe calls")
     else:
