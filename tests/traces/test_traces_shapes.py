@@ -12,6 +12,7 @@ shape Claude Code CLI 2.1.328 writes (tests/fixtures/traces/claude-code-shapes, 
 
 from __future__ import annotations
 
+import itertools
 import json
 import tomllib
 from pathlib import Path
@@ -66,7 +67,7 @@ def test_a_cut_wherever_it_falls_is_no_request_and_no_pairing_violation(
     resumed = session.steps[-1] if path != CUT_AFTER_USE else session.steps[1]
     assert check_pairing(resumed.messages) == []
     roles = [m["role"] for m in resumed.messages]
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
+    assert all(a != b for a, b in itertools.pairwise(roles))
     assert "cut off mid-stream" in json.dumps(resumed.messages[-1])
 
 
@@ -104,13 +105,19 @@ def test_calibrate_times_first_tokens_without_the_cut_response() -> None:
     assert ttft == [31.0, 1000.0]
 
 
-def test_an_unparsed_input_is_counted_and_no_example() -> None:
+def test_an_unparsed_input_is_counted_apart_and_no_example() -> None:
     figures = stats(UNPARSED)
-    assert figures["tool_calls"] == 1 and figures["tool_calls_unparsed_input"] == 1
+    # The client's parse failure (answered by its own InputValidationError): no run of Edit.
+    assert figures["tool_calls_unparsed_input"] == 1
+    assert figures["tool_calls_unparsed_input_by_tool"] == {"Edit": 1}
+    assert figures["tool_calls"] == 0 and figures["tool_calls_by_tool"] == {}
+    assert figures["tool_errors_by_tool"] == {} and figures["tool_duration_ms_by_tool"] == {}
     text = calibrated_scenario(read_logs([str(UNPARSED)]), "unparsed", 1)
     assert "__unparsedToolInput" not in text
     (edit,) = tomllib.loads(text)["tools"]["define"]
     assert "examples" not in edit
+    # Neither its 20 ms nor its validation error feed Edit's duration or failure rate.
+    assert "failures" not in edit and edit["duration"] == {"kind": "fixed", "ms": 0}
 
 
 def test_two_calls_sharing_an_id_keep_their_own_durations_and_results() -> None:

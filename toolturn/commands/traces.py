@@ -238,6 +238,8 @@ def stats_table(f: dict[str, Any]) -> str:
     if f["meta_lines"]:
         lines.append(f"client lines for the user (isMeta: resumes, caveats): {f['meta_lines']}")
     if f["tool_calls_unparsed_input"]:
-        lines.append(f"tool calls whose input did not parse as JSON: "
-                     f"{f['tool_calls_unparsed_input']}")
+        by_tool = ", ".join(f"{name} {n}"
+                            for name, n in f["tool_calls_unparsed_input_by_tool"].items())
+        lines.append(f"tool calls whose input did not parse as JSON (not among the tool "
+                     f"calls above): {f['tool_calls_unparsed_input']} ({by_tool})")
     return "\n".join(lines)

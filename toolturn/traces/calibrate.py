@@ -18,9 +18,9 @@ How each figure is read (see `toolturn.traces.stats` for the definitions):
   1 for a final answer; from logs that hold response text only (a `toolturn serve --record`
   folder holds none: with only those, the defaults);
 - tool durations: tool_use timestamp to tool_result timestamp; error share: results logged with
-  `is_error`; result sizes: the result's characters; up to `MAX_EXAMPLES` logged inputs become the
-  tool's examples, which the mock model calls it with (never an input the client could not parse,
-  `__unparsedToolInput`);
+  `is_error` (a call whose input the client could not parse, `__unparsedToolInput`, never ran
+  the tool: in neither); result sizes: the result's characters; up to `MAX_EXAMPLES` logged
+  inputs become the tool's examples, which the mock model calls it with (never an unparsed one);
 - concurrency safety: Claude Code's read-only tools, and any tool the logs show running beside
   another call (`overlapped_tools`); a shell so seen is safe for read-only commands only;
 - time to first token: request sent (the prompt, the last tool result, or the client's resume
@@ -212,14 +212,20 @@ def _text_part(out: _Writer, texts: list[Step], calling: list[Step], final: list
 
 
 def _tool_part(out: _Writer, name: str, sessions: list[LoggedSession]) -> None:
-    calls = [c for s in sessions for c in s.tool_calls if c.name == name]
+    named = [c for s in sessions for c in s.tool_calls if c.name == name]
+    # A call whose input the client could not parse never ran the tool (the client answered
+    # it with its own validation error): no duration, error or example of the tool's.
+    calls = [c for c in named if not c.input_unparsed]
+    unparsed = len(named) - len(calls)
     durations = durations_by_tool(sessions).get(name, [])
     errors = sum(1 for c in calls if c.is_error and not c.sibling_cancelled)
     cancelled = sum(1 for c in calls if c.sibling_cancelled)
     out.table("[[tools.define]]")
     out.comment(f"{name}: {len(calls)} logged call(s), {errors} with is_error results"
                 + (f" of its own ({cancelled} more cancelled for a failed sibling)"
-                   if cancelled else ""))
+                   if cancelled else "")
+                + (f"; {unparsed} more whose input the client could not parse, left out"
+                   if unparsed else ""))
     out.key("name", name)
     out.key("input_schema", {"type": "object"})
     _safety(out, name, overlapped_tools(sessions).get(name, 0))
@@ -229,13 +235,14 @@ def _tool_part(out: _Writer, name: str, sessions: list[LoggedSession]) -> None:
             f"empirical, {len(durations)} logged duration(s) (p50 {_p50(durations)} ms)",
         )
     else:
-        out.key("duration", {"kind": "fixed", "ms": 0}, "no logged duration (no timestamps)")
+        out.key("duration", {"kind": "fixed", "ms": 0}, "no logged duration (no timestamps, "
+                "or no call that ran)")
     if errors:
         out.key("failures", {"error": round(errors / len(calls), 6)})
     sizes = [len(c.result_text) for c in calls if c.result_text is not None]
     if sizes:
         out.key("result_chars", {"kind": "empirical", "values": _counts(sizes)})
-    examples = _examples([c.input for c in calls if c.input_logged and not c.input_unparsed])
+    examples = _examples([c.input for c in calls if c.input_logged])
     if examples:
         out.key("examples", examples, f"{len(examples)} logged inputs")
 

@@ -8,7 +8,10 @@ Definitions (the tests check them by hand on a small fixture):
   holds. `api_errors_by_kind`: the kind the log names (`connection_failed`), else the text's
   start. `meta_lines`: user lines the client wrote (Claude Code's `isMeta`: a resume after a
   cut, a caveat), history but no prompts. `tool_calls_unparsed_input`: calls whose input the
-  client could not parse as JSON (`__unparsedToolInput`), counted among `tool_calls`.
+  client could not parse as JSON (`__unparsedToolInput`): the client's parse failure, not a run
+  of the tool, so counted apart (by tool in `tool_calls_unparsed_input_by_tool`), not in
+  `tool_calls`, `tool_calls_by_tool`, the tool's errors or durations (`tool_calls_per_step` and
+  `parallel_share`, the model's behaviour, count them).
   `tool_errors_by_tool` leaves out the client's own cancellations of a failed shell call's
   siblings (`tool_results_sibling_cancelled` counts them).
   `tool_calls_per_step` is over model steps, those without calls
@@ -62,6 +65,8 @@ def durations_by_tool(sessions: list[LoggedSession]) -> dict[str, list[float]]:
     durations: dict[str, list[float]] = {}
     for session in sessions:
         for call in session.tool_calls:
+            if call.input_unparsed:
+                continue  # the client's parse failure: no run of the tool
             duration = call.duration_ms
             if duration is not None:
                 durations.setdefault(call.name, []).append(duration)
@@ -71,7 +76,9 @@ def durations_by_tool(sessions: list[LoggedSession]) -> dict[str, list[float]]:
 def _session_figures(sessions: list[LoggedSession]) -> dict[str, Any]:
     steps = [step for s in sessions for step in s.steps]
     answered = [step for step in steps if step.has_response]
-    calls = [call for step in answered for call in step.tool_calls]
+    made = [call for step in answered for call in step.tool_calls]
+    calls = [call for call in made if not call.input_unparsed]
+    unparsed = [call for call in made if call.input_unparsed]
     per_step = [len(step.tool_calls) for step in answered]
     with_calls = [n for n in per_step if n > 0]
     # A failed request's error, and a cut response's: one per request.
@@ -113,7 +120,10 @@ def _session_figures(sessions: list[LoggedSession]) -> dict[str, Any]:
         ),
         "responses_cut": sum(1 for s in steps if s.stream_error is not None),
         "meta_lines": sum(s.meta_lines for s in sessions),
-        "tool_calls_unparsed_input": sum(1 for call in calls if call.input_unparsed),
+        "tool_calls_unparsed_input": len(unparsed),
+        "tool_calls_unparsed_input_by_tool": dict(
+            sorted(Counter(call.name for call in unparsed).items())
+        ),
     }
 
 
