@@ -15,7 +15,11 @@ real files it wrote against `toolturn serve`): one JSON object per line, with a 
   when a request failed for good, its kind in the line's `error` (`connection_failed`); right
   after blocks of a response, it says that response was cut off: that step's `stream_error`, no
   request of its own.
-- `system` with `subtype: "api_error"`: a failed attempt (Claude Code retries it).
+- `system` with `subtype: "api_error"`: a failed attempt (Claude Code retries it), with the wait
+  before the next attempt in `retryInMs` (2.1.332): without request lines, the next attempt is
+  timed as sent at the line's time plus that wait, so a response's first-block delay leaves out
+  the failed attempts and the client's backoff. (2.1.197 writes no such line: a log of it cannot
+  tell its retries from a slow first token.)
 - `api-request` (2.1.332; not in 2.1.197): one per request sent, attempts included, written as
   it is sent: its `timestamp` and `id`; the assistant lines of its response name it in
   `requestRef`. Where the log has them, they time the requests (`Step.sent_ms`, `sent_logged`):
@@ -67,6 +71,10 @@ class _Builder:
     # The `api-request` lines: each one's time by id, and the latest one no step has taken.
     request_lines: dict[str, float | None] = field(default_factory=dict)
     untaken_request: str | None = None
+    # When the client sends its next attempt, where a retried attempt's line says how long it
+    # waits (`retryInMs`): the next request is timed from there, not from the line before the
+    # first attempt (the failed attempts and the client's backoff are no part of its TTFT).
+    retry_sent_ms: float | None = None
 
     def commit(self) -> None:
         """The step's response and its results join the history."""
@@ -103,7 +111,7 @@ class _Builder:
                 where=where,
                 messages=list(self.messages),
                 prompt_index=max(self.prompt_index, 0),
-                sent_ms=self.last_user_ms,
+                sent_ms=self._take_sent_ms(),
                 first_block_ms=at_ms,
             )
             self._sent(self.step, request_ref)
@@ -126,8 +134,16 @@ class _Builder:
                 step.tool_calls.append(call)
                 self.calls.setdefault(call.tool_use_id, []).append(call)
 
+    def _take_sent_ms(self) -> float | None:
+        """When a request without a request line was sent: after the client's logged retry
+        wait, if the last attempt failed and said how long; else at the line before it."""
+        sent = self.last_user_ms if self.retry_sent_ms is None else self.retry_sent_ms
+        self.retry_sent_ms = None
+        return sent
+
     def api_error(
-        self, text: str, where: str, *, synthetic: bool = False, at_ms: float | None = None
+        self, text: str, where: str, *, synthetic: bool = False, at_ms: float | None = None,
+        retry_in_ms: float | None = None,
     ) -> None:
         """A request failed: a retried attempt (`system` api_error line), or Claude Code's
         synthetic error message (`synthetic`). A synthetic line is no request of its own: after
@@ -140,10 +156,12 @@ class _Builder:
             return
         self.commit()
         failed = Step(where=where, messages=list(self.messages),
-                      prompt_index=max(self.prompt_index, 0), sent_ms=self.last_user_ms,
+                      prompt_index=max(self.prompt_index, 0), sent_ms=self._take_sent_ms(),
                       api_error=text)
         self._sent(failed, None)
         self.session.steps.append(failed)
+        if at_ms is not None and retry_in_ms is not None:
+            self.retry_sent_ms = at_ms + retry_in_ms
 
     def meta(self, content: list[dict[str, Any]] | str, at_ms: float | None) -> None:
         """An `isMeta` user line: text Claude Code sends the model for the user (a resume after
@@ -160,6 +178,7 @@ class _Builder:
             self.messages.append({"role": "user", "content": content})
         self.last_user_ms = at_ms
         self.session.meta_lines += 1
+        self.retry_sent_ms = None
 
     def user(self, content: list[dict[str, Any]] | str, at_ms: float | None) -> None:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -176,6 +195,7 @@ class _Builder:
                 self.session.prompts_ms.append(at_ms)
                 self.prompt_index += 1
         self.last_user_ms = at_ms
+        self.retry_sent_ms = None  # the next request follows this line, no retry wait
 
     def _result(self, block: dict[str, Any], at_ms: float | None) -> None:
         waiting = self.calls.get(str(block.get("tool_use_id")))
@@ -207,6 +227,14 @@ def _api_error_text(line: dict[str, Any], message: dict[str, Any]) -> str:
     if isinstance(kind, dict):
         kind = describe_api_error(kind).split(":", 1)[0]
     return f"{kind}: {text}" if isinstance(kind, str) and kind else text
+
+
+def _retry_wait(line: dict[str, Any]) -> float | None:
+    """The wait a retried attempt's line announces before the next attempt (`retryInMs`)."""
+    wait = line.get("retryInMs")
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < 86_400_000:
+        return None
+    return float(wait)
 
 
 def _first_text(blocks: list[dict[str, Any]]) -> str:
@@ -303,7 +331,8 @@ class ClaudeCodeReader:
         builder = self._builder(path, line, builders)
         if kind == "system":
             error = line.get("error") or line.get("content") or "api_error"
-            builder.api_error(f"retried: {describe_api_error(error)}", where)
+            builder.api_error(f"retried: {describe_api_error(error)}", where, at_ms=at_ms,
+                              retry_in_ms=_retry_wait(line))
         elif kind == "assistant":
             message = _message(line, "assistant")
             if line.get("isApiErrorMessage") is True:
