@@ -17,6 +17,7 @@ from typing import Any
 from toolturn.errors import UserError
 from toolturn.limits import MAX_SEED
 from toolturn.scenario.loader import load_scenario
+from toolturn.scenario.packaged import scenario_argument
 from toolturn.traces.calibrate import calibrated_scenario
 from toolturn.traces.replay import replay_session
 from toolturn.traces.sources import Logs, read_logs
@@ -54,8 +55,10 @@ def add_parser(subparsers: Any) -> None:
         "replay", help="run each logged session as an explicit script under every policy"
     )
     replay.add_argument("logs", nargs="+", metavar="LOGS", help="log files or folders")
-    replay.add_argument("--scenario", metavar="FILE",
-                        help="take the model (latency, faults), runtime, user and load from it")
+    replay.add_argument("--scenario", metavar="SCENARIO", type=scenario_argument,
+                        help="a scenario TOML file, or a packaged scenario's name (default, "
+                        "overload, ...): take the model (latency, faults), runtime, user and "
+                        "load from it")
     replay.add_argument("--seed", type=int, default=1,
                         help="root seed without --scenario (default 1)")
     replay.add_argument("--json", action="store_true", help="print one JSON object instead")
