@@ -4,7 +4,7 @@ A line is either a request body as sent to `POST /v1/messages` (an object with `
 envelope around one:
 
     {"session": "s1",                       # optional: which conversation (else see below)
-     "sent_at": "2026-12-01T15:39:31.977Z", # optional: ISO 8601 or epoch seconds ("timestamp" too)
+     "sent_at": "2026-12-01T15:39:31.977Z", # optional: ISO 8601, epoch s or ms ("timestamp" too)
      "request": {"model": ..., "messages": [...], ...},
      "response": {"content": [...], "stop_reason": ..., "usage": {...}},   # or:
      "events": [{"type": "message_start", ...}, ...],                     # the streamed events, or:
