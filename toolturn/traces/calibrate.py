@@ -22,7 +22,8 @@ How each figure is read (see `toolturn.traces.stats` for the definitions):
   the tool: in neither); result sizes: the result's characters; up to `MAX_EXAMPLES` logged
   inputs become the tool's examples, which the mock model calls it with (never an unparsed one);
 - concurrency safety: Claude Code's read-only tools, and any tool the logs show running beside
-  another call (`overlapped_tools`); a shell so seen is safe for read-only commands only;
+  another call (`overlapped_tools`: results out of call order, or logged run times that
+  overlap); a shell so seen is safe for read-only commands only;
 - time to first token: request sent (the prompt, the last tool result, or the client's resume
   line) to first block logged (an upper bound, see
   `toolturn.traces.logged.Step.first_block_delay_ms`), over responses that were not cut off (a
@@ -44,7 +45,7 @@ from toolturn.errors import UserError
 from toolturn.limits import MAX_COUNT, MAX_DURATION_MS
 from toolturn.scenario.schema import Scenario
 from toolturn.tools.spec import TOOL_NAME_PATTERN, ToolSpec
-from toolturn.traces.logged import SHELL_TOOLS, LoggedSession, Step
+from toolturn.traces.logged import SHELL_TOOLS, LoggedSession, Step, ToolCall
 from toolturn.traces.read_only_pattern import read_only_shell_pattern
 from toolturn.traces.sources import Logs
 from toolturn.traces.stats import durations_by_tool
@@ -250,17 +251,31 @@ def _tool_part(out: _Writer, name: str, sessions: list[LoggedSession]) -> None:
 def overlapped_tools(sessions: list[LoggedSession]) -> dict[str, int]:
     """Per tool, how many of its calls the logs show running beside another call of their step:
     a call whose result came before the result of a call the response made earlier (one at a
-    time, results come in call order). A log without result times shows none."""
+    time, results come in call order), or, where the log times a call's run (Claude Code's
+    `durationMs`), one that started before a sibling's result while that sibling started before
+    its own (`_ran_together`). A log without result times shows none."""
     counts: Counter[str] = Counter()
     for step in (step for session in sessions for step in session.steps):
         timed = [call for call in step.tool_calls if call.result_ms is not None]
         for index, earlier in enumerate(timed):
             for later in timed[index + 1:]:
-                if later.result_ms is not None and earlier.result_ms is not None \
-                        and later.result_ms < earlier.result_ms:
+                if _ran_together(earlier, later):
                     counts[earlier.name] += 1
                     counts[later.name] += 1
     return dict(counts)
+
+
+def _ran_together(earlier: ToolCall, later: ToolCall) -> bool:
+    """Whether the log proves two calls of one response (`earlier` called first, both with a
+    result time) ran at once: results out of call order, or each started (at the latest, its
+    result's time less its logged run time) before the other's result."""
+    earlier_end, later_end = earlier.result_ms, later.result_ms
+    earlier_start, later_start = earlier.latest_start_ms, later.latest_start_ms
+    if earlier_end is None or later_end is None or earlier_start is None or later_start is None:
+        return False
+    if later_end < earlier_end:
+        return True
+    return later_start < earlier_end and earlier_start < later_end
 
 
 def _safety(out: _Writer, name: str, overlapped: int) -> None:

@@ -4,8 +4,10 @@ The format, as Claude Code 2.1 writes it (the fixtures under tests/fixtures/trac
 real files it wrote against `toolturn serve`): one JSON object per line, with a `type`.
 
 - `user`: `message` is `{"role": "user", "content": str | [blocks]}`. Content holding
-  `tool_result` blocks answers tool calls; any other content is a prompt (a line whose text starts
-  `[Request interrupted by user` joins the history but is not counted as a prompt). `isMeta` lines
+  `tool_result` blocks answers tool calls (a line with one result may log the tool's own run
+  time in `toolUseResult.durationMs`, `totalDurationMs` for a sub-agent); any other content is
+  a prompt (a line whose text starts `[Request interrupted by user` joins the history but is not
+  counted as a prompt). `isMeta` lines
   (a local command's caveat, the "Your response above was cut off mid-stream" resume) join the
   history and time the next request, but are no prompts (counted as `meta_lines`).
 - `assistant`: `message` is the API's message object, holding ONE content block per line: a
@@ -180,12 +182,14 @@ class _Builder:
         self.session.meta_lines += 1
         self.retry_sent_ms = None
 
-    def user(self, content: list[dict[str, Any]] | str, at_ms: float | None) -> None:
+    def user(self, content: list[dict[str, Any]] | str, at_ms: float | None,
+             run_ms: float | None = None) -> None:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if any(block.get("type") == "tool_result" for block in blocks):
-            for block in blocks:
-                if block.get("type") == "tool_result":
-                    self._result(block, at_ms)
+        results = [block for block in blocks if block.get("type") == "tool_result"]
+        if results:
+            for block in results:
+                # The line's run time is its result's only when it holds one.
+                self._result(block, at_ms, run_ms if len(results) == 1 else None)
             self.results.extend(blocks)
         else:
             self.commit()
@@ -197,12 +201,12 @@ class _Builder:
         self.last_user_ms = at_ms
         self.retry_sent_ms = None  # the next request follows this line, no retry wait
 
-    def _result(self, block: dict[str, Any], at_ms: float | None) -> None:
+    def _result(self, block: dict[str, Any], at_ms: float | None, run_ms: float | None) -> None:
         waiting = self.calls.get(str(block.get("tool_use_id")))
         if not waiting:
             return  # an orphan (or a second result): the history keeps it, the repair says so
         call = waiting.pop(0)
-        call.result_ms = at_ms
+        call.result_ms, call.run_ms = at_ms, run_ms
         call.result_text = _result_text(block.get("content"))
         call.is_error = block.get("is_error") is True
 
@@ -227,6 +231,20 @@ def _api_error_text(line: dict[str, Any], message: dict[str, Any]) -> str:
     if isinstance(kind, dict):
         kind = describe_api_error(kind).split(":", 1)[0]
     return f"{kind}: {text}" if isinstance(kind, str) and kind else text
+
+
+def _run_time(line: dict[str, Any]) -> float | None:
+    """The tool's own run time a result line logs (`toolUseResult.durationMs`, or a sub-agent's
+    `totalDurationMs`), in ms; None where it logs none."""
+    result = line.get("toolUseResult")
+    if not isinstance(result, dict):
+        return None
+    for key in ("durationMs", "totalDurationMs"):
+        value = result.get(key)
+        if not isinstance(value, bool) and isinstance(value, int | float) \
+                and 0 <= value < 86_400_000:
+            return float(value)
+    return None
 
 
 def _retry_wait(line: dict[str, Any]) -> float | None:
@@ -344,7 +362,7 @@ class ClaudeCodeReader:
         elif line.get("isMeta") is True:
             builder.meta(_message(line, "user")["content"], at_ms)
         else:
-            builder.user(_message(line, "user")["content"], at_ms)
+            builder.user(_message(line, "user")["content"], at_ms, _run_time(line))
 
     def _request_line(
         self, path: Path, line: dict[str, Any], builders: dict[tuple[str, str], _Builder]

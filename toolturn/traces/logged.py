@@ -37,6 +37,9 @@ class ToolCall:
     # its tool_result was written; their difference is the tool's duration as the log saw it.
     use_ms: float | None = None
     result_ms: float | None = None
+    # The tool's own run time, where the client logged it with the result (Claude Code's
+    # `toolUseResult.durationMs`, a sub-agent's `totalDurationMs`): it dates the call's start.
+    run_ms: float | None = None
     # None: no result was logged for this call.
     result_text: str | None = None
     is_error: bool = False
@@ -50,6 +53,14 @@ class ToolCall:
     # of its batch failed (Claude Code cancels the batch when a shell call errs). Such a result
     # is an error, but no error of this tool's.
     sibling_cancelled: bool = False
+
+    @property
+    def latest_start_ms(self) -> float | None:
+        """The latest the call can have started: its result's time less its logged run time
+        (the result is written after the run ends), or without one its result's time."""
+        if self.result_ms is None:
+            return None
+        return self.result_ms - (self.run_ms or 0.0)
 
     @property
     def duration_ms(self) -> float | None:
