@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from toolturn.metrics.provenance import file_sha256
 from toolturn.model.response import Turn
 from toolturn.traces.calibrate import calibrated_scenario
 from toolturn.traces.sources import read_logs
@@ -85,3 +86,47 @@ def test_a_recording_gives_no_text_sizes(tmp_path: Path) -> None:
     script = tomllib.loads(text)["model"]["script"]
     assert not {"text_tokens", "final_text_tokens", "thinking_tokens"} & set(script)
     assert "the logs hold no response text" in text
+
+
+SERVED = """name = "served"
+seed = 1
+[load]
+mode = "closed"
+sessions = 1
+concurrency = 1
+[tools]
+catalogue = "none"
+[[tools.define]]
+name = "Bash"
+duration = { kind = "fixed", ms = 5 }
+[[tools.define]]
+name = "Grep"
+cancels_siblings = GREP
+duration = { kind = "fixed", ms = 5 }
+[[tools.define]]
+name = "Read"
+duration = { kind = "fixed", ms = 5 }
+"""
+
+
+@pytest.mark.parametrize(("grep_cancels", "errors"), [
+    (True, {"Grep": 1}),  # the served scenario's cancelling tool, whatever its name
+    (False, {"Bash": 1, "Grep": 1, "Read": 1}),  # none cancels: every error is the tool's
+])
+def test_the_served_scenario_says_which_tools_cancel_their_siblings(
+    tmp_path: Path, grep_cancels: bool, errors: dict[str, int]
+) -> None:
+    scenario = tmp_path / "served.toml"
+    scenario.write_text(SERVED.replace("GREP", str(grep_cancels).lower()))
+    metadata = {"scenario_file": str(scenario), "scenario_sha256": file_sha256(scenario)}
+    figures = trace_stats(read_logs([str(record(tmp_path / "rec", metadata))]))
+    assert figures["tool_errors_by_tool"] == errors
+    assert figures["tool_results_sibling_cancelled"] == 3 - len(errors)
+
+
+def test_a_changed_scenario_file_falls_back_to_the_default_catalogue(tmp_path: Path) -> None:
+    scenario = tmp_path / "served.toml"
+    scenario.write_text(SERVED.replace("GREP", "true"))
+    metadata = {"scenario_file": str(scenario), "scenario_sha256": "0" * 64}
+    figures = trace_stats(read_logs([str(record(tmp_path / "rec", metadata))]))
+    assert figures["tool_errors_by_tool"] == {"Bash": 1}  # the catalogue's Bash cancels

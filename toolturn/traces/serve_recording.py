@@ -31,9 +31,12 @@ What a recording holds, and so what the stats can give from one:
    which scripts a session from its inputs and results, leaves such sessions out.
 6. A request refused before the model saw it has no session: it is reported as skipped
    (`refused before the model: ...`) with its row.
-7. A batch in which a shell call (Bash) erred: its other error results are the client's
-   sibling cancellations (`ToolCall.sibling_cancelled`), not errors of their tools (a recording
-   keeps no result text to tell them by).
+7. A batch in which a call of a tool that cancels its siblings erred: its other error results
+   are the client's sibling cancellations (`ToolCall.sibling_cancelled`), not errors of their
+   tools (a recording keeps no result text nor cause to tell them by). Which tools cancel
+   their siblings is the served scenario's say (`cancels_siblings`, from the `scenario_file`
+   `toolturn serve` names in `recording.json`, when it is still there unchanged), else the
+   default catalogue's (Bash), which `toolturn serve` serves unless told otherwise.
 
 `where` of a step is `DIR/requests.parquet:N`, N its `request_index`. A recording that cannot be
 read (a missing or truncated table, a column missing or of another type) is reported with its
@@ -51,8 +54,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from toolturn.errors import UserError
+from toolturn.metrics.provenance import file_sha256
 from toolturn.metrics.schema import TableSpec
-from toolturn.traces.logged import SHELL_TOOLS, LoggedSession, Step, ToolCall
+from toolturn.scenario.loader import load_scenario
+from toolturn.tools.catalogue import catalogue
+from toolturn.tools.spec import ToolSpec
+from toolturn.traces.logged import LoggedSession, Step, ToolCall
 from toolturn.traces.skipped import Skipped
 from toolturn.wire.record_files import RECORDING_FILE, read_table
 from toolturn.wire.recording import REQUESTS, TABLES, TOOL_CALLS
@@ -109,7 +117,8 @@ class RecordingReader:
     skipped: Skipped
 
     def read(self, folder: Path) -> list[LoggedSession]:
-        speed = self._check_summary(folder)
+        speed, metadata = self._check_summary(folder)
+        cancelling = _cancelling_tools(metadata)
         try:
             requests = _rows(folder, REQUESTS)
         except _TableError as error:
@@ -120,35 +129,37 @@ class RecordingReader:
         except _TableError as error:
             self.skipped.add(str(folder / f"{TOOL_CALLS.name}.parquet"), 0, str(error))
             calls = []
-        return self._sessions(folder, requests, calls, speed)
+        return self._sessions(folder, requests, calls, speed, cancelling)
 
-    def _check_summary(self, folder: Path) -> float:
-        """The server's speed, from `recording.json` (1 when it does not say). The summary is
-        not needed to read the tables, but a recording without a readable one is reported: it
-        was cut short, or is not what it seems."""
+    def _check_summary(self, folder: Path) -> tuple[float, dict[str, Any]]:
+        """The server's speed (1 when it does not say) and the recording's metadata, from
+        `recording.json`. The summary is not needed to read the tables, but a recording without
+        a readable one is reported: it was cut short, or is not what it seems."""
         path = folder / RECORDING_FILE
         try:
             summary = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             self.skipped.add(str(path), 0, "missing recording summary")
-            return 1.0
+            return 1.0, {}
         except (OSError, UnicodeDecodeError, ValueError) as error:
             self.skipped.add(str(path), 0, f"not JSON: {error}")
-            return 1.0
+            return 1.0, {}
         if not isinstance(summary, dict):
             self.skipped.add(str(path), 0, "not a JSON object: a recording summary is one")
-            return 1.0
-        metadata = summary.get("metadata")
-        speed = metadata.get("speed", 1.0) if isinstance(metadata, dict) else 1.0
+            return 1.0, {}
+        given = summary.get("metadata")
+        metadata: dict[str, Any] = given if isinstance(given, dict) else {}
+        speed = metadata.get("speed", 1.0)
         if isinstance(speed, bool) or not isinstance(speed, int | float) \
                 or not (math.isfinite(speed) and speed > 0):
             self.skipped.add(str(path), 0, f"bad speed: {speed!r} is no positive number; "
                              "the times are read at speed 1")
-            return 1.0
-        return float(speed)
+            return 1.0, metadata
+        return float(speed), metadata
 
     def _sessions(self, folder: Path, requests: list[dict[str, Any]],
-                  calls: list[dict[str, Any]], speed: float) -> list[LoggedSession]:
+                  calls: list[dict[str, Any]], speed: float,
+                  cancelling: frozenset[str]) -> list[LoggedSession]:
         where = str(folder / f"{REQUESTS.name}.parquet")
         ms = _Clock(speed)
         arrivals = {row["request_index"]: row["arrival_ns"] for row in requests}
@@ -164,6 +175,7 @@ class RecordingReader:
             session = sessions.setdefault(row["session_id"], LoggedSession(
                 str(folder), str(row["session_id"]), bodies_logged=False))
             step = _step(f"{where}:{row['request_index']}", row, calls_of, arrivals, ms)
+            _mark_sibling_cancels(step.tool_calls, cancelling)
             _place_prompt(session, step)
             session.steps.append(step)
         return list(sessions.values())
@@ -200,14 +212,28 @@ def _step(where: str, row: dict[str, Any], calls_of: dict[int, list[dict[str, An
         ))
         step.blocks.append({"type": "tool_use", "id": call["tool_use_id"],
                             "name": call["name"], "input": {}})
-    _mark_sibling_cancels(step.tool_calls)
     return step
 
 
-def _mark_sibling_cancels(calls: list[ToolCall]) -> None:
-    """Rule 7: when a shell call of a batch erred, the batch's other error results are the
-    client's own cancellations, not failures of their tools."""
-    failed = next((call for call in calls if call.is_error and call.name in SHELL_TOOLS), None)
+def _cancelling_tools(metadata: dict[str, Any]) -> frozenset[str]:
+    """Rule 7's tools: those of the served scenario marked `cancels_siblings`, when the
+    recording names its file and the file is still there unchanged; else the default
+    catalogue's."""
+    path, digest = metadata.get("scenario_file"), metadata.get("scenario_sha256")
+    specs: tuple[ToolSpec, ...] = catalogue("default")
+    if isinstance(path, str) and Path(path).is_file() \
+            and (digest is None or digest == file_sha256(Path(path))):
+        try:
+            specs = tuple(load_scenario(path).tool_specs)
+        except UserError:
+            pass  # a scenario file that no longer loads says nothing: the catalogue's
+    return frozenset(spec.name for spec in specs if spec.cancels_siblings)
+
+
+def _mark_sibling_cancels(calls: list[ToolCall], cancelling: frozenset[str]) -> None:
+    """Rule 7: when a call of a tool that cancels its siblings erred, the batch's other error
+    results are the client's own cancellations, not failures of their tools."""
+    failed = next((call for call in calls if call.is_error and call.name in cancelling), None)
     if failed is None:
         return
     for call in calls:
