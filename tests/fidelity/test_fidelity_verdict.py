@@ -13,7 +13,7 @@ from rich.console import Console
 from toolturn.commands.fidelity import _exit_status
 from toolturn.engine.runner import run_scenario
 from toolturn.fidelity.overhead import table_hops
-from toolturn.fidelity.pairing import Pairing, metric_errors, pair_turns
+from toolturn.fidelity.pairing import MetricError, Pairing, metric_errors, pair_turns
 from toolturn.fidelity.report import SATURATED, UNPAIRED, WITHIN, FidelityResult, print_fidelity
 from toolturn.fidelity.saturation import Limits, Saturation
 from toolturn.fidelity.settings import Tolerances
@@ -111,15 +111,48 @@ def test_a_saturated_live_run_that_fails_is_exit_4_and_one_that_passes_is_0(
     passing = result(Pairing(315, 315, 315, 315), hot, tables)
     assert passing.verdict == WITHIN and _exit_status(passing) == 0
     assert passing.to_json()["saturation"]["saturated"] is True
-    # Failing (here: unpaired turns) while saturated: the harness is the suspect, not the model.
-    outcome = result(Pairing(315, 315, 300, 300), hot, tables)
+    # Beyond tolerance, all paired, while saturated: the harness is the suspect, not the model.
+    late = MetricError("streaming", "ttfts_ms", 315, 100.0, 200.0, 130.0, 260.0, 30.0, 60.0)
+    outcome = FidelityResult([late], Pairing(315, 315, 315, 315), [], 10.0, Tolerances(), hot)
     assert outcome.verdict == SATURATED and _exit_status(outcome) == 4
     report = outcome.to_json()["saturation"]
     assert report["saturated"] is True and report["excess"] == pytest.approx(2.5)
     assert report["suggested_speed"] == 4.0 and report["suggested_sessions"] == 4
     assert [reason.split(" (")[0] for reason in report["reasons"]] == [
         "event loop lateness p95 5.00 ms of wall time", "live process at 96% of a core"]
-    assert "--speed 4, or about 4 sessions at once instead of 10" in hot.suggestion()
+    assert hot.suggestion() == (
+        "--speed 4, or about 4 sessions at once instead of 10 ([load] concurrency = 4 in the "
+        "scenario)")
+
+
+def test_unpaired_turns_outrank_saturation_and_say_both(
+    tables: dict[str, pa.Table], capsys: pytest.CaptureFixture[str],
+) -> None:
+    hot = Saturation(lag_p95_ms=5.0, cpu_percent=96.0, limits=Limits(), speed=10.0,
+                     sessions_at_once=10)
+    for pairing in (Pairing(315, 315, 0, 0), Pairing(315, 315, 300, 300)):
+        outcome = result(pairing, hot, tables)
+        assert outcome.verdict == UNPAIRED and _exit_status(outcome) == 3
+        assert "turns unpaired or with another story: " in capsys.readouterr().out
+        report = outcome.to_json()
+        assert report["verdict"] == UNPAIRED and report["saturation"]["saturated"] is True
+        console = Console(record=True, width=300)
+        print_fidelity(outcome, console)
+        text = console.export_text()
+        assert "the live run could not keep up: " in text
+        assert text.rstrip().endswith(f"verdict: {UNPAIRED}")
+
+
+def test_the_unpaired_summary_is_printed_whenever_there_are_unpaired_turns(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Paired turns with another story (not complete) but also a metric beyond tolerance: the
+    # verdict is the unpaired one, and a complete pairing prints no summary.
+    assert _exit_status(result(Pairing(315, 315, 315, 314))) == 3
+    assert "315 of 315 simulated and 315 live paired, 314 with the same story" in (
+        capsys.readouterr().out)
+    assert _exit_status(result(Pairing(315, 315, 315, 315))) == 0
+    assert "unpaired" not in capsys.readouterr().out
 
 
 def test_saturation_by_cpu_alone_and_within_limits() -> None:
@@ -144,5 +177,19 @@ def test_the_printed_verdict_names_the_differing_turns_and_the_saturation(
     assert "1 turns without a twin:\n  simulated only: " in text
     assert "1 turns with another story:\n  " in text and "cut short (live)" in text
     assert "the live run could not keep up: event loop lateness p95 5.00 ms" in text
-    assert "Try --speed 4, or about 4 sessions at once instead of 10" in text
-    assert text.rstrip().endswith("verdict: live run could not keep up")
+    assert "Try --speed 4, or about 4 sessions at once instead of 10 ([load] concurrency = 4" \
+        in text
+    assert "the unpaired turns decide the verdict all the same" in text
+    assert text.rstrip().endswith(f"verdict: {UNPAIRED}")
+
+
+def test_the_limits_help_says_a_saturated_pass_is_a_pass(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from toolturn.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["fidelity", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(exit 4) when" not in text
+    assert text.count("exit 4 when the run is also beyond a tolerance with every turn paired") == 2

@@ -18,12 +18,13 @@ Exit status:
 
 - 0 within tolerance and every turn paired with the same story (a saturated live run too: it is
   said, but lateness only adds to the live side);
-- otherwise, the first that applies: 4 the live run could not keep up
-  (`toolturn.fidelity.saturation`): its event loop's lateness p95 passed `--max-lag-ms` (2) or
-  its process `--max-cpu` (80) percent of a core; it says by how much and suggests a speed (or
-  a number of sessions at once) that would fit; 3 a turn without a twin, or twins with another
-  story (attempts, tool calls, outcome); 1 a median beyond `--tolerance-median` or a p95 beyond
-  `--tolerance-p95` (and more than `--tolerance-ms` apart);
+- otherwise, the first that applies: 3 a turn without a twin, or twins with another story
+  (attempts, tool calls, outcome), saturated or not (a saturation is said beside it); 4 the
+  live run could not keep up (`toolturn.fidelity.saturation`): its event loop's lateness p95
+  passed `--max-lag-ms` (2) or its process `--max-cpu` (80) percent of a core, so its errors
+  measure the harness; it says by how much and suggests a speed (or a number of sessions at
+  once, the scenario's concurrency) that would fit; 1 a median beyond `--tolerance-median` or a
+  p95 beyond `--tolerance-p95` (and more than `--tolerance-ms` apart);
 
 2 bad input, 130 interrupted while the runs ran (nothing written).
 """
@@ -76,8 +77,9 @@ def add_parser(subparsers: Any) -> None:
         help="run a scenario simulated and live, pair the turns, report the error",
         description="Run a scenario in the simulator and live on the same seed, pair each live "
         "turn with its simulated twin and print the error per metric and per hop; exit 0 "
-        "within the tolerances with every turn paired, 1 beyond them, 3 turns unpaired or with "
-        "another story, 4 the live run could not keep up.",
+        "within the tolerances with every turn paired (on a saturated host too), 3 turns "
+        "unpaired or with another story, 4 beyond the tolerances while the live run could not "
+        "keep up, 1 beyond them otherwise.",
     )
     add_live_arguments(parser)
     parser.add_argument("--tolerance-median", type=float, default=DEFAULTS.median,
@@ -91,13 +93,15 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--max-lag-ms", type=float, default=LIMITS.lag_p95_ms,
-        help="the live run could not keep up (exit 4) when its event loop's lateness p95 "
-        "passes this many wall-clock ms (default 2)",
+        help="the live run could not keep up when its event loop's lateness p95 passes this "
+        "many wall-clock ms (default 2): said always; exit 4 when the run is also beyond a "
+        "tolerance with every turn paired",
     )
     parser.add_argument(
         "--max-cpu", type=float, default=LIMITS.cpu_percent,
-        help="the live run could not keep up (exit 4) when its process passes this "
-        "percentage of one core (default 80)",
+        help="the live run could not keep up when its process passes this percentage of one "
+        "core (default 80): said always; exit 4 when the run is also beyond a tolerance with "
+        "every turn paired",
     )
     parser.add_argument("--out", type=Path, help="folder to write (default: under results/)")
     parser.add_argument("--force", action="store_true",
@@ -225,15 +229,15 @@ def _write_verdict(out_dir: Path, result: FidelityResult, sim_tables: dict[str, 
 def _exit_status(result: FidelityResult) -> int:
     from toolturn.fidelity.report import BEYOND, SATURATED, UNPAIRED
 
-    verdict = result.verdict
-    if verdict == SATURATED:
-        return EXIT_SATURATED
-    if verdict == UNPAIRED:
-        pairing = result.pairing
+    verdict, pairing = result.verdict, result.pairing
+    if not pairing.complete:
         print(f"turns unpaired or with another story: {pairing.paired} of "
               f"{pairing.sim_turns} simulated and {pairing.live_turns} live paired, "
               f"{pairing.same_story} with the same story")
+    if verdict == UNPAIRED:
         return EXIT_UNPAIRED
+    if verdict == SATURATED:
+        return EXIT_SATURATED
     if verdict == BEYOND:
         names = sorted({f"{error.policy} {error.metric}" for error in result.failures})
         print(f"beyond tolerance: {', '.join(names)}")

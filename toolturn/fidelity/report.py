@@ -23,9 +23,10 @@ from toolturn.fidelity.settings import Tolerances
 
 # The verdicts. Every turn paired with the same story and every metric within tolerance is a
 # pass, saturated or not (a late harness only adds to the live side's times). Otherwise, worst
-# first: a saturated live run measured its own lateness, so its failure says nothing of the
-# simulator; unpaired turns or other stories compare different turns; only then do the
-# metrics' errors speak.
+# first: unpaired turns or other stories compare different turns, whatever the host (a late
+# harness changes times, not which turns ran: the saturation is said beside it); a saturated
+# live run measured its own lateness, so its errors say nothing of the simulator; only then do
+# the metrics' errors speak.
 SATURATED = "live run could not keep up"
 UNPAIRED = "turns unpaired or with another story"
 BEYOND = "beyond tolerance"
@@ -57,9 +58,9 @@ class FidelityResult:
     def verdict(self) -> str:
         if self.pairing.complete and not self.failures:
             return WITHIN
-        if self.saturated:
-            return SATURATED
-        return BEYOND if self.pairing.complete else UNPAIRED
+        if not self.pairing.complete:
+            return UNPAIRED
+        return SATURATED if self.saturated else BEYOND
 
     def to_json(self) -> dict[str, Any]:
         pairing = self.pairing
@@ -129,10 +130,12 @@ def print_fidelity(result: FidelityResult, console: Console | None = None) -> No
     console.print(hops)
     saturation = result.saturation
     if saturation is not None and saturation.saturated:
-        meaning = ("within tolerance all the same" if result.verdict == WITHIN
-                   else "its errors measure the harness, not the simulator")
+        meaning = {WITHIN: "within tolerance all the same",
+                   UNPAIRED: "the unpaired turns decide the verdict all the same"}.get(
+            result.verdict, "its errors measure the harness, not the simulator")
         console.print(f"the live run could not keep up: {'; '.join(saturation.reasons())}; "
                       f"{meaning}. Try {saturation.suggestion()}.", highlight=False,
+                      markup=False,  # `[load]` is TOML, not markup
                       soft_wrap=True)  # one line: the suggested options copy whole
     console.print(f"verdict: {result.verdict}", highlight=False)
 

@@ -5,9 +5,10 @@ late and every figure grows by the harness's own lateness, not the simulator's e
 Two signs, each against a limit (`Limits`): the event loop's lateness p95, in wall-clock ms
 (how late a 10 ms sleep woke, `toolturn.fidelity.overhead.LagSampler`), and the share of one
 core the live process used over its wall time. Past either, the run was saturated, by how much
-is the ratio to the limit, and the speed (or the number of sessions at once) that would fit is
-the present one divided by the largest ratio: both signs grow about in proportion to the work
-asked per wall-clock second, which the speed and the sessions at once multiply.
+is the ratio to the limit, and the speed (or the number of sessions at once: a closed loop's
+concurrency, not its total of sessions) that would fit is the present one divided by the
+largest ratio: both signs grow about in proportion to the work asked per wall-clock second,
+which the speed and the sessions at once multiply.
 """
 
 from __future__ import annotations
@@ -71,8 +72,11 @@ class Saturation:
         advice = f"--speed {self.suggested_speed():g}"
         sessions = self.suggested_sessions()
         if sessions is not None and self.sessions_at_once is not None and sessions > 1:
+            # Sessions at once are the scenario's concurrency: `--sessions` sets how many run
+            # in all, which leaves as many at once (while it exceeds the concurrency).
             advice += (f", or about {sessions} sessions at once instead of "
-                       f"{self.sessions_at_once} (--sessions {sessions})")
+                       f"{self.sessions_at_once} ([load] concurrency = {sessions} in the "
+                       "scenario)")
         return advice
 
     def to_json(self) -> dict[str, object]:
