@@ -98,7 +98,7 @@ def table_hops(
                         & requests["first_event_ns_live"].notna()]
     wait = ((answered["first_event_ns_live"] - answered["sent_ns_live"])
             - (answered["first_event_ns_sim"] - answered["sent_ns_sim"])).astype("float64") / scale
-    first = (answered["request_index"] == 1).to_numpy()
+    first = (answered["request_index"] == 1).to_numpy(dtype=bool)
     turns = _paired(sim_tables["turns"], live_tables["turns"], ["profile", "policy", "session_id",
                                                                  "turn_index"])
     streamed = turns[turns["message_stop_ns_sim"].notna() & turns["message_stop_ns_live"].notna()

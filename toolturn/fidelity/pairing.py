@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolturn.fidelity.settings import Tolerances
+from toolturn.metrics.frames import table_frame
 
 NS_PER_MS = 1_000_000
 TURN_KEY = ["profile", "policy", "load", "session_id", "turn_index"]
@@ -99,14 +100,24 @@ def _close(live: float, sim: float, relative: float, absolute: float) -> bool:
 
 
 def plain_frame(table: pa.Table) -> pd.DataFrame:
-    """`table` as a frame with its dictionary-encoded columns decoded: each run encodes a text
+    """`table` as a frame with its dictionary-encoded columns decoded (each run encodes a text
     column with the values it met, in the order it met them, and pandas refuses to compare two
-    categoricals whose categories differ (a live call with another outcome than its twin's)."""
+    categoricals whose categories differ: a live call with another outcome than its twin's), and
+    its integers kept integers (`toolturn.metrics.frames.table_frame`: a nullable ns column as
+    `Int64`, not float64, which rounds nanoseconds above 2**53)."""
     for index, column in enumerate(table.schema):
         if pa.types.is_dictionary(column.type):
             decoded = pc.cast(table.column(index), column.type.value_type)
             table = table.set_column(index, column.name, decoded)
-    return table.to_pandas()
+    return table_frame(table)
+
+
+def _same(sim: pd.Series, live: pd.Series) -> np.ndarray:
+    """Whether each pair of values agrees (two nulls agree; a null and a value do not)."""
+    both_null: np.ndarray = (sim.isna() & live.isna()).to_numpy(dtype=bool)
+    equal: np.ndarray = (sim == live).fillna(False).to_numpy(dtype=bool)
+    same: np.ndarray = both_null | equal
+    return same
 
 
 def pair_turns(sim: pa.Table, live: pa.Table) -> tuple[pd.DataFrame, Pairing]:
@@ -118,7 +129,7 @@ def pair_turns(sim: pa.Table, live: pa.Table) -> tuple[pd.DataFrame, Pairing]:
     both = sim_df.merge(live_df, on=TURN_KEY, suffixes=("_sim", "_live"))
     same = np.ones(len(both), dtype=bool)
     for column in STORY:
-        same &= (both[f"{column}_sim"] == both[f"{column}_live"]).to_numpy(dtype=bool)
+        same &= _same(both[f"{column}_sim"], both[f"{column}_live"])
     pairing = Pairing(len(sim_df), len(live_df), len(both), int(same.sum()),
                       _unpaired(sim_df, live_df), _other_stories(both[~same]))
     return both, pairing
@@ -164,8 +175,9 @@ def metric_values(turns: pd.DataFrame, tools: pd.DataFrame, metric: str, side: s
     if metric == "latency_ms":
         return turns[f"latency_ns_{side}"].astype("float64") / NS_PER_MS
     if metric == "first_event_ms":
-        first = turns[f"first_event_ns_{side}"].astype("float64")
-        return (first - turns[f"request_sent_ns_{side}"].astype("float64")) / NS_PER_MS
+        # The difference in integer ns first: floats would round each time above 2**53.
+        waited = turns[f"first_event_ns_{side}"] - turns[f"request_sent_ns_{side}"]
+        return waited.astype("float64") / NS_PER_MS
     if metric == "requests_per_turn":
         return turns[f"n_attempts_{side}"].astype("float64")
     if metric == "start_lag_ms":
