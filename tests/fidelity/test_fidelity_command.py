@@ -13,6 +13,7 @@ import pytest
 import toolturn.commands.fidelity as fidelity_command
 from tests.commands.test_cmd_live import SMALL, SPEED
 from toolturn.cli import main
+from toolturn.metrics import read_run
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +66,34 @@ def test_a_bad_limit_is_one_line_and_exit_2(
     assert main(["fidelity", str(small), option, "0", "--out", str(tmp_path / "f")]) == 2
     assert f"{option}: must be a positive number" in capsys.readouterr().err
     assert not (tmp_path / "f").exists()
+
+
+def test_both_runs_go_through_the_one_write_path_and_are_compared_as_written(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 32: the simulated run is written from the engine's part files, the live run's rows
+    through part files (`write_run_from_rows`, as `toolturn live`'s), never from tables in
+    memory; the comparison reads the folders written."""
+    calls: list[str] = []
+    real_parts, real_rows = fidelity_command.write_run_from_parts, \
+        fidelity_command.write_run_from_rows
+
+    def parts(out_dir: Path, *args: object, **kwargs: object) -> object:
+        calls.append(f"parts {Path(out_dir).name}")
+        return real_parts(out_dir, *args, **kwargs)  # type: ignore[arg-type]
+
+    def rows(out_dir: Path, *args: object, **kwargs: object) -> object:
+        calls.append(f"rows {Path(out_dir).name}")
+        return real_rows(out_dir, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fidelity_command, "write_run_from_parts", parts)
+    monkeypatch.setattr(fidelity_command, "write_run_from_rows", rows)
+    out = tmp_path / "one-path"
+    main(["fidelity", str(small), "--speed", SPEED, "--out", str(out), "--max-lag-ms", "1e6",
+          "--max-cpu", "1e6"])
+    assert calls == ["parts simulated", "rows live"]
+    report = json.loads((out / "fidelity.json").read_text())
+    written = {run: read_run(out / run).tables["turns"].num_rows for run in ("simulated", "live")}
+    assert (report["pairing"]["sim_turns"], report["pairing"]["live_turns"]) == (
+        written["simulated"], written["live"])
+    assert read_run(out / "live").metadata["run_id"] == "live"

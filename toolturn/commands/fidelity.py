@@ -52,13 +52,15 @@ from toolturn.errors import UserError
 from toolturn.fidelity.saturation import Limits, Saturation
 from toolturn.fidelity.settings import LiveSettings, Tolerances
 from toolturn.metrics.atomic import atomic_directory
-from toolturn.metrics.writer import RunMetadata, write_run
+from toolturn.metrics.reader import read_run
+from toolturn.metrics.writer import RunMetadata, write_run_from_parts, write_run_from_rows
 from toolturn.scenario.schema import Scenario
 from toolturn.termination import terminate_as_interrupt
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from toolturn.engine.runner import RunResult
     from toolturn.fidelity.live_run import LiveRunResult
     from toolturn.fidelity.report import FidelityResult
 
@@ -67,6 +69,7 @@ EXIT_BEYOND_TOLERANCE = 1
 EXIT_UNPAIRED = 3
 EXIT_SATURATED = 4
 FIDELITY_FILE = "fidelity.json"
+SIMULATED, LIVE = "simulated", "live"
 DEFAULTS = Tolerances()
 LIMITS = Limits()
 
@@ -144,12 +147,15 @@ def _run(args: argparse.Namespace) -> int:
     limits = _limits(args)
     out_dir: Path = args.out or fidelity_out_dir(scenario, datetime.now(UTC))
     check_out_folder(out_dir, force=args.force, kind="fidelity folder", marker=FIDELITY_FILE)
-    sim_tables = run_scenario(scenario).tables("simulated")
+    simulated = run_scenario(scenario)
     live = run_live_with_progress(scenario, settings)
-    live_tables = live.collector("live").tables()
     # Both runs are on disk before anything compares them: a live run takes real time, and a
-    # comparison that failed would otherwise take it along.
-    _write_runs(out_dir, args, scenario, settings, {"simulated": sim_tables, "live": live_tables})
+    # comparison that failed would otherwise take it along. They are written the one way every
+    # run is (the engine's part files, `toolturn live`'s rows through them), and compared as
+    # written.
+    _write_runs(out_dir, args, scenario, settings, simulated, live)
+    sim_tables = read_run(out_dir / SIMULATED).tables
+    live_tables = read_run(out_dir / LIVE).tables
     result = _compare(scenario, settings, tolerances, limits, sim_tables, live_tables, live)
     from toolturn.fidelity.report import print_fidelity
 
@@ -160,16 +166,22 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _write_runs(out_dir: Path, args: argparse.Namespace, scenario: Scenario,
-                settings: LiveSettings, runs: dict[str, dict[str, pa.Table]]) -> None:
-    extra = live_extra(scenario, args, settings)
+                settings: LiveSettings, simulated: RunResult, live: LiveRunResult) -> None:
+    """Both run folders, in one step: the simulated run from its part files, the live run's
+    rows through part files (`write_run_from_rows`), as `toolturn run` and `toolturn live`
+    write theirs."""
+    def metadata(name: str, extra: dict[str, Any]) -> RunMetadata:
+        return RunMetadata.collect(run_id=name, scenario=scenario.name,
+                                   scenario_sha256=scenario.content_hash, seed=scenario.seed,
+                                   extra=extra)
+
     try:
         with atomic_directory(out_dir, replace=args.force) as staging:
-            for name, tables in runs.items():
-                metadata = RunMetadata.collect(
-                    run_id=name, scenario=scenario.name, scenario_sha256=scenario.content_hash,
-                    seed=scenario.seed, extra=extra if name == "live" else {},
-                )
-                write_run(staging / name, tables, metadata)
+            write_run_from_parts(staging / SIMULATED, simulated.parts_in_order(),
+                                 metadata(SIMULATED, {}), points=simulated.point_columns(),
+                                 events_per_wall_s=simulated.events_per_wall_s())
+            write_run_from_rows(staging / LIVE, [unit.rows for unit in live.results],
+                                metadata(LIVE, live_extra(scenario, args, settings)))
     except OSError as error:
         raise UserError(f"{out_dir}: cannot write the fidelity folder ({error})") from None
 

@@ -4,7 +4,7 @@ the same scenario (or any Anthropic-compatible `base_url`), recorded as the simu
 own.
 
     result = asyncio.run(run_live(scenario, LiveSettings(speed=10.0)))
-    tables = result.collector("live-1").tables()      # the same tables as `toolturn run`'s
+    write_run_from_rows(folder, [unit.rows for unit in result.results], metadata)  # a run folder
 
 What is the simulator's, shared: the loops (`toolturn.engine.loop_factory`, the scenario's policy,
 retries with the same keyed jitter, fallback, strict mode), the simulated user (`toolturn.user`),
@@ -37,14 +37,13 @@ import anthropic
 from toolturn.engine.arrivals import ClosedLoop, arrivals_for
 from toolturn.engine.draws import SessionDraws
 from toolturn.engine.loop_factory import LoopFactory
-from toolturn.engine.recorder import TABLE_NAMES, record_session
+from toolturn.engine.recorder import record_session
 from toolturn.engine.runner import Unit, units_of
 from toolturn.fidelity.overhead import LagSampler
 from toolturn.fidelity.settings import LiveSettings
 from toolturn.live.simulated_tools import simulated_tools
 from toolturn.live.user_session import LiveSession, run_user_session
 from toolturn.live.warm_up import warm_up_sdk
-from toolturn.metrics.collector import RunCollector
 from toolturn.metrics.row_columns import Rows, empty_rows
 from toolturn.model.model import MockModel
 from toolturn.model.response import HttpError, Response, Turn
@@ -81,15 +80,6 @@ class LiveRunResult:
     results: list[LiveUnitResult] = field(default_factory=list)
     # The event loop's lateness samples, when asked for.
     sampler: LagSampler | None = None
-
-    def collector(self, run_id: str) -> RunCollector:
-        """Every unit's rows in one collector, in unit order (as `toolturn.engine.runner`'s)."""
-        collector = RunCollector(run_id=run_id, scenario=self.scenario.name,
-                                 seed=self.scenario.seed)
-        for result in self.results:
-            for name in TABLE_NAMES:
-                collector.add_columns(name, result.rows[name])
-        return collector
 
 
 class _NotingModel(MockModel):

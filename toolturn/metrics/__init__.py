@@ -1,7 +1,12 @@
 """Run metrics: tables with explicit schemas, atomic Parquet run folders, and their summary.
 
-The engine adds rows to a ``RunCollector``; ``write_run`` checks, sorts and writes them with the
-summary; ``read_run`` reads a folder back for reports and comparisons.
+Every command writes its run folder one way: the engine writes each unit's rows to part files
+as it goes (``toolturn.metrics.parts``) and ``write_run_from_parts`` assembles the folder with
+its summary; a driver holding its units' rows (``toolturn live``, ``toolturn fidelity``'s live
+run) hands them to ``write_run_from_rows``, which goes through part files too. ``read_run``
+reads a folder back for reports and comparisons. ``RunCollector`` and ``write_run`` build and
+write a run from tables held in memory, the same bytes: no command uses them; tests and small
+hand-made runs do.
 """
 
 from toolturn.metrics.collector import RunCollector

@@ -53,7 +53,8 @@ class RunFolder:
 
 
 def read_run(run_dir: Path) -> RunFolder:
-    """Reads a folder written by ``write_run``; raises ``UserError`` naming what is wrong."""
+    """Reads a run folder (``toolturn.metrics.writer``); raises ``UserError`` naming what is
+    wrong."""
     run_dir = Path(run_dir)
     if not run_dir.exists():
         raise UserError(f"{run_dir}: no such run folder")
