@@ -100,7 +100,7 @@ def test_a_turn_is_the_same_story_in_every_protocol(scenario: Scenario, stream: 
     for ask in (_anthropic, _responses, _chat):
         (calls, text), seen = _first_turn(scenario, ask, stream)
         (request,) = seen.requests
-        assert (request.status, request.turn_index, request.violations) == ("200", 0, ())
+        assert (request.status, request.turn_index, request.violations) == ("200", 1, ())
         assert request.n_events > 3 and request.message_stop_ns is not None  # read once, whole
         stories[ask.__name__] = (calls, text)
     calls, text = stories["_anthropic"]

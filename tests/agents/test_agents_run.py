@@ -13,7 +13,6 @@ import pytest
 
 from tests.helpers.scenarios import TINY
 from toolturn.agents import AgentSession
-from toolturn.agents.error_file import read_agent_errors
 from toolturn.cli import main
 from toolturn.metrics.schema import TABLES
 
@@ -56,14 +55,12 @@ def test_the_agent_arm_sits_beside_the_policies_and_repeats_bit_for_bit(
         name = f"{spec.name}.parquet"
         assert (tmp_path / "a" / "run" / name).read_bytes() == (
             tmp_path / "b" / "run" / name).read_bytes(), name
-    assert (tmp_path / "a" / "run" / "agent_errors.json").read_bytes() == (
-        tmp_path / "b" / "run" / "agent_errors.json").read_bytes()
-    assert read_agent_errors(tmp_path / "a" / "run")["errors"] == []
     sessions = pq.read_table(tmp_path / "a" / "run" / "sessions.parquet").to_pandas()
     arm = f"agent:{HERE}:sdk_agent"
     assert set(sessions["policy"]) == {"streaming", "serial", arm}
     mine = sessions[sessions["policy"] == arm]
     assert list(mine["outcome"]) == ["completed"] * 3
+    assert sessions["error_type"].isna().all() and sessions["error_message"].isna().all()
     turns = pq.read_table(tmp_path / "a" / "run" / "turns.parquet").to_pandas()
     agent_turns = turns[turns["policy"] == arm]
     # The scripted model: two turns of tool calls then the answer, per prompt.
@@ -84,12 +81,13 @@ def test_an_exception_ends_its_session_and_the_run_goes_on(
               or "ValueError" in line]
     assert errors == [f"toolturn run: agent:{HERE}:failing_agent: session 1: "
                       "ValueError: the agent broke"]
-    # The exception's type and message, in the run folder beside the tables.
-    assert read_agent_errors(tmp_path / "run") == {
-        "policy": f"agent:{HERE}:failing_agent",
-        "errors": [{"load_level": 0, "session_id": 1, "type": "ValueError",
-                    "message": "the agent broke"}],
-    }
+    # The exception's type and message, in the sessions table; null for every other session.
+    errors_of = pq.read_table(tmp_path / "run" / "sessions.parquet",
+                              columns=["policy", "error_type", "error_message"]).to_pylist()
+    assert [(row["error_type"], row["error_message"]) for row in errors_of
+            if row["policy"] == f"agent:{HERE}:failing_agent"] == [
+        (None, None), ("ValueError", "the agent broke"), (None, None)]
+    assert sessions[sessions["policy"] != f"agent:{HERE}:failing_agent"]["error_type"].isna().all()
 
 
 @pytest.mark.parametrize(("agent", "message"), [

@@ -4,16 +4,17 @@ same tables as a simulated session's, so the agent arm sits beside the policies 
 
 Definitions, where a user's runtime is seen only from outside:
 
-- A turn is the mock's (its `turn_index` plus 1, as the simulator counts turns from 1): every
-  attempt of it. `request_sent_ns` is its first attempt's arrival; `first_event_ns` the first
-  event sent of any attempt; `message_stop_ns` the last attempt's.
+- A turn is the mock's (`toolturn.agents.seen_requests`: from 1, as the simulator counts turns,
+  and on past a crash): every attempt of it. `request_sent_ns` is its first attempt's arrival;
+  `first_event_ns` the first event sent of any attempt; `message_stop_ns` the last attempt's.
 - `first_tool_start_ns` is when the first `call_tool` of the turn was entered (the runtime's
   decision to run it; permission waits come after), `ttfts_ns` its distance from
   `request_sent_ns`.
 - A turn ends when its last answer is over and its last tool call returned, whichever is later
   (or at the horizon). `outcome` is `completed` when its last attempt carried a stop reason,
   `interrupted` when the agent stopped reading it, `request_failed` for an HTTP error,
-  `stream_error` for a stream that ended without one, `horizon` when the run stopped first; a
+  `stream_error` for a stream that ended without one, `crash` when the session's process crashed
+  during it (it ends then), `horizon` when the run stopped first; a
   turn answered in full whose calls the agent cancelled, none failing, is `interrupted` too (the
   user stopped it while its tools ran; a failing shell cancelling its siblings is not that).
 - `repairs`: a row per pairing violation the mock's request check found on arrival (kind
@@ -23,9 +24,12 @@ Definitions, where a user's runtime is seen only from outside:
 - `tools`: a row per `call_tool` (`queued_ns` its entry, `start_ns` the tool's start after any
   permission wait), and a row per tool_use block sent that no call claimed (outcome `not_run`).
 - A session's `outcome` is `completed`, `interrupted` (an interrupt's CancelledError ended
-  `agent()`), `agent_error` (another exception did) or `horizon`. `n_interrupts` counts the
-  interrupts the session made, or, for an agent that plays the simulated user itself, its turns
-  seen `interrupted`.
+  `agent()`), `agent_error` (another exception did: its type and message are `error_type` and
+  `error_message`, null otherwise) or `horizon`. `n_interrupts` counts the interrupts the session
+  made, or, for an agent that plays the simulated user itself, its turns seen `interrupted`.
+  `n_calls_lost` counts the calls running when a crash came (their results cannot have been
+  persisted); `n_compactions` is 0: a runtime's compactions, like its rewinds, are its own
+  choices and invisible from outside (the mock sees only the transcript they left).
 """
 
 from __future__ import annotations
@@ -42,18 +46,21 @@ from toolturn.metrics.row_columns import Columns, Rows, empty_rows
 VIOLATION = "violation_at_mock"
 NOT_RUN = "not_run"
 INTERRUPTED = "interrupted"
+CRASH = "crash"
 _FAILED = frozenset({"error", "exception"})
 
 
 @dataclass(frozen=True, slots=True)
 class SessionEnd:
-    """How and when an agent session ended (`end_ns` None: cut at `horizon_ns`)."""
+    """How and when an agent session ended (`end_ns` None: cut at `horizon_ns`); for
+    `agent_error`, the exception's type and message."""
 
     arrival_ns: int
     start_ns: int
     end_ns: int | None
     outcome: str
     horizon_ns: int | None = None
+    error: tuple[str, str] | None = None
 
 
 def agent_rows(seen: SeenSession, facts: SessionFacts, end: SessionEnd,
@@ -71,17 +78,20 @@ def agent_rows(seen: SeenSession, facts: SessionFacts, end: SessionEnd,
         _request_row(rows["requests"], seen.session_id, request, stop_ns, unit)
         for violation in request.violations:
             _append(rows["repairs"], unit, session_id=seen.session_id,
-                    turn_index=request.turn_index + 1, request_index=request.request_index,
+                    turn_index=request.turn_index, request_index=request.request_index,
                     kind=VIOLATION, tool_use_id=None, cause=violation)
     for turn, requests in sorted(by_turn.items()):
-        _turn_row(rows["turns"], seen.session_id, turn, requests, runs[turn], end, stop_ns, unit)
+        _turn_row(rows["turns"], seen.session_id, turn, requests, runs[turn],
+                  facts.crashes.get(turn), stop_ns, unit)
     _tool_rows(rows["tools"], seen, facts, stop_ns, unit)
     interrupts = facts.interrupts
     if facts.agent_plays_user:
         interrupts = rows["turns"]["outcome"].count(INTERRUPTED)
+    error_type, error_message = end.error or (None, None)
     _append(rows["sessions"], unit, session_id=seen.session_id, arrival_ns=end.arrival_ns,
             start_ns=end.start_ns, end_ns=end.end_ns, n_turns=len(by_turn),
-            outcome=end.outcome, n_interrupts=interrupts, n_compactions=0, n_calls_lost=0)
+            outcome=end.outcome, n_interrupts=interrupts, n_compactions=0,
+            n_calls_lost=facts.calls_lost, error_type=error_type, error_message=error_message)
     return rows
 
 
@@ -92,7 +102,7 @@ def _append(table: Columns, unit: dict[str, Any], **values: Any) -> None:
 
 def _request_row(table: Columns, session_id: int, request: SeenRequest, stop_ns: int,
                  unit: dict[str, Any]) -> None:
-    _append(table, unit, session_id=session_id, turn_index=request.turn_index + 1,
+    _append(table, unit, session_id=session_id, turn_index=request.turn_index,
             request_index=request.request_index, attempt=request.attempt, model=request.model,
             status=request.status, retries=request.attempt - 1, fault=request.fault,
             sent_ns=request.sent_ns, first_event_ns=request.first_event_ns,
@@ -101,7 +111,9 @@ def _request_row(table: Columns, session_id: int, request: SeenRequest, stop_ns:
             n_events=request.n_events)
 
 
-def _turn_outcome(last: SeenRequest, runs: list[ToolRun], cut: bool) -> str:
+def _turn_outcome(last: SeenRequest, runs: list[ToolRun], cut: bool, crashed: bool) -> str:
+    if crashed:
+        return CRASH
     if cut:
         return "horizon"
     if last.stop_reason is not None and last.message_stop_ns is not None:
@@ -119,14 +131,18 @@ def _turn_outcome(last: SeenRequest, runs: list[ToolRun], cut: bool) -> str:
 
 
 def _turn_row(table: Columns, session_id: int, turn: int, requests: list[SeenRequest],
-              runs: list[ToolRun], end: SessionEnd, stop_ns: int, unit: dict[str, Any]) -> None:
+              runs: list[ToolRun], crash_ns: int | None, stop_ns: int, unit: dict[str, Any]
+              ) -> None:
     first, last = requests[0], requests[-1]
     ends = [request.end_ns for request in requests] + [run.end_ns for run in runs]
     cut = any(value is None for value in ends)
-    turn_end = stop_ns if cut else max(value for value in ends if value is not None)
+    if crash_ns is not None:
+        turn_end = crash_ns  # the process died: the turn ends there, whatever was running
+    else:
+        turn_end = stop_ns if cut else max(value for value in ends if value is not None)
     first_events = [r.first_event_ns for r in requests if r.first_event_ns is not None]
     first_tool = min((run.entered_ns for run in runs), default=None)
-    _append(table, unit, session_id=session_id, turn_index=turn + 1, model=first.model,
+    _append(table, unit, session_id=session_id, turn_index=turn, model=first.model,
             request_sent_ns=first.sent_ns, first_event_ns=min(first_events, default=None),
             message_stop_ns=last.message_stop_ns, first_tool_start_ns=first_tool,
             ttfts_ns=None if first_tool is None else first_tool - first.sent_ns,
@@ -135,13 +151,14 @@ def _turn_row(table: Columns, session_id: int, turn: int, requests: list[SeenReq
             n_repairs=sum(len(r.violations) for r in requests),
             input_tokens=sum(r.input_tokens for r in requests),
             output_tokens=sum(r.output_tokens for r in requests),
-            stop_reason=last.stop_reason, outcome=_turn_outcome(last, runs, cut))
+            stop_reason=last.stop_reason,
+            outcome=_turn_outcome(last, runs, cut, crash_ns is not None))
 
 
 def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: int,
                unit: dict[str, Any]) -> None:
     for run in facts.runs:
-        _append(table, unit, session_id=seen.session_id, turn_index=run.turn_index + 1,
+        _append(table, unit, session_id=seen.session_id, turn_index=run.turn_index,
                 tool_use_id=run.tool_use_id, tool_name=run.name, block_stop_ns=run.block_stop_ns,
                 queued_ns=run.entered_ns, start_ns=run.start_ns,
                 end_ns=run.end_ns if run.end_ns is not None else stop_ns,
@@ -151,7 +168,7 @@ def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: 
         for call in request.calls:
             if not call.claimed:
                 _append(table, unit, session_id=seen.session_id,
-                        turn_index=request.turn_index + 1, tool_use_id=call.tool_use_id,
+                        turn_index=request.turn_index, tool_use_id=call.tool_use_id,
                         tool_name=call.name, block_stop_ns=call.block_stop_ns, queued_ns=None,
                         start_ns=None, end_ns=None, start_lag_ns=None, outcome=NOT_RUN,
                         synthetic_cause=None)

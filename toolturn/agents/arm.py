@@ -10,15 +10,23 @@ at each load level, on the virtual clock, its rows written as a unit's parts bes
    as the scenario's load says (`toolturn.engine.arrivals`: closed, a new session when one ends;
    or open, at the drawn arrival times), ids from 0, each with its own `AgentSession`.
 2. `agent(session)` returning ends the session `completed`. An interrupt's CancelledError
-   escaping it ends it `interrupted`. Any other exception ends it `agent_error`: one line on
-   stderr names the session and the exception's type and message, and the arm goes on.
+   escaping it ends it `interrupted`. Any other exception ends it `agent_error`, SystemExit and
+   a CancelledError the agent raised itself (not ours) included: one line on stderr names the
+   session and the exception's type and message (made printable), the sessions table keeps
+   them (`error_type`, `error_message`), and the arm goes on. KeyboardInterrupt stays the
+   user's Ctrl-C: it stops the run. Real I/O the loop refused (`RealIORefused`,
+   `toolturn.agents.virtual_loop` rule 2) ends the session `agent_error` with the refusal even
+   if the agent caught it (the SDK would retry it, then wrap it as a connection error).
 3. At the scenario's horizon the sessions still running are cancelled and recorded as they
    stand (`horizon`). When every session waits for something nothing will do (the loop's
    stall, rule 4 there), the stuck sessions end `agent_error` with that said. Each level's
-   `agent_error` sessions are kept (`AgentError`: the exception's type and message) for the run
-   folder's `agent_errors.json` (`toolturn.agents.error_file`).
+   `agent_error` sessions are counted (`LevelStats.errors`) for its stats line.
 4. Rows go to `toolturn.metrics.parts.UnitParts` as each session ends
    (`toolturn.agents.agent_rows`): memory holds the sessions running, not the sessions run.
+5. A session's crash (`toolturn.agents.crashes`) cancels its task; after the restart delay
+   `agent(session)` is called again, on the same session, for the rest of it. A crash that comes
+   while the agent ends another way (its exception, its return) still restarts it: the process
+   died first.
 """
 
 from __future__ import annotations
@@ -38,9 +46,10 @@ from toolturn.agents.agent_rows import SessionEnd, agent_rows
 from toolturn.agents.mock_transport import MockTransport
 from toolturn.agents.seen_requests import SeenSession
 from toolturn.agents.session import AgentSession
-from toolturn.agents.virtual_loop import StepStats, run_virtual
+from toolturn.agents.virtual_loop import RealIORefused, StepStats, refused_io_hook, run_virtual
 from toolturn.engine.arrivals import ClosedLoop, arrivals_for, load_levels
 from toolturn.engine.collector import fewer_collections
+from toolturn.errors import printable
 from toolturn.metrics.parts import UnitParts
 from toolturn.model.model import MockModel
 from toolturn.model.tool_inputs import tool_inputs
@@ -67,7 +76,8 @@ class AgentError:
     message: str
 
     def __str__(self) -> str:
-        return f"session {self.session_id}: {self.type}: {self.message}"
+        # One line whatever the message holds (newlines, escapes): the table keeps it as it is.
+        return f"session {self.session_id}: {self.type}: {printable(self.message)}"
 
 
 @dataclass(slots=True)
@@ -81,6 +91,20 @@ class LevelStats:
     steps: StepStats
     # Each session that ended `agent_error`, in the order they ended.
     errors: list[AgentError]
+
+
+class _Crash:
+    """A session's crash waiting to be played: its restart delay, None when none is."""
+
+    def __init__(self) -> None:
+        self.delay_ns: int | None = None
+
+    def came(self, task: asyncio.Task[None]) -> Callable[[int], None]:
+        def crash(delay_ns: int) -> None:
+            self.delay_ns = delay_ns
+            task.cancel()  # the process dies: all its work with it
+
+        return crash
 
 
 class AgentArm:
@@ -196,23 +220,54 @@ class _LevelRun:
         self.running[session_id] = (session, task, arrival_ns, time.monotonic_ns())
 
     async def _session(self, session: AgentSession) -> None:
-        outcome = COMPLETED
+        task = asyncio.current_task()
+        assert task is not None
+        refused: list[str] = []
+        refused_io_hook.set(refused.append)  # this task's context, and its children's (rule 2)
+        crash = _Crash()
+        session.on_crash = crash.came(task)
+        while True:
+            ended = await self._play(session, task, crash)
+            if crash.delay_ns is None:
+                break
+            await self._restart(task, crash)  # rule 5: the agent again, for the rest
+        assert ended is not None  # None only while a crash is to be played
+        if refused and ended != INTERRUPTED:
+            ended = (RealIORefused.__name__, refused[0])
+        outcome = ended if isinstance(ended, str) else self._error(session.session_id, *ended)
+        self._ended(session, outcome)
+
+    async def _play(self, session: AgentSession, task: asyncio.Task[None], crash: _Crash
+                    ) -> str | tuple[str, str] | None:
+        """One run of `agent(session)`: its outcome, or its error's type and message (rules
+        2-3); None once a crash stopped it."""
         try:
             await self.arm.agent(session)
         except asyncio.CancelledError:
-            task = asyncio.current_task()
-            assert task is not None
             if self.stopping:
                 raise  # the horizon, or the run itself interrupted
+            if crash.delay_ns is not None:
+                return None
             if session.session_id in self.stalled:
-                outcome = self._error(session.session_id, *STALLED)
-            elif session.facts.interrupts and task.uncancel() == 0:
-                outcome = INTERRUPTED
-            else:
-                raise  # the horizon, or the run itself interrupted
-        except Exception as error:
-            outcome = self._error(session.session_id, type(error).__name__, str(error))
-        self._ended(session, outcome)
+                return STALLED
+            if task.cancelling() == 0:  # raised by the agent itself, not a cancellation of ours
+                return ("CancelledError", "the agent raised CancelledError itself (no "
+                        "interrupt)")
+            if session.facts.interrupts and task.uncancel() == 0:
+                return INTERRUPTED
+            raise  # the run itself interrupted
+        except (Exception, SystemExit) as error:  # SystemExit too: one agent ends, not the run
+            if crash.delay_ns is not None:
+                return None
+            return (type(error).__name__, str(error))
+        return None if crash.delay_ns is not None else COMPLETED
+
+    async def _restart(self, task: asyncio.Task[None], crash: _Crash) -> None:
+        delay_ns, crash.delay_ns = crash.delay_ns, None
+        while task.cancelling():
+            task.uncancel()  # the crash's cancellation is spent
+        assert delay_ns is not None
+        await asyncio.sleep(delay_ns / NS_PER_S)
 
     def _error(self, session_id: int, kind: str, message: str) -> str:
         error = AgentError(session_id, kind, message)
@@ -222,7 +277,11 @@ class _LevelRun:
 
     def _ended(self, session: AgentSession, outcome: str) -> None:
         _, _, arrival_ns, start_ns = self.running.pop(session.session_id)
-        end = SessionEnd(arrival_ns, start_ns, time.monotonic_ns(), outcome)
+        error = None
+        if outcome == AGENT_ERROR:
+            last = self.errors[-1]
+            error = (last.type, last.message)
+        end = SessionEnd(arrival_ns, start_ns, time.monotonic_ns(), outcome, error=error)
         self._record(session, end)
         self.finished += 1
         if self.finished == self.total:

@@ -142,6 +142,8 @@ class MockTransport(httpx2.AsyncBaseTransport):
                 return await self._http_error(response, admitted_ns, log, codec)
             finally:
                 self._release(holds_slot)
+        if session is not None and log is not None and session.on_stream is not None:
+            session.on_stream(log, response.events, response.end_ns, admitted_ns)
         request_id = self.model.request_id(turn)
         if body.get("stream", False):
             stream = _TimedStream(response, admitted_ns, session, log,
@@ -174,8 +176,12 @@ class MockTransport(httpx2.AsyncBaseTransport):
         request_id = str(error.body.get("request_id", ""))
         headers = {codec.request_id_header: request_id}
         if error.retry_after_ns is not None:
-            headers["retry-after"] = str(-(-error.retry_after_ns // NS_PER_S))
-            headers["retry-after-ms"] = str(-(-error.retry_after_ns // NS_PER_MS))
+            # The two headers agree, as the server's (`toolturn.wire.server._send_http_error`):
+            # whole seconds cannot say 100 ms, so `retry-after` goes only when they can.
+            wait_ms = -(-error.retry_after_ns // NS_PER_MS)
+            headers["retry-after-ms"] = str(wait_ms)
+            if wait_ms % 1000 == 0:
+                headers["retry-after"] = str(wait_ms // 1000)
         if log is not None:
             log.ended(str(error.status), _now_ns())
         status, body = codec.error(error.status, error.body["error"]["type"],

@@ -2,10 +2,16 @@
 a user's runtime the harness has besides its `call_tool` calls.
 
 `SeenRequest` is one request, filled in by `toolturn.agents.mock_transport` as its answer goes out:
-the mock's turn identity (turn index from the transcript or `x-sim-turn`, attempt counted from
-the session's earlier requests of that turn), the pairing check's violations on arrival, the fault
-injected, the events sent (their count, first time, tokens, message_stop) and each tool_use block
-sent with the time its `content_block_stop` went out. Times are the virtual clock's.
+its turn (from 1, as every table counts turns), attempt (counted by the mock from the session's
+earlier requests of that turn), the pairing check's violations on arrival, the fault injected,
+the events sent (their count, first time, tokens, message_stop) and each tool_use block sent with
+the time its `content_block_stop` went out. Times are the virtual clock's.
+
+The turn is the mock's turn index (from the transcript or `x-sim-turn`, from 0) plus 1, until the
+session's process crashes (`SeenSession.restart`): a restarted agent's transcript is whatever it
+persisted, so its indices may repeat the crashed turn's or earlier ones. After a restart the
+first request's turn follows the last turn seen, and later ones count on from it by the mock's
+index, so the session's turns never merge across a crash.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ class SentCall:
 @dataclass(slots=True)
 class SeenRequest:
     request_index: int  # from 1, in arrival order within the session
-    turn_index: int  # the mock's identity, from 0
+    turn_index: int  # from 1 (module docstring)
     attempt: int  # from 1
     model: str
     sent_ns: int
@@ -115,11 +121,30 @@ class SeenSession:
     # Told of each request on arrival, and of its first event (the simulated user's cues).
     on_arrival: Callable[[SeenRequest], None] | None = None
     on_first_event: Callable[[SeenRequest], None] | None = None
+    # Told of each streamed answer as it is admitted: the request, its events and their end
+    # (ns from admission), and the admission's time (the session's crash draws).
+    on_stream: Callable[[SeenRequest, list[dict[str, Any]], int, int], None] | None = None
+    # Since the last restart: the turns before it, and the mock's index of its first request
+    # (None until one came).
+    _turns_before: int = 0
+    _first_index: int | None = None
+    _restarted: bool = False
 
-    def arrived(self, turn_index: int, attempt: int, model: str, now_ns: int,
+    def restart(self) -> None:
+        """The agent's process crashed: the turns from here on follow the last one seen."""
+        self._turns_before = self.requests[-1].turn_index if self.requests else 0
+        self._first_index, self._restarted = None, True
+
+    def arrived(self, mock_turn_index: int, attempt: int, model: str, now_ns: int,
                 violations: tuple[str, ...]) -> SeenRequest:
-        request = SeenRequest(len(self.requests) + 1, turn_index, attempt, model, now_ns,
-                              violations)
+        """A request the mock keyed as turn `mock_turn_index` (from 0) arrived."""
+        if not self._restarted:
+            turn = mock_turn_index + 1
+        else:
+            if self._first_index is None:
+                self._first_index = mock_turn_index
+            turn = self._turns_before + 1 + max(0, mock_turn_index - self._first_index)
+        request = SeenRequest(len(self.requests) + 1, turn, attempt, model, now_ns, violations)
         self.requests.append(request)
         if self.on_arrival is not None:
             self.on_arrival(request)

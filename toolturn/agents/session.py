@@ -25,7 +25,9 @@
    keyed by an id of its own. A runtime that asks permission itself gets the simulated user's
    answer from `permission(name, tool_use_id)` and calls with `asked=True`.
 3. `async for prompt in prompts()`: the simulated user's prompts, the user's think time before
-   each after the first.
+   each after the first. After a crash (`toolturn.agents.crashes`) the restarted agent's
+   `prompts()` begins with `CONTINUE_TEXT`, then the prompts not yet given; `restarts` counts
+   the crashes so far.
 4. Interrupts: the simulated user presses Esc when its draw says (while a turn streams, or while
    its tools run: `toolturn.user` rule 2). That cancels the agent's current task, as Ctrl-C
    would: `asyncio.CancelledError` where it awaits. The current task is the agent's own, unless
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -46,12 +48,13 @@ import anthropic
 import httpx2
 import openai
 
+from toolturn.agents.crashes import CONTINUE_TEXT, CrashDraws
 from toolturn.agents.mock_transport import BASE_URL
 from toolturn.agents.seen_requests import SeenRequest, SeenSession, SentCall
 from toolturn.live.simulated_tools import play
 from toolturn.live.tools import LiveCall, ToolError
 from toolturn.runtime.results import ToolContent
-from toolturn.scenario.schema import Scenario
+from toolturn.scenario.schema import MAX_RESUMES_PER_PROMPT, Scenario
 from toolturn.tools.execution import TOOL_TIMEOUT_NS, timeout_text
 from toolturn.tools.plans import call_plan
 from toolturn.user import PermissionAnswer, PlannedInterrupt, SimulatedUser, permission_answer
@@ -75,7 +78,7 @@ class ToolRun:
 
     tool_use_id: str
     name: str
-    turn_index: int  # the mock's, from 0
+    turn_index: int  # from 1 (`toolturn.agents.seen_requests`)
     block_stop_ns: int
     entered_ns: int
     start_ns: int | None = None
@@ -92,8 +95,11 @@ class SessionFacts:
     # The agent plays the simulated user's interrupts itself (`simulated_user()`): `interrupts`
     # stays 0, and the tables count the turns seen interrupted instead.
     agent_plays_user: bool = False
-    # The mock's turns (from 0) whose tools phase began.
+    # The turns whose tools phase began.
     tools_turns: set[int] = field(default_factory=set)
+    # The turns a crash ended, with when; the calls running then.
+    crashes: dict[int, int] = field(default_factory=dict)
+    calls_lost: int = 0
 
 
 class AgentSession:
@@ -120,9 +126,19 @@ class AgentSession:
         self._task: asyncio.Task[Any] | None = None
         self._user_played = True  # False once the agent plays the simulated user itself
         self._unmatched = 0
-        self._running: dict[int, int] = {}  # mock turn -> calls running
+        self._running: dict[int, int] = {}  # turn -> calls running
+        self._crash_draws = CrashDraws(scenario, session_id)
+        self._drawn: set[int] = set()  # turns whose crash was drawn
+        self._prompts_given = 0
+        self._resumes = 0  # crashes of the current prompt
+        self.restarts = 0
+        # Told when a crash comes (the arm cancels the agent's task and restarts it), with the
+        # restart's delay.
+        self.on_crash: Callable[[int], None] | None = None
         seen.on_arrival = self._arrived
         seen.on_first_event = self._first_event
+        if self._crash_draws.on:
+            seen.on_stream = self._stream_admitted
 
     @property
     def openai(self) -> openai.AsyncOpenAI:
@@ -153,9 +169,14 @@ class AgentSession:
 
     async def prompts(self) -> AsyncIterator[str]:
         user = self._user
-        for prompt in range(user.prompt_count()):
+        if self.restarts:
+            yield CONTINUE_TEXT  # rule 3: the restarted process goes on where it was
+        while self._prompts_given < user.prompt_count():
+            prompt = self._prompts_given
             if prompt:
                 await asyncio.sleep(user.think_time_ns() / NS_PER_S)
+            self._prompts_given += 1
+            self._resumes = 0
             yield user.prompt_text(prompt)
 
     async def interruptible(self, work: Awaitable[T]) -> T | None:
@@ -190,13 +211,43 @@ class AgentSession:
 
     def _arrived(self, request: SeenRequest) -> None:
         if self._user_played:
-            self._user.request_sent(request.turn_index + 1)
+            self._user.request_sent(request.turn_index)
 
     def _first_event(self, request: SeenRequest) -> None:
         if not self._user_played:
             return
         now = time.monotonic_ns()
-        self._plan(self._user.streaming_interrupt(request.turn_index + 1, now))
+        self._plan(self._user.streaming_interrupt(request.turn_index, now))
+
+    # ----- crashes (`toolturn.agents.crashes`) -----
+
+    def _stream_admitted(self, request: SeenRequest, events: list[dict[str, Any]], end_ns: int,
+                         now_ns: int) -> None:
+        turn = request.turn_index
+        if turn in self._drawn:
+            return
+        self._drawn.add(turn)
+        at_ns = self._crash_draws.crash_at(turn, events, end_ns, now_ns)
+        if at_ns is not None:
+            loop = asyncio.get_running_loop()
+            loop.call_later((at_ns - now_ns) / NS_PER_S, self._crash, turn)
+
+    def _crash(self, turn: int) -> None:
+        requests = self._seen.requests
+        latest = requests[-1]
+        over = (latest.end_ns is not None and latest.stop_reason != "tool_use"
+                and not self._running.get(turn))
+        if (latest.turn_index != turn or over or self.on_crash is None
+                or self._resumes >= MAX_RESUMES_PER_PROMPT):
+            return
+        self._resumes += 1
+        self.restarts += 1
+        now = time.monotonic_ns()
+        self.facts.crashes[turn] = now
+        self.facts.calls_lost += sum(1 for run in self.facts.runs
+                                     if run.start_ns is not None and run.end_ns is None)
+        self._seen.restart()
+        self.on_crash(self._crash_draws.restart_delay_ns(turn))
 
     def _plan(self, planned: PlannedInterrupt | None) -> None:
         if planned is None:
@@ -206,7 +257,7 @@ class AgentSession:
         loop.call_later(delay, self._interrupt, planned)
 
     def _interrupt(self, planned: PlannedInterrupt) -> None:
-        turn = planned.turn - 1
+        turn = planned.turn
         requests = self._seen.requests
         if not requests or requests[-1].turn_index != turn:
             return  # the turn is over: the user has nothing to stop
@@ -228,7 +279,7 @@ class AgentSession:
         sent = self._match(name, input, tool_use_id)
         if sent is None:
             self._unmatched += 1
-            turn = self._seen.requests[-1].turn_index if self._seen.requests else 0
+            turn = self._seen.requests[-1].turn_index if self._seen.requests else 1
             sent = SentCall(tool_use_id or f"agent_call_{self._unmatched}", name, input, entered)
         else:
             turn = self._turn_of(sent)
@@ -261,7 +312,7 @@ class AgentSession:
         for request in self._seen.requests:
             if any(call is sent for call in request.calls):  # the block itself, not an equal one
                 return request.turn_index
-        return 0
+        return 1
 
     async def _run(self, run: ToolRun, input: dict[str, Any], asked: bool) -> ToolResult:
         spec = self._specs.get(run.name)
@@ -281,7 +332,7 @@ class AgentSession:
         run.start_ns = time.monotonic_ns()
         if run.turn_index not in self.facts.tools_turns and self._user_played:
             self.facts.tools_turns.add(run.turn_index)
-            planned, _ = self._user.tools_started(run.turn_index + 1, run.start_ns)
+            planned, _ = self._user.tools_started(run.turn_index, run.start_ns)
             self._plan(planned)
         call = LiveCall(run.tool_use_id, run.name, input, lambda value: None)
         try:

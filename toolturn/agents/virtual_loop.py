@@ -12,8 +12,12 @@ Rules:
 2. The loop never sleeps for real. Polling for I/O is done with a zero timeout; when nothing is
    ready and a timer is due, the clock advances by exactly that wait. Real I/O is not what this
    loop is for: the model is reached over an in-memory transport
-   (`toolturn.agents.mock_transport`); a socket would still work, but its wait would take no
-   virtual time.
+   (`toolturn.agents.mock_transport`). A socket's wait would take no virtual time (a reply 50 ms
+   away in real time would come after any virtual timeout), so whatever reaches the network or
+   a process through the loop (`create_connection` and `open_connection`, `getaddrinfo`, the
+   `sock_*` calls, servers, pipes, subprocesses, `add_reader`/`add_writer`) raises `RealIORefused`
+   and tells `refused_io_hook` (a context variable: the agent arm names the session with it). A
+   blocking socket used without the loop is not seen: it holds the clock still (rule 5).
 3. Work handed to a thread (`run_in_executor`, `asyncio.to_thread`) is waited for in real time
    before the clock may move: it takes no virtual time. A thread started otherwise (anyio's
    worker threads) is not known to the loop: the clock may move while it works.
@@ -24,10 +28,12 @@ Rules:
 5. A task that runs without awaiting (CPU work, a blocking call) holds the clock still while it
    runs, so what it costs is invisible in virtual time. The loop measures the real time spent at
    each virtual instant (`StepStats`), so that cost is reported rather than silently wrong.
-6. While `run_virtual` runs, `time.monotonic` and `time.monotonic_ns` read the virtual clock
-   (`monotonic_patched`): code that times itself with them (the project's live driver, a user's
-   runtime) sees the same clock as its sleeps. Code that bound them at import (`from time import
-   monotonic`) keeps the real clock; `time.perf_counter` is never touched.
+6. While `run_virtual` runs, `time.monotonic`, `time.perf_counter` and their `_ns` forms read
+   the virtual clock (`clocks_patched`): code that times itself with them (the project's live
+   driver, a user's runtime, the SDK's and httpx's elapsed times) sees the same clock as its
+   sleeps. `time.time` stays the wall clock (a date, not a stopwatch: logs and ids read it), and
+   so does code that bound a clock at import (`from time import perf_counter`); this module
+   bound the real `perf_counter_ns` for rule 5.
 """
 
 from __future__ import annotations
@@ -39,8 +45,10 @@ import time
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Executor
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from time import perf_counter_ns as real_perf_counter_ns
+from typing import Any, NoReturn, TypeVar
 
 NS_PER_S = 1_000_000_000
 # Real seconds waited for an unknown thread's wake-up before a stall is declared (rule 4).
@@ -48,8 +56,25 @@ STALL_GRACE_S = 0.2
 T = TypeVar("T")
 
 
+# The loop's ways to real I/O, refused (rule 2).
+REFUSED_IO = (
+    "create_connection", "create_server", "create_datagram_endpoint", "create_unix_connection",
+    "create_unix_server", "connect_accepted_socket", "getaddrinfo", "getnameinfo", "sock_connect",
+    "sock_accept", "sock_recv", "sock_recv_into", "sock_recvfrom", "sock_recvfrom_into",
+    "sock_sendall", "sock_sendto", "sock_sendfile", "sendfile", "connect_read_pipe",
+    "connect_write_pipe", "subprocess_exec", "subprocess_shell", "add_reader", "add_writer",
+)
+# Told of each refusal (rule 2) in the context it happened in; None: no one to tell.
+refused_io_hook: ContextVar[Callable[[str], None] | None] = ContextVar("refused_io_hook",
+                                                                         default=None)
+
+
 class VirtualStall(RuntimeError):
     """Every task waits and nothing (timer, thread) will ever wake one (rule 4)."""
+
+
+class RealIORefused(RuntimeError):
+    """Real I/O asked of the virtual-time loop (rule 2)."""
 
 
 @dataclass(slots=True)
@@ -116,7 +141,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self.threads_pending = 0
         self.on_stall = on_stall
         self.steps = StepStats()
-        self._step_started = time.perf_counter_ns()
+        self._step_started = real_perf_counter_ns()
 
     @property
     def sockets(self) -> bool:
@@ -129,7 +154,7 @@ class VirtualLoop(asyncio.SelectorEventLoop):
 
     def advance(self, wait_ns: int) -> None:
         """The clock moves on by `wait_ns` (at least 1 ns: a wait rounds up, never to 0)."""
-        now = time.perf_counter_ns()
+        now = real_perf_counter_ns()
         self.steps.add(now - self._step_started, self.clock_ns)
         self._step_started = now
         self.clock_ns += max(1, wait_ns)
@@ -170,16 +195,37 @@ class VirtualLoop(asyncio.SelectorEventLoop):
         self.clock_ns -= 1  # the count, not a move of the clock
 
 
+def _refusing(name: str) -> Callable[..., NoReturn]:
+    def refused(self: VirtualLoop, *args: Any, **kwargs: Any) -> NoReturn:
+        message = (f"loop.{name}: real I/O is refused in virtual time (its wait would take no "
+                   "virtual time); reach the model through session.client or session.openai")
+        hook = refused_io_hook.get()
+        if hook is not None:
+            hook(message)
+        raise RealIORefused(message)
+
+    refused.__name__ = name
+    return refused
+
+
+for _name in REFUSED_IO:
+    setattr(VirtualLoop, _name, _refusing(_name))
+
+_CLOCKS = ("monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns")
+
+
 @contextmanager
-def monotonic_patched(loop: VirtualLoop) -> Iterator[None]:
+def clocks_patched(loop: VirtualLoop) -> Iterator[None]:
     """Rule 6, undone on exit whatever happens."""
-    real, real_ns = time.monotonic, time.monotonic_ns
-    time.monotonic = loop.time
-    time.monotonic_ns = lambda: loop.clock_ns
+    real = {name: getattr(time, name) for name in _CLOCKS}
+    virtual_ns: Callable[[], int] = lambda: loop.clock_ns  # noqa: E731
+    for name in _CLOCKS:
+        setattr(time, name, virtual_ns if name.endswith("_ns") else loop.time)
     try:
         yield
     finally:
-        time.monotonic, time.monotonic_ns = real, real_ns
+        for name, clock in real.items():
+            setattr(time, name, clock)
 
 
 def run_virtual(
@@ -188,7 +234,7 @@ def run_virtual(
     """Run `main` to its end on a fresh `VirtualLoop` (as `asyncio.run` does: the tasks left are
     cancelled, async generators closed, the loop closed); its result and the loop's steps."""
     loop = VirtualLoop(on_stall)
-    with monotonic_patched(loop), asyncio.Runner(loop_factory=lambda: loop) as runner:
+    with clocks_patched(loop), asyncio.Runner(loop_factory=lambda: loop) as runner:
         result = runner.run(main)
     loop.finish_step()
     return result, loop.steps

@@ -52,7 +52,6 @@ from pathlib import Path
 from typing import Any
 
 from toolturn.agents.arm import AgentArm, level_stats_line, write_agent_arm
-from toolturn.agents.error_file import AGENT_ERRORS_FILE, agent_errors_json
 from toolturn.agents.loading import agent_policy, load_agent
 from toolturn.commands.report import draw_report
 from toolturn.engine.backends import BACKENDS
@@ -290,8 +289,7 @@ def _simulate_and_write(
     arm = _agent_arm(args, scenario)  # a bad --agent is refused before simulating
     try:
         result = _run_with_progress(scenario, args, parts)
-        agent_parts, agent_files = ([], {}) if arm is None else _run_agent_arm(arm, parts,
-                                                                              args.quiet)
+        agent_parts = [] if arm is None else _run_agent_arm(arm, parts, args.quiet)
     except StrictModeStop as stop:
         print(printable(f"toolturn run: {stop}"), file=sys.stderr)
         print(
@@ -326,7 +324,6 @@ def _simulate_and_write(
             points=result.point_columns(),
             events_per_wall_s=result.events_per_wall_s(),
             replace=args.force,
-            extra_files=agent_files,
         )
     except OSError as error:
         # Checked before simulating, but the place can change (or the disk fill) meanwhile.
@@ -393,16 +390,13 @@ def _agent_arm(args: argparse.Namespace, scenario: Scenario) -> AgentArm | None:
     return AgentArm(scenario, load_agent(args.agent), agent_policy(args.agent))
 
 
-def _run_agent_arm(arm: AgentArm, parts: Path, quiet: bool
-                   ) -> tuple[list[tuple[Path, dict[str, Any]]], dict[str, bytes]]:
-    """The arm's part folders, and its files for the run folder (`agent_errors.json`)."""
+def _run_agent_arm(arm: AgentArm, parts: Path, quiet: bool) -> list[tuple[Path, dict[str, Any]]]:
     folders, stats = write_agent_arm(arm, parts)
     if not quiet:
         for level, level_stats in enumerate(stats):
             print(f"toolturn run: {arm.policy}: {level_stats_line(level, level_stats)}",
                   file=sys.stderr)
-    errors = agent_errors_json(arm.policy, [level_stats.errors for level_stats in stats])
-    return folders, {AGENT_ERRORS_FILE: errors}
+    return folders
 
 
 def _run_with_progress(scenario: Scenario, args: argparse.Namespace, parts: Path) -> RunResult:

@@ -129,6 +129,9 @@ def record_session(
     sessions["n_interrupts"].append(walk.interrupts)
     sessions["n_compactions"].append(walk.compactions)
     sessions["n_calls_lost"].append(walk.calls_lost)
+    # Only an agent arm's session ends in an exception (`toolturn.agents.arm`).
+    sessions["error_type"].append(None)
+    sessions["error_message"].append(None)
     unit.fill(sessions, 1)
 
 

@@ -289,7 +289,8 @@ SESSIONS = table_spec(
         column(
             "outcome", CATEGORY,
             "completed, horizon, or broken_transcript (strict mode stopped it when a resumed "
-            "transcript broke the pairing rules)",
+            "transcript broke the pairing rules); an agent arm's also interrupted or agent_error "
+            "(toolturn run --agent)",
         ),
         column("n_interrupts", COUNT, "user interrupts in the session"),
         column("n_compactions", COUNT, "compactions of the session's transcript"),
@@ -297,6 +298,18 @@ SESSIONS = table_spec(
             "n_calls_lost", COUNT,
             "tool calls started before a crash whose results never reached the persisted "
             "transcript",
+        ),
+        column(
+            "error_type", CATEGORY,
+            "the exception's type that ended an agent_error session (toolturn run --agent); null "
+            "for every other session",
+            nullable=True,
+        ),
+        column(
+            "error_message", pa.string(),
+            "the exception's message that ended an agent_error session, as it was; null for "
+            "every other session",
+            nullable=True,
         ),
     ],
     ("profile", "policy", "load_level", "session_id"),

@@ -145,7 +145,6 @@ def write_run_from_parts(
     points: Sequence[tuple[int, int, str]] | None = None,
     events_per_wall_s: Mapping[UnitKey, float] | None = None,
     replace: bool = False,
-    extra_files: Mapping[str, bytes] | None = None,
 ) -> list[SummaryRow]:
     """Writes the run folder ``out_dir`` atomically from its units' part folders (``parts``, in
     the tables' order: ``toolturn.metrics.assemble``, each with its point's column values) and
@@ -157,8 +156,7 @@ def write_run_from_parts(
     tables have the point columns (``toolturn.metrics.point_columns``) and the summary is what
     ``summarize`` gives for them: each point's rows in turn, in point order, then the rows over
     each key's replications (``events_per_wall_s`` is then left out: it is keyed by simulation,
-    not by point). ``extra_files`` are more files of the folder, by name, written in the same step
-    (the agent arm's ``agent_errors.json``: ``toolturn.agents.error_file``)."""
+    not by point)."""
     metadata_json = metadata.to_json()
     key_value = {METADATA_KEY: json.dumps(metadata_json, sort_keys=True).encode()}
     run_wide = {"run_id": metadata.run_id, "scenario": metadata.scenario, "seed": metadata.seed}
@@ -185,8 +183,6 @@ def write_run_from_parts(
             ]
             summary += replication_rows(summary)
         _write_summary(staging, summary, metadata_json, row_counts, key_value)
-        for name, data in (extra_files or {}).items():
-            (staging / name).write_bytes(data)
     return summary
 
 
