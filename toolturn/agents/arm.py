@@ -232,6 +232,7 @@ class _LevelRun:
                 break
             await self._restart(task, crash)  # rule 5: the agent again, for the rest
         assert ended is not None  # None only while a crash is to be played
+        session.on_crash = None  # a crash drawn for later finds the session over
         if refused and ended != INTERRUPTED:
             ended = (RealIORefused.__name__, refused[0])
         outcome = ended if isinstance(ended, str) else self._error(session.session_id, *ended)
