@@ -4,8 +4,9 @@ tool-turn loop over the official SDK) as an agent under `toolturn run --agent`.
     toolturn run default --agent examples.own_runtime:agent
 
 Its tables pair turn by turn with the simulator's `streaming` arm on the same scenario and seed
-(tests/agents/test_agents_examples.py): the same loop, the same draws, but the SDK's real HTTP and SSE
-path and asyncio in place of simpy: a fidelity measurement with no wall-clock noise at all.
+(tests/agents/test_agents_examples.py): the same loop, the same draws, but the SDK's real HTTP
+and SSE path and asyncio in place of simpy: a fidelity measurement with no wall-clock noise at
+all.
 """
 
 from __future__ import annotations

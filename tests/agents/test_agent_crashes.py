@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from tests.test_agents_run import sdk_agent_on
+from tests.agents.test_agents_run import sdk_agent_on
 from toolturn.agents import AgentSession
 from toolturn.agents.crashes import CONTINUE_TEXT
 from toolturn.cli import main
@@ -73,7 +73,7 @@ def test_crashes_are_played_as_real_crashes_and_counted(tmp_path: Path) -> None:
 
 def test_an_agent_without_crashes_in_its_scenario_is_never_restarted(tmp_path: Path) -> None:
     assert main(["run", "default", "--sessions", "3", "--policy", "streaming", "--agent",
-                 "tests.test_agents_run:sdk_agent", "--out", str(tmp_path / "run"),
+                 "tests.agents.test_agents_run:sdk_agent", "--out", str(tmp_path / "run"),
                  "--no-report", "--quiet"]) == 0
     turns = pq.read_table(tmp_path / "run" / "turns.parquet").to_pandas()
     assert "crash" not in set(turns["outcome"])

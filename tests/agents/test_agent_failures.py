@@ -16,8 +16,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from tests.agents.test_agents_run import sdk_agent
 from tests.helpers.scenarios import TINY
-from tests.test_agents_run import sdk_agent
 from toolturn.agents import AgentSession
 from toolturn.cli import main
 
