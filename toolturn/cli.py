@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import atexit
-import difflib
 import importlib
 import os
 import pkgutil
@@ -19,12 +18,12 @@ from typing import NoReturn
 
 from toolturn import __version__, commands
 from toolturn.errors import UserError, print_error, printable
+from toolturn.options import EXIT_BAD_INPUT, Parser, reject_unknown
 
 # Exit statuses: 0 success, 1 a check failed (strict repair, a regression), 2 bad input,
 # 130 interrupted (128 + SIGINT, as a shell reports a command a Ctrl-C killed), 141 the reader of
 # the output went away (128 + SIGPIPE: what `yes | head -1` reports for `yes`, so a pipeline
 # under `set -o pipefail` sees it as the shell would any other command cut off by its reader).
-EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 
@@ -36,17 +35,8 @@ exit status:
        simulations of toolturn run failed (each named; the others kept for --resume)
   2    bad input (a file, a flag, a scenario), or a result that could not be written
   130  interrupted (Ctrl-C, or SIGTERM to toolturn run); nothing is left half written
-  141  the reader of the output went away (sim ... | head -1)
+  141  the reader of the output went away (toolturn ... | head -1)
 """
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse's parser with its usage errors printable (toolturn/errors.py, rule 2): it echoes
-    unknown arguments as they were typed. The subcommands' parsers are of this class too."""
-
-    def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -81,26 +71,24 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> 
     """`parser.parse_args(argv)`, except that arguments the command does not know are its error,
     not `toolturn`'s: argparse hands a subcommand's unknown arguments up to the top parser, which
     then prints its own usage (`toolturn [-h] [--version] COMMAND ...`) for `run --sesions 3`.
-    The command's parser prints its usage, and names the options near a misspelt one."""
+    The innermost command's parser (`toolturn traces stats`, not `toolturn traces`) says so
+    (toolturn.options.reject_unknown)."""
     args, unknown = parser.parse_known_args(argv)
-    if not unknown:
-        return args
-    command = _subcommands(parser).get(getattr(args, "command", None) or "", parser)
-    message = f"unrecognized arguments: {' '.join(unknown)}"
-    options = [o for action in command._actions for o in action.option_strings if o[:2] == "--"]
-    for word in unknown:
-        near = difflib.get_close_matches(word.partition("=")[0], options, n=1, cutoff=0.6)
-        if word.startswith("--") and near:
-            message += f" (did you mean {near[0]}?)"
-            break
-    command.error(message)
+    if unknown:
+        reject_unknown(innermost_parser(parser, args), unknown)
+    return args
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+def innermost_parser(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The parser of the deepest subcommand `args` chose (`traces` then `stats`), by each
+    level's subparsers' `dest`; `parser` itself when it has none."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
-            return dict(action.choices)
-    return {}
+            chosen = dict(action.choices).get(getattr(args, action.dest, None) or "")
+            return parser if chosen is None else innermost_parser(chosen, args)
+    return parser
 
 
 def _command_named(argv: list[str]) -> str | None:

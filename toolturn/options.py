@@ -1,4 +1,6 @@
-"""Values of command-line options that name several things (`--policy streaming,serial`).
+"""Command-line options shared by the commands: the parser class whose usage errors name the
+command's own usage and a near option, and values that name several things
+(`--policy streaming,serial`).
 
 Such an option takes one word per use, a comma list, and may be repeated (`-p streaming -p
 serial`): never a run of words (argparse's `nargs="+"`), which would take the positional
@@ -9,7 +11,37 @@ policy and reported the wrong problem).
 from __future__ import annotations
 
 import argparse
+import difflib
+import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from toolturn.errors import printable
+
+# toolturn's exit status for bad input (toolturn.cli lists them all).
+EXIT_BAD_INPUT = 2
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with its usage errors printable (toolturn/errors.py, rule 2): it echoes
+    unknown arguments as they were typed. The subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
+
+
+def reject_unknown(parser: argparse.ArgumentParser, unknown: Sequence[str]) -> NoReturn:
+    """`parser`'s usage error for the arguments it does not know. A misspelt option near one of
+    its own is named as the problem, alone: in `run --sesions 3 default` argparse took `3` for
+    the scenario and left `default` over, but the user's mistake is `--sesions`."""
+    # Names without their dashes, which every long option shares: `--bogus` is not near `--out`.
+    names = [o[2:] for action in parser._actions for o in action.option_strings if o[:2] == "--"]
+    for word in unknown:
+        near = difflib.get_close_matches(word.partition("=")[0][2:], names, n=1, cutoff=0.6)
+        if word.startswith("--") and near:
+            parser.error(f"unrecognized argument: {word} (did you mean --{near[0]}?)")
+    parser.error(f"unrecognized arguments: {' '.join(unknown)}")
 
 
 def comma_list(choices: Sequence[str]) -> Callable[[str], list[str]]:

@@ -1,7 +1,8 @@
 """Names that work everywhere (issue 29, section 3): packaged scenario names in every command
 that takes a scenario, the near name of a misspelt one, the command's own usage for a misspelt
-flag, options of several values that never take the positional after them, the truth once about
-an `--out` in the way, and what an interrupted run without `--resume` lost."""
+flag (a nested verb's, `traces stats`, too), options of several values that never take the
+positional after them, the truth once about an `--out` in the way, and what an interrupted run
+without `--resume` lost."""
 
 from __future__ import annotations
 
@@ -68,7 +69,58 @@ def test_a_misspelt_flag_prints_the_subcommands_usage_and_the_near_flag(
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: toolturn run ")
-    assert "unrecognized arguments: --sesions 3 (did you mean --sessions?)" in err
+    assert err.endswith("toolturn run: error: unrecognized argument: --sesions "
+                        "(did you mean --sessions?)\n")
+
+
+def test_a_misspelt_flag_before_the_scenario_is_the_problem_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # argparse takes `3` for the scenario and leaves `default` over: neither is the mistake.
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--sesions", "3", "default"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: toolturn run ")
+    assert err.endswith("toolturn run: error: unrecognized argument: --sesions "
+                        "(did you mean --sessions?)\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "near"),
+    [
+        (["traces", "stats", "--jsn", "x"], "toolturn traces stats",
+         "--jsn (did you mean --json?)"),
+        (["traces", "replay", "x", "--seeed=3"], "toolturn traces replay",
+         "--seeed=3 (did you mean --seed?)"),
+        (["traces", "calibrate", "x", "-o", "y", "--nme", "z"], "toolturn traces calibrate",
+         "--nme (did you mean --name?)"),
+        (["probe", "compare", "--tolerence", "0.3", "a", "b"], "toolturn probe compare",
+         "--tolerence (did you mean --tolerance?)"),
+    ],
+)
+def test_a_misspelt_flag_of_a_nested_verb_prints_the_verbs_usage_and_the_near_flag(
+    argv: list[str], usage: str, near: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    try:
+        status = main(argv)
+    except SystemExit as stop:
+        status = int(stop.code or 0)
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {usage} [-h]")
+    assert err.endswith(f"{usage}: error: unrecognized argument: {near}\n")
+
+
+def test_an_unknown_flag_near_no_option_is_listed_without_a_guess(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Every long option starts with `--`: that alone is not nearness (`--bogus` is not `--out`).
+    with pytest.raises(SystemExit):
+        main(["traces", "stats", "x", "--bogus"])
+    err = capsys.readouterr().err
+    assert err.startswith("usage: toolturn traces stats ")
+    assert err.endswith("toolturn traces stats: error: unrecognized arguments: --bogus\n")
 
 
 def test_a_policy_before_the_scenario_leaves_the_scenario_alone() -> None:

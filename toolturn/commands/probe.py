@@ -36,7 +36,7 @@ from typing import Any
 
 from toolturn.errors import UserError
 from toolturn.metrics.atomic import atomic_directory, check_destination
-from toolturn.options import FORMATS
+from toolturn.options import FORMATS, Parser, reject_unknown
 from toolturn.probe.compare import DEFAULT_TOLERANCE, run_compare
 from toolturn.probe.profile_agent import profile_class
 from toolturn.probe.runner import PROTOCOLS, CaseRun, run_case
@@ -133,7 +133,7 @@ def split_words(words: list[str], args: argparse.Namespace | None = None) -> tup
 
 
 def _compare(words: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="toolturn probe compare", description="Compare two "
+    parser = Parser(prog="toolturn probe compare", description="Compare two "
                                      "probe scorecards: exit 0 when every class's share of "
                                      "every case is within the tolerance, 1 naming the cases "
                                      "that moved.")
@@ -143,7 +143,9 @@ def _compare(words: list[str]) -> int:
                         help=f"the largest change of a share that is not a move (default "
                         f"{DEFAULT_TOLERANCE})")
     try:
-        args = parser.parse_args(words)
+        args, unknown = parser.parse_known_args(words)
+        if unknown:
+            reject_unknown(parser, unknown)
     except SystemExit as stop:  # argparse's own exit: 2 for a bad word, 0 for --help
         return int(stop.code or 0)
     status, lines = run_compare(args.old, args.new, args.tolerance)
