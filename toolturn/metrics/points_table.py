@@ -23,7 +23,7 @@ from rich.console import Group
 from rich.markup import escape
 from rich.table import Table
 
-from toolturn.metrics.display import RowFormat, metric_label
+from toolturn.metrics.display import Fitted, RowFormat, metric_label
 from toolturn.metrics.replications import DIFFERENCE_PREFIX, beyond_interval
 from toolturn.metrics.summary import BASE_PROFILE, arm_label
 from toolturn.metrics.summary_row import POLICY_ORDER, Arm, SummaryRow
@@ -143,10 +143,12 @@ def _cell(shown: RowFormat, row: SummaryRow | None) -> str:
 
 
 def points_renderables(rows: Sequence[SummaryRow]) -> Group:
-    """Every key's table, in run order."""
+    """Every key's table, in run order; each `Fitted`: two profiles by two policies with their
+    differences are wider than a 100-column log, where rich would crop the last column and
+    fold words ("withi/n")."""
     return Group(
         *(
-            key_table(key, mine, replications_of(rows, key))
+            Fitted(key_table(key, mine, replications_of(rows, key)))
             for key, mine in over_replications(rows).items()
         )
     )
