@@ -15,6 +15,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from toolturn.errors import UserError
 from toolturn.metrics.atomic import atomic_directory, check_destination
 from toolturn.metrics.display import RowFormat, measure_name, metric_label
 from toolturn.metrics.paired import PAIRED_COLUMNS, TURN_KEY, pair
@@ -37,13 +38,19 @@ NS_PER_MS = 1_000_000
 
 def write_compare_page(base: RunFolder, new: RunFolder, destination: Path) -> Path:
     """Writes ``destination/compare.html`` (replacing an older compare folder there, nothing
-    else) and returns its path."""
+    else) and returns its path. A failed write (a full disk, a read-only folder) is a
+    `UserError` naming the folder and the reason, as for a run's report; the atomic write
+    leaves neither a half page nor a staging folder behind."""
     changes = compare_runs(base, new)
     pairings = paired_between(base, new)
     check_destination(destination, replace=True, kind="compare folder", marker=COMPARE_PAGE)
-    with atomic_directory(destination, replace=True) as staging:
-        page = render_compare(base, new, changes, pairings)
-        (staging / COMPARE_PAGE).write_text(page, encoding="utf-8")
+    page = render_compare(base, new, changes, pairings)
+    try:
+        with atomic_directory(destination, replace=True) as staging:
+            (staging / COMPARE_PAGE).write_text(page, encoding="utf-8")
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise UserError(f"{destination}: cannot write the compare page ({reason})") from None
     return destination / COMPARE_PAGE
 
 
