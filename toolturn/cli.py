@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
         print("toolturn: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     args = parse_arguments(parser, argv)
+    # The words as the user typed them (a packaged name, not the path it resolved to), for a
+    # command that tells how to run it again (toolturn run's --resume hint).
+    args.command_line = list(sys.argv[1:] if argv is None else argv)
     try:
         status = int(args.func(args) or 0)
         # Flushed here so that a reader gone away is seen below, not at exit as a traceback.

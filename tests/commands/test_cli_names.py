@@ -6,6 +6,8 @@ without `--resume` lost."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -180,12 +182,35 @@ def test_an_interrupted_run_says_what_resume_keeps(
 
     monkeypatch.setattr(run_command, "run_scenario", interrupted)
     out = tmp_path / "run"
-    argv = ["run", "default", "-n", "1", "--no-report", "--out", str(out)]
+    argv = ["run", "default", "-n", "1", "-j", "2", "--no-report", "--out", str(out)]
     assert main(argv + (["--resume"] if resume else [])) == 130
     err = capsys.readouterr().err
+    # The command as the user typed it (the packaged name, their options), then --resume.
+    again = f"`toolturn run default -n 1 -j 2 --no-report --out {out} --resume`"
     if resume:
-        assert "the finished simulations are kept in" in err and "--resume` runs the others" in err
+        assert "the finished simulations are kept in" in err
+        assert f"{again} runs the others" in err
     else:
         assert "no simulation was kept; with --resume an interrupted run keeps its finished" in err
-        assert f"--out {out} --resume" in err
+        assert f"the same command runs only the others ({again})" in err
     assert not out.exists()
+
+
+def test_the_resume_hint_names_the_default_folder_the_run_chose(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_command, "run_scenario", interrupted)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "overload", "--sessions=1", "-p", "streaming,serial"]) == 130
+    err = capsys.readouterr().err
+    found = re.search(r"\(`(toolturn run .*)`\)$", err.strip())
+    assert found is not None, err
+    words = shlex.split(found.group(1))
+    assert words[:7] == ["toolturn", "run", "overload", "--sessions=1", "-p", "streaming,serial",
+                         "--out"]
+    assert re.fullmatch(r"results/run-overload-seed\d+-\d{8}-\d{6}", words[7])
+    assert words[8:] == ["--resume"]
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())

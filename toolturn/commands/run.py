@@ -233,13 +233,25 @@ def _run(args: argparse.Namespace) -> int:
 def _interrupted_note(args: argparse.Namespace, out_dir: Path, parts: Path) -> str:
     """What an interrupt during the simulations left: with --resume, the finished simulations
     (and how to go on); without, nothing, and that --resume would have kept them."""
-    again = f"toolturn run {shlex.quote(str(args.scenario))} --out {shlex.quote(str(out_dir))}"
+    again = resume_command(args, out_dir)
     if args.resume:
-        return f"the finished simulations are kept in {parts}; `{again} --resume` runs the others"
+        return f"the finished simulations are kept in {parts}; `{again}` runs the others"
     return (
         "no simulation was kept; with --resume an interrupted run keeps its finished "
-        f"simulations and the same command runs only the others (`{again} --resume`)"
+        f"simulations and the same command runs only the others (`{again}`)"
     )
+
+
+def resume_command(args: argparse.Namespace, out_dir: Path) -> str:
+    """The command to run again: the user's words as typed (their scenario argument and
+    options: `-n 2`, `--backend dask`), `--out` when they gave none (the default folder's name
+    holds the time it was chosen) and `--resume` when they did not give it."""
+    words = list(args.command_line)
+    if args.out is None:
+        words += ["--out", str(out_dir)]
+    if not args.resume:
+        words.append("--resume")
+    return f"toolturn {shlex.join(words)}"
 
 
 def check_out_folder(
