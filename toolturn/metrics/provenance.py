@@ -8,6 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 # Distribution names of the packages whose versions a run records (the project's own first).
+# The labels are keys of run.json's `versions`: data, kept across the package's rename.
 RECORDED_PACKAGES: tuple[tuple[str, str], ...] = (
     ("sim", "toolturn-sim"),
     ("numpy", "numpy"),
@@ -15,6 +16,13 @@ RECORDED_PACKAGES: tuple[tuple[str, str], ...] = (
     ("simpy", "simpy"),
     ("anthropic", "anthropic"),
 )
+# What a person reads for a label: the project is `toolturn` (it was `sim`).
+_SHOWN_LABELS = {"sim": "toolturn"}
+
+
+def shown_label(label: str) -> str:
+    """The name a page shows for a recorded package's label (`sim` is `toolturn`)."""
+    return _SHOWN_LABELS.get(label, label)
 
 
 def package_versions() -> dict[str, str | None]:

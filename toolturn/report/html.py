@@ -29,6 +29,7 @@ from toolturn.metrics.level_sameness import identical_levels, identical_levels_n
 from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.percentiles import PERCENTILE_METHOD_TEXT
 from toolturn.metrics.points_table import has_point_rows
+from toolturn.metrics.provenance import shown_label
 from toolturn.metrics.summary import PAIRED_PREFIX, SummaryRow, arm_label, summary_groups
 from toolturn.metrics.summary_table import by_level, headline, ordered_arms, paired_groups
 from toolturn.report.interactive import Interactive, NotDrawn
@@ -154,7 +155,7 @@ def _identity(metadata: dict[str, Any], *, folded: bool = False) -> str:
         ("scenario sha256", metadata.get("scenario_sha256")),
         ("seed", metadata.get("seed")),
         ("git commit", metadata.get("git_commit") or "unknown"),
-        ("versions", ", ".join(f"{name} {version}" for name, version in versions.items())),
+        ("versions", ", ".join(f"{shown_label(name)} {v}" for name, v in versions.items())),
     ]
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in items)
     if not folded:
