@@ -15,10 +15,12 @@
    `flush_ms`, and the final rows it wrote, `flush_rows`). Its cost follows the rows of one
    interval, not the recording's length.
 2. Readers: `pyarrow.parquet.read_table(DIR/"requests.parquet")` and
-   `pandas.read_parquet(DIR/"requests.parquet")` read a table folder as one table of its final
-   rows (they skip names starting with `_` or `.`); `read_table` here adds the open rows, so a
-   recording read while it is made, or after a SIGKILL, has every row of its last flush. A
-   recording of the old layout (each table one file) reads the same way.
+   `pandas.read_parquet(DIR/"requests.parquet", dtype_backend="pyarrow")` read a table folder
+   as one table of its final rows (they skip names starting with `_` or `.`; `dtype_backend`
+   keeps the nullable `*_ns` columns integers, which plain pandas makes float64); `read_table`
+   here adds the open rows, so a recording read while it is made, or after a SIGKILL, has every
+   row of its last flush. A recording of the old layout (each table one file) reads the same
+   way.
 3. Part files follow each other in the order their rows became final; within one, rows are in
    the table's key order. `read_table` gives the whole table in key order.
 4. The folder is ours if it holds `recording.json`; any other existing folder with files in it
