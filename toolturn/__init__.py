@@ -33,3 +33,6 @@ lives below the tools and the model that use it, not in `scenario`, which sits a
 """
 
 __version__ = "0.1.0"
+
+# The packages and modules above are imported by their own names (toolturn.cli, ...).
+__all__ = ["__version__"]
