@@ -111,25 +111,17 @@ def _figure(key: str, results: Sequence[ArmCapacity], knob: str, index: int) -> 
         colour = COLOURS[number % len(COLOURS)]
         name = arm_label(*result.arm)
         loads = [probe.load for probe in result.probes]
-        figure.add_trace(
-            go.Scatter(
-                x=loads,
-                y=[p.goodput.mean for p in result.probes],
-                mode="lines+markers",
-                name=f"{name}: goodput",
-                line={"color": colour},
-                error_y=_errors([p.goodput for p in result.probes]),
-            )
-        )
-        figure.add_trace(
-            go.Scatter(
-                x=loads,
-                y=[p.throughput.mean for p in result.probes],
-                mode="lines",
-                name=f"{name}: throughput",
-                line={"color": colour, "dash": "dot"},
-            )
-        )
+        # Goodput with its intervals, solid and marked; throughput, its ceiling, dotted.
+        for measure, mode, line in (
+            ("goodput", "lines+markers", {"color": colour}),
+            ("throughput", "lines", {"color": colour, "dash": "dot"}),
+        ):
+            values = [getattr(probe, measure) for probe in result.probes]
+            figure.add_trace(go.Scatter(
+                x=loads, y=[value.mean for value in values], mode=mode,
+                name=f"{name}: {measure}", line=line,
+                error_y=_errors(values) if measure == "goodput" else None,
+            ))
         at = result.probe_at(result.capacity)
         if at is not None:
             _mark(figure, at.load, at.goodput.mean, f"{name}: capacity",
