@@ -34,6 +34,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from toolturn.commands.run import (
+    add_no_report_option,
     add_out_arguments,
     add_scenario_arguments,
     check_out_folder,
@@ -73,10 +74,7 @@ def add_parser(subparsers: Any) -> None:
     )
     add_live_arguments(parser)
     add_out_arguments(parser, short=False)
-    parser.add_argument(
-        "--no-report", dest="report", action="store_false",
-        help="skip the figures and report.html (toolturn report RUN_DIR draws them later)",
-    )
+    add_no_report_option(parser)
     parser.set_defaults(func=run)
 
 

@@ -138,10 +138,7 @@ def add_parser(subparsers: Any) -> None:
         json_help="print the summary as JSON on stdout (the run.json summary; other lines go to "
         "stderr)",
     )
-    parser.add_argument(
-        "--no-report", dest="report", action="store_false",
-        help="skip the figures and report.html (toolturn report RUN_DIR draws them later)",
-    )
+    add_no_report_option(parser)
     parser.add_argument(
         "--agent", metavar="MODULE:FUNCTION",
         help="also run your own asyncio agent (async def FUNCTION(session), MODULE on sys.path, "
@@ -176,6 +173,14 @@ def add_out_arguments(parser: argparse.ArgumentParser, short: bool = True) -> No
     parser.add_argument(
         *_names("-f", "--force", short), action="store_true",
         help="replace an existing run folder (a folder with run.json; anything else is an error)",
+    )
+
+
+def add_no_report_option(parser: argparse.ArgumentParser) -> None:
+    """--no-report of a command that writes a run folder (`args.report` false with it)."""
+    parser.add_argument(
+        "--no-report", dest="report", action="store_false",
+        help="skip the figures and report.html (toolturn report RUN_DIR draws them later)",
     )
 
 
