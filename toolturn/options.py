@@ -24,24 +24,56 @@ EXIT_BAD_INPUT = 2
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser with its usage errors printable (toolturn/errors.py, rule 2): it echoes
-    unknown arguments as they were typed. The subcommands' parsers are of this class too."""
+    unknown arguments as they were typed. The subcommands' parsers are of this class too.
+
+    A usage error of a command given a misspelt option names that option instead, the cause
+    of the rest: `capacity default --sol X` is missing `--slo` because of `--sol`."""
+
+    _words: Sequence[str] = ()
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # The words this parser reads (a subcommand's parser: its own), for `error`.
+        self._words = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
+        misspelt = misspelt_option(self, self._words)
         self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(message)}\n")
+        shown = misspelt if misspelt is not None else message
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {printable(shown)}\n")
 
 
 def reject_unknown(parser: argparse.ArgumentParser, unknown: Sequence[str]) -> NoReturn:
-    """`parser`'s usage error for the arguments it does not know. A misspelt option near one of
-    its own is named as the problem, alone: in `run --sesions 3 default` argparse took `3` for
+    """`parser`'s usage error for the arguments it does not know. A misspelt option is named as
+    the problem, alone (`misspelt_option`): in `run --sesions 3 default` argparse took `3` for
     the scenario and left `default` over, but the user's mistake is `--sesions`."""
-    # Names without their dashes, which every long option shares: `--bogus` is not near `--out`.
-    names = [o[2:] for action in parser._actions for o in action.option_strings if o[:2] == "--"]
-    for word in unknown:
-        near = difflib.get_close_matches(word.partition("=")[0][2:], names, n=1, cutoff=0.6)
-        if word.startswith("--") and near:
-            parser.error(f"unrecognized argument: {word} (did you mean --{near[0]}?)")
-    parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    parser.error(
+        misspelt_option(parser, unknown) or f"unrecognized arguments: {' '.join(unknown)}"
+    )
+
+
+def misspelt_option(parser: argparse.ArgumentParser, words: Sequence[str]) -> str | None:
+    """"unrecognized argument: --sesions (did you mean --sessions?)" for the first of `words`
+    (before `--`) that is no long option of the command `parser`, nor argparse's abbreviation
+    of one, but is near one; None if there is none, and for a parser of subcommands (its words
+    hold its subcommand's options)."""
+    if any(isinstance(action, argparse._SubParsersAction) for action in parser._actions):
+        return None
+    options = [o for action in parser._actions for o in action.option_strings if o[:2] == "--"]
+    for word in words:
+        if word == "--":
+            break
+        typed = word.partition("=")[0]
+        if not typed.startswith("--") or any(option.startswith(typed) for option in options):
+            continue
+        # Names without their dashes, which every long option shares: `--bogus` is not near
+        # `--out`.
+        near = difflib.get_close_matches(typed[2:], [o[2:] for o in options], n=1, cutoff=0.6)
+        if near:
+            return f"unrecognized argument: {word} (did you mean --{near[0]}?)"
+    return None
 
 
 def comma_list(choices: Sequence[str]) -> Callable[[str], list[str]]:

@@ -99,6 +99,11 @@ def test_a_misspelt_flag_before_the_scenario_is_the_problem_named(
          "--nme (did you mean --name?)"),
         (["probe", "compare", "--tolerence", "0.3", "a", "b"], "toolturn probe compare",
          "--tolerence (did you mean --tolerance?)"),
+        # The misspelling is the cause of a missing required option: it is what is named.
+        (["capacity", "default", "--sol", "ttfts.p99 < 5s"], "toolturn capacity",
+         "--sol (did you mean --slo?)"),
+        (["traces", "calibrate", "x", "--ouptut", "y.toml"], "toolturn traces calibrate",
+         "--ouptut (did you mean --output?)"),
     ],
 )
 def test_a_misspelt_flag_of_a_nested_verb_prints_the_verbs_usage_and_the_near_flag(
