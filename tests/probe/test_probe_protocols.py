@@ -34,6 +34,9 @@ DIFFERENT: dict[tuple[str, str, str | None], str] = {
     (OPENAI_RESPONSES, "duplicate_tool_ids", "stream"): "identical_retry",
     (OPENAI_RESPONSES, "duplicate_tool_ids", "create"): "calls_answered",
     (OPENAI_CHAT, "duplicate_tool_ids", None): "calls_answered",
+    # An OpenAI tool result has no error flag: a result saying the call failed is a result.
+    **{(protocol, name, None): "calls_answered" for protocol in (OPENAI_RESPONSES, OPENAI_CHAT)
+       for name in ("unknown_tool", "invalid_tool_input")},
     # Responses has no stop reason beside the calls: a completed response's calls are run.
     (OPENAI_RESPONSES, "end_turn_with_tool_use", None): "calls_answered",
     # max_output_tokens: `incomplete`, which the Responses stream helper raises on (a retry).

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from toolturn.model.response import Turn
-from toolturn.probe.exchanges import Exchange, carried_blocks
+from toolturn.probe.exchanges import Exchange
 from toolturn.probe.profile_agent import profile_class, run_tool
 from toolturn.probe.suite import PACKAGED_SUITE, load_suite
-from toolturn.probe.verdicts import CLASSES, next_step, run_class
+from toolturn.probe.verdicts import CLASSES, run_class
 from toolturn.runtime.outcomes import ToolOutcome
 from toolturn.runtime.recovery import DEFAULT
+from toolturn.wire.next_step import WrittenCall, next_step
 
 PROMPT = {"role": "user", "content": "Look at this project."}
 TEXT = {"type": "text", "text": "I will look."}
@@ -35,11 +36,16 @@ def exchange(index: int, messages: list[Any], *, stream: bool = True, extra: Any
                             "stream": stream}
     if extra is not None:
         body["metadata"] = extra
-    blocks = {i: {"type": b["type"], "id": b.get("id"), "name": b.get("name"),
-                  "text": b.get("text", "")} for i, b in enumerate(answer or [])}
+    written = [WrittenCall(b["id"], completed is None or i in completed)
+               for i, b in enumerate(answer or []) if b["type"] == "tool_use"]
     return Exchange(index, Turn(session, 0, 1), json.dumps(body).encode(), body, violations,
-                    faulted=answer is not None, blocks=blocks,
-                    completed=set(blocks) if completed is None else completed)
+                    faulted=answer is not None, written=written)
+
+
+def step(struck: Exchange, following: Exchange | None) -> str:
+    """The class of the pair, by the one classifier (`toolturn.wire.next_step`)."""
+    return next_step(struck.asked(), struck.written, None if following is None
+                     else following.asked())
 
 
 STRUCK = exchange(0, [PROMPT], answer=[TEXT, READ, BASH], completed={0, 1})
@@ -59,6 +65,9 @@ def then(messages: list[Any], **options: Any) -> Exchange:
      "broken_transcript"),
     (then([PROMPT, {"role": "assistant", "content": [TEXT, READ]},
            {"role": "user", "content": [RESULT_1]}]), "calls_answered"),
+    (then([PROMPT, {"role": "assistant", "content": [TEXT, READ]},
+           {"role": "user", "content": [{**RESULT_1, "is_error": True}]}]),
+     "calls_answered_with_errors"),
     (then([PROMPT, {"role": "assistant", "content": [TEXT, BASH]},
            {"role": "user", "content": [RESULT_2]}]), "some_calls_dropped"),
     (then([PROMPT, {"role": "assistant", "content": [TEXT]}, RESUME]), "calls_dropped_resumed"),
@@ -75,15 +84,15 @@ def then(messages: list[Any], **options: Any) -> Exchange:
 ])
 def test_each_class_from_what_the_client_sent_next(following: Exchange | None,
                                                    verdict: str) -> None:
-    assert next_step(STRUCK, following) == verdict
+    assert step(STRUCK, following) == verdict
     assert verdict in CLASSES
 
 
 def test_an_answer_without_calls_is_resumed_or_moved_on() -> None:
     struck = exchange(0, [PROMPT], answer=[TEXT])
     kept = {"role": "assistant", "content": [TEXT]}
-    assert next_step(struck, then([PROMPT, kept, RESUME])) == "resumed"
-    assert next_step(struck, then([PROMPT, kept, {"role": "user", "content": [
+    assert step(struck, then([PROMPT, kept, RESUME])) == "resumed"
+    assert step(struck, then([PROMPT, kept, {"role": "user", "content": [
         RESULT_1]}])) == "moved_on"
 
 
@@ -93,7 +102,7 @@ def test_cache_markers_and_system_messages_do_not_count_as_changes() -> None:
     struck = exchange(0, [{"role": "user", "content": [{"type": "text",
                                                         "text": "Look at this project."}]}],
                       answer=[TEXT])
-    assert next_step(struck, then([{"role": "system", "content": "s"}, marked])) == (
+    assert step(struck, then([{"role": "system", "content": "s"}, marked])) == (
         "modified_retry")
 
 
@@ -109,21 +118,10 @@ def test_a_run_joins_its_struck_requests_classes_once_each_in_order() -> None:
     assert run_class([replace(STRUCK, faulted=False)]) == "fault_not_reached"
 
 
-def test_carried_blocks_say_which_blocks_stopped() -> None:
-    events = [{"type": "message_start", "message": {}},
-              {"type": "content_block_start", "index": 0, "content_block": {"type": "text"}},
-              {"type": "content_block_delta", "index": 0,
-               "delta": {"type": "text_delta", "text": "hi"}},
-              {"type": "content_block_stop", "index": 0},
-              {"type": "content_block_start", "index": 1, "content_block": READ}]
-    blocks, completed = carried_blocks(events)
-    assert blocks[0]["text"] == "hi" and blocks[1]["id"] == "toolu_1" and completed == {0}
-
-
 # What the claude-code profile does in each shipped case (CLI 2.1.328's majority where it was
 # seen): a cut keeps the completed calls and goes on; a cut before any block is retried as it
 # was; an `event: error` is retried without streaming; max_tokens inside a call drops it and asks
-# to resume; bad calls get error results and the turn goes on.
+# to resume; bad calls (and a call closed by max_tokens) get error results and the turn goes on.
 PROFILE = {
     "two_calls_clean": "calls_answered", "out_of_order_reads": "calls_answered",
     "cut_in_tool_json": "calls_answered", "cut_after_tool_use": "calls_answered",
@@ -133,10 +131,12 @@ PROFILE = {
     "error_after_tool_use": "non_streaming_retry", "error_before_blocks": "non_streaming_retry",
     "overloaded_storm": "identical_retry",
     "stall_after_message_start": "calls_answered", "stall_after_text": "calls_answered",
-    "malformed_tool_json": "calls_answered", "unknown_tool": "calls_answered",
-    "invalid_tool_input": "calls_answered", "duplicate_tool_ids": "calls_answered",
+    "malformed_tool_json": "calls_answered_with_errors",
+    "unknown_tool": "calls_answered_with_errors",
+    "invalid_tool_input": "calls_answered_with_errors", "duplicate_tool_ids": "calls_answered",
     "max_tokens_open_tool_use": "calls_dropped_resumed",
-    "max_tokens_closed_tool_use": "calls_answered", "end_turn_with_tool_use": "calls_answered",
+    "max_tokens_closed_tool_use": "calls_answered_with_errors",
+    "end_turn_with_tool_use": "calls_answered",
 }
 SUITE = load_suite(PACKAGED_SUITE)
 FAST = replace(SUITE, speed=200.0)  # a 60 s stall takes 0.3 s

@@ -38,8 +38,6 @@ def exchange(recorder: Recorder, t_ns: int, turn: Turn, messages: list[Any],
     index = recorder.arrived(t_ns, turn, "m", messages, raw, violations)
     recorder.answered(index, status=400 if violations else 200, ending="cut" if faults else
                       "complete", faults=faults, end_ns=t_ns + 10,
-                      blocks=[{"type": "text", "text": "Reading."}, {"type": "tool_use",
-                                                                     "id": "toolu_a"}],
                       calls=[SentCall("toolu_a", "Read", t_ns + 5)])
     return index
 
@@ -49,11 +47,16 @@ def exchange(recorder: Recorder, t_ns: int, turn: Turn, messages: list[Any],
     # Other bytes, the same conversation (a system-role message is not a turn).
     ([USER, {"role": "system", "content": "context"}], (), "modified_retry"),
     ([USER, {"role": "assistant", "content": [TEXT, CALL]}, {"role": "user", "content": [RESULT]}],
-     (), "continued_kept_blocks"),
+     (), "calls_answered"),
+    ([USER, {"role": "assistant", "content": [TEXT, CALL]},
+      {"role": "user", "content": [{**RESULT, "is_error": True}]}], (),
+     "calls_answered_with_errors"),
+    # The text kept, the call dropped, a resume asked: the probe's class, not "kept blocks".
     ([USER, {"role": "assistant", "content": [TEXT]}, {"role": "user", "content": "continue"}],
-     (), "continued_kept_blocks"),
-    ([USER, {"role": "user", "content": "please go on"}], (), "resume_message"),
-    ([{"role": "user", "content": "something else"}], (), "dropped_call"),
+     (), "calls_dropped_resumed"),
+    ([USER, {"role": "user", "content": "please go on"}], (), "calls_dropped_resumed"),
+    ([USER, {"role": "assistant", "content": [TEXT]}], (), "calls_dropped"),
+    ([{"role": "user", "content": "something else"}], (), "transcript_rewritten"),
     ([USER, {"role": "user", "content": [RESULT]}], ("orphan",), "broken_transcript"),
 ])
 def test_the_next_request_classifies_the_recovery(
@@ -67,13 +70,27 @@ def test_the_next_request_classifies_the_recovery(
     assert recovery[0]["delay_ns"] == 90 and recovery[0]["next_request_index"] == 1
 
 
-def test_a_fault_without_a_next_request_is_given_up_after_its_window() -> None:
+def test_a_fault_without_a_next_request_is_stopped_after_its_window() -> None:
     recorder = Recorder(give_up_ns=1000)
     exchange(recorder, 0, Turn(1, 0, 1), [USER], faults=("http_status",))
     recorder.give_up(500)
     assert recorder.tables()["recoveries"].num_rows == 0
     recorder.give_up(1010)
-    assert recorder.tables()["recoveries"].to_pylist()[0]["recovery"] == "gave_up"
+    assert recorder.tables()["recoveries"].to_pylist()[0]["recovery"] == "stopped"
+
+
+def test_a_next_request_while_the_faulted_answer_is_open_is_compared() -> None:
+    """A client leaving a stall asks again before the stalled answer ends: that request is
+    the recovery's next one, not a give-up (the delay is then negative)."""
+    recorder = Recorder(give_up_ns=1000)
+    first = recorder.arrived(0, Turn(1, 0, 1), "m", [USER], b"a", ())
+    resume = [USER, {"role": "assistant", "content": [TEXT]}, {"role": "user", "content": "go on"}]
+    recorder.arrived(50, Turn(1, 0, 2), "m", resume, b"b", ())
+    recorder.answered(first, status=200, ending="aborted", faults=("stall_after_text",),
+                      end_ns=5_000)
+    recorder.give_up(None)
+    [row] = recorder.tables()["recoveries"].to_pylist()
+    assert (row["recovery"], row["next_request_index"], row["delay_ns"]) == ("resumed", 1, -4950)
 
 
 def test_results_are_matched_to_their_calls_with_order_and_round_trip() -> None:

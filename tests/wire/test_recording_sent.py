@@ -117,7 +117,7 @@ def test_a_stream_the_client_leaves_after_its_error_event_keeps_what_it_sent(
     assert [(c["tool_use_id"], c["block_index"]) for c in calls] == [
         (e["content_block"]["id"], e["index"]) for e in sent]
     assert all(c["block_stop_ns"] is not None and c["message_stop_ns"] is None for c in calls)
-    assert [r["recovery"] for r in rows["recoveries"]] == ["gave_up"]
+    assert [r["recovery"] for r in rows["recoveries"]] == ["stopped"]
 
 
 def _response(answer: Answer) -> list[dict[str, Any]]:

@@ -170,6 +170,7 @@ def _write_run(folder: Path, done: CaseRun, command: list[str]) -> None:
     })
     (folder / "server.log").write_text("\n".join(done.server_log) + "\n", encoding="utf-8")
     (folder / "output.txt").write_text(done.output_tail, encoding="utf-8")
+    (folder / "stdout.txt").write_text(done.stdout, encoding="utf-8")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -198,7 +199,8 @@ def run(args: argparse.Namespace) -> int:
                 _write_run(where / f"run-{number}" if args.repeat > 1 else where, done, command)
             print(f"toolturn probe: {case.name}: the claude-code profile ...", flush=True,
                   file=notes)
-            entries.append(case_entry(case.name, case.checks, runs, profile_class(case, suite)))
+            entries.append(case_entry(case.name, case.checks, runs, profile_class(case, suite),
+                                      args.protocol))
         (staging / SCORECARD_FILE).write_text(json.dumps(
             {"suite": str(folder), "command": command, "protocol": args.protocol,
              "repeat": args.repeat, "cases": entries}, indent=2) + "\n", encoding="utf-8")

@@ -1,11 +1,13 @@
-"""What a probe's client sent and what it was answered, request by request: the material the
+"""What a probe's client sent and what was written to it, request by request: the material the
 probe's classes are read from (`toolturn.probe.verdicts`).
 
 The recording (`toolturn.wire.recorder`) keeps tables, not bodies. A probe needs each request's
 body whole (was the cut call kept? its result sent? a resume message? `stream: false`?) and the
-answer the server meant to send (which blocks it carried, which completed). `ExchangeTap` is the
-server's recorder (the recording's rows go on as ever) and wraps the case's rewrite, so it sees
-both without a hook of its own in the server.
+calls its answer put on the socket (`toolturn.wire.sent`: what was written, not the plan: a
+client that leaves a stall after the text never got the call planned behind it).
+`ExchangeTap` is the server's recorder (the recording's rows go on as ever) and wraps the case's
+rewrite, so it sees both without a hook of its own in the server; it keeps the recording's own
+recovery class of each faulted request, so the scorecard and the recording say the same.
 """
 
 from __future__ import annotations
@@ -16,28 +18,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolturn.model.response import Response, StreamResponse, Turn
+from toolturn.model.response import Response, Turn
 from toolturn.wire.codecs import ANTHROPIC
+from toolturn.wire.next_step import Asked, WrittenCall
 from toolturn.wire.recorder import Recorder
+from toolturn.wire.sent import SentCall
 
 Rewrite = Callable[[Turn, Response], Response]
 
 
 @dataclass(slots=True)
 class Exchange:
-    """One request to the Messages endpoint and what it was answered."""
+    """One request to the model's endpoint and what was written back."""
 
     index: int  # the recording's request_index
     turn: Turn | None  # None: refused before the model saw it
     raw: bytes
     body: dict[str, Any]  # {} when the bytes were not a JSON object
     violations: tuple[str, ...]  # our pairing verdict: non-empty means a 400
-    # The answer as planned, fault applied (None for a 400: the rewrite never sees one).
-    response: Response | None = None
     faulted: bool = False  # the case's fault struck this answer
-    # Block index -> the block as far as the answer carries it (type, id, name, text).
-    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
-    completed: set[int] = field(default_factory=set)  # blocks whose content_block_stop went
+    # The tool_use blocks the answer wrote, in order, and whether each block's stop went out.
+    written: list[WrittenCall] = field(default_factory=list)
+    recovery: str | None = None  # the recording's class of a faulted answer, once decided
 
     @property
     def streamed(self) -> bool:
@@ -46,6 +48,12 @@ class Exchange:
     @property
     def session(self) -> int | None:
         return None if self.turn is None else self.turn.session_id
+
+    def asked(self) -> Asked:
+        """The request as the classes read it (its bytes stand for their digest)."""
+        messages = self.body.get("messages")
+        return Asked(self.raw, messages if isinstance(messages, list) else [], self.streamed,
+                     bool(self.violations))
 
 
 class ExchangeTap(Recorder):
@@ -58,6 +66,7 @@ class ExchangeTap(Recorder):
         self._lock = threading.Lock()  # the server thread writes, the runner reads after
         self._exchanges: list[Exchange] = []
         self._by_turn: dict[Turn, Exchange] = {}
+        self._by_index: dict[int, Exchange] = {}
 
     def refused(self, arrival_ns: int, status: int, message: str, *,
                 protocol: str = ANTHROPIC) -> None:
@@ -66,29 +75,46 @@ class ExchangeTap(Recorder):
             self._exchanges.append(Exchange(len(self._exchanges), None, b"", {}, (message,)))
 
     def arrived(self, arrival_ns: int, turn: Turn, model: str, messages: list[Any],
-                raw: bytes, violations: Sequence[str], *, protocol: str = ANTHROPIC) -> int:
+                raw: bytes, violations: Sequence[str], *, protocol: str = ANTHROPIC,
+                streamed: bool = False) -> int:
         index = super().arrived(arrival_ns, turn, model, messages, raw, violations,
-                                protocol=protocol)
+                                protocol=protocol, streamed=streamed)
         # `messages` is the conversation as the model sees it: a Messages body's own list, and
         # an OpenAI request's (Responses `input`, Chat `messages`) in the Messages shape, which
         # the classes read (`toolturn.wire.codecs`).
-        body = {**_body(raw), "messages": messages}
-        exchange = Exchange(len(self._exchanges), turn, raw, body, tuple(violations))
+        body = {**_body(raw), "messages": messages, "stream": streamed}
+        exchange = Exchange(index, turn, raw, body, tuple(violations))
         with self._lock:
             self._exchanges.append(exchange)
             self._by_turn[turn] = exchange
+            self._by_index[index] = exchange
         return index
 
+    def answered(self, index: int, *, status: int | None, ending: str, faults: Sequence[str],
+                 end_ns: int, calls: Sequence[SentCall] = (), message_stop_ns: int | None = None,
+                 first_byte_ns: int | None = None, bytes_sent: int = 0) -> None:
+        with self._lock:
+            exchange = self._by_index.get(index)
+            if exchange is not None:  # before the recording decides its recovery with them
+                exchange.written = [WrittenCall(call.tool_use_id, call.block_stop_ns is not None)
+                                    for call in calls]
+        super().answered(index, status=status, ending=ending, faults=faults, end_ns=end_ns,
+                         calls=calls, message_stop_ns=message_stop_ns,
+                         first_byte_ns=first_byte_ns, bytes_sent=bytes_sent)
+
+    def recovered(self, index: int, recovery: str) -> None:
+        with self._lock:
+            exchange = self._by_index.get(index)
+            if exchange is not None:
+                exchange.recovery = recovery
+
     def rewrite(self, turn: Turn, response: Response) -> Response:
-        """The case's rewrite, with the answer kept beside the request it answers."""
+        """The case's rewrite, noting whether its fault struck the answer."""
         answer = self._rewrite(turn, response)
         with self._lock:
             exchange = self._by_turn.get(turn)
             if exchange is not None:
-                exchange.response = answer
                 exchange.faulted = self._struck(turn)
-                if isinstance(answer, StreamResponse):
-                    exchange.blocks, exchange.completed = carried_blocks(answer.events)
         return answer
 
     @property
@@ -103,24 +129,3 @@ def _body(raw: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}
-
-
-def carried_blocks(events: Sequence[dict[str, Any]]) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    """The content blocks a stream's events carry, and which of them stop."""
-    blocks: dict[int, dict[str, Any]] = {}
-    completed: set[int] = set()
-    for event in events:
-        index, kind = event.get("index"), event.get("type")
-        if not isinstance(index, int):
-            continue
-        if kind == "content_block_start":
-            block = event.get("content_block") or {}
-            blocks[index] = {"type": block.get("type"), "id": block.get("id"),
-                             "name": block.get("name"), "text": block.get("text") or ""}
-        elif kind == "content_block_delta" and index in blocks:
-            delta = event.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                blocks[index]["text"] += delta.get("text", "")
-        elif kind == "content_block_stop":
-            completed.add(index)
-    return blocks, completed

@@ -54,8 +54,9 @@ class CaseRun:
     wall_s: float
     tables: dict[str, pa.Table]
     server_log: list[str]
-    output_tail: str  # the end of the command's stdout and stderr
+    output_tail: str  # the end of the command's stderr (its stdout is `stdout`)
     exchanges: tuple[Exchange, ...] = ()
+    stdout: str = ""  # the command's stdout whole: the agent's own account of the run
 
 
 def make_workdir(workdir: Path) -> None:
@@ -119,25 +120,26 @@ def run_case(case: ProbeCase, suite: Suite, command: list[str],
         with serve_case(case, suite, workdir, log.append) as (server, tap):
             env = agent_env(server.base_url, home, case.name, protocol)
             started = time.monotonic()
-            status, output = _run(command, workdir, env, suite.timeout_s)
+            status, stdout, stderr = _run(command, workdir, env, suite.timeout_s)
             wall_s = time.monotonic() - started
-    return CaseRun(case, status, wall_s, tap.tables(), list(log), output[-2000:],
-                   tuple(tap.exchanges))
+    return CaseRun(case, status, wall_s, tap.tables(), list(log), stderr[-2000:],
+                   tuple(tap.exchanges), stdout)
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str], timeout_s: float) -> tuple[
-        int | None, str]:
+        int | None, str, str]:
+    """The command's exit status (None: killed at the timeout), stdout and stderr."""
     try:
         process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    start_new_session=True)
     except OSError as error:
-        return 127, f"cannot run {command[0]}: {error.strerror}"
+        return 127, "", f"cannot run {command[0]}: {error.strerror}"
     try:
-        output, _ = process.communicate(timeout=timeout_s)
+        stdout, stderr = process.communicate(timeout=timeout_s)
         status: int | None = process.returncode
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate(timeout=_KILL_WAIT_S)
+        stdout, stderr = process.communicate(timeout=_KILL_WAIT_S)
         status = None
-    return status, output.decode("utf-8", "replace")
+    return status, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace")

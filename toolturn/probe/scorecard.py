@@ -24,7 +24,8 @@ from collections import Counter
 from typing import Any
 
 from toolturn.probe.runner import CaseRun
-from toolturn.probe.verdicts import NO_REQUEST, run_class
+from toolturn.probe.verdicts import no_request_reason, run_class
+from toolturn.wire.codecs import ANTHROPIC
 
 NS_PER_MS = 1_000_000
 NO_REQUEST_CLASS = "no_request"
@@ -62,13 +63,13 @@ def rates(classes: list[str]) -> dict[str, float]:
 
 
 def case_entry(name: str, checks: str, runs: list[dict[str, Any]],
-               profile: str | None) -> dict[str, Any]:
-    """A case's scorecard entry from its runs' `score`s and the profile's class (None: not
-    run, as with `--no-profile`)."""
+               profile: str | None, protocol: str = ANTHROPIC) -> dict[str, Any]:
+    """A case's scorecard entry from its runs' `score`s and the profile's class (None: no
+    class to set beside the agent's), for an agent speaking `protocol`."""
     classes = [run["class"] for run in runs]
     agreement = None if profile is None else round(
         sum(1 for c in classes if c == profile) / len(classes), 4)
-    failed = NO_REQUEST if NO_REQUEST_CLASS in classes else None
+    failed = no_request_reason(protocol) if NO_REQUEST_CLASS in classes else None
     return {"case": name, "checks": checks, "runs": len(runs), "rates": rates(classes),
             "profile": profile, "agreement": agreement, "failed": failed, "per_run": runs}
 

@@ -25,14 +25,13 @@ from toolturn.metrics.schema import TableSpec
 from toolturn.model.response import Turn
 from toolturn.wire.codecs import ANTHROPIC
 from toolturn.wire.identity import recorded_session_id
+from toolturn.wire.next_step import STOPPED, Asked, WrittenCall, blocks_of, next_step
 from toolturn.wire.recording import (
     RECOVERIES,
     REQUESTS,
     TABLES,
     TOOL_CALLS,
     RecordedRequest,
-    blocks_of,
-    classify,
     rows_table,
 )
 from toolturn.wire.sent import SentCall
@@ -85,9 +84,11 @@ class Recorder:
         self._final(REQUESTS, row)
 
     def arrived(self, arrival_ns: int, turn: Turn, model: str, messages: list[Any],
-                raw: bytes, violations: Sequence[str], *, protocol: str = ANTHROPIC) -> int:
+                raw: bytes, violations: Sequence[str], *, protocol: str = ANTHROPIC,
+                streamed: bool = False) -> int:
         """A request for the model, in the wire protocol `protocol` (`messages` in the
-        Messages shape whatever the protocol); its index, to give `answered`."""
+        Messages shape whatever the protocol; `streamed`: asked with `stream: true`); its
+        index, to give `answered`."""
         digest = hashlib.blake2b(raw, digest_size=16).digest()
         # Two client runs' session 7 are two sessions (`toolturn.wire.identity`, rule 2a).
         session_id = recorded_session_id(turn)
@@ -96,15 +97,21 @@ class Recorder:
             session = self._sessions[session_id] = _Session(arrival_ns)
         if session.turn_index != turn.turn_index:  # only the latest turn is retried
             session.turn_index, session.digests = turn.turn_index, set()
+        asked = Asked(digest, messages, streamed, bool(violations))
         request = RecordedRequest(self._row(arrival_ns, turn, model, violations=list(violations),
                                             messages=messages, retry=digest in session.digests,
                                             protocol=protocol),
-                                  messages, digest)
+                                  asked)
         session.digests.add(digest)
         self._results_arrived(request, session)
+        follower = (int(request.row["request_index"]), arrival_ns, asked)
         if session.pending is not None:
-            self._recover(session.pending, classify(session.pending, request), request)
+            self._recover(session.pending, follower)
             session.pending = None
+        open_answer = (None if session.latest_end_ns is not None or session.latest_index is None
+                       else self._in_flight.get(session.latest_index))
+        if open_answer is not None and open_answer.follower is None:
+            open_answer.follower = follower  # compared once that answer ends
         if session.latest_end_ns is not None:
             request.row["since_previous_response_ns"] = arrival_ns - session.latest_end_ns
         index = int(request.row["request_index"])
@@ -116,11 +123,10 @@ class Recorder:
         return index
 
     def answered(self, index: int, *, status: int | None, ending: str, faults: Sequence[str],
-                 end_ns: int, blocks: Sequence[dict[str, Any]] = (),
-                 calls: Sequence[SentCall] = (), message_stop_ns: int | None = None,
+                 end_ns: int, calls: Sequence[SentCall] = (), message_stop_ns: int | None = None,
                  first_byte_ns: int | None = None, bytes_sent: int = 0) -> None:
         """The answer to request `index` is over: its status line (None: none was sent), how it
-        ended, the blocks and calls it wrote, when its first body byte went and how many."""
+        ended, the calls it wrote, when its first body byte went and how many."""
         request = self._in_flight.pop(index)
         row = request.row
         row.update(status=status, ending=ending, faults=",".join(faults) or None, end_ns=end_ns,
@@ -134,11 +140,14 @@ class Recorder:
         if session.latest_index == index:
             session.latest_end_ns = end_ns
         self._sent_calls(session, row, calls, message_stop_ns)
-        if faults:
-            request.response_blocks = list(blocks)
-            session.pending = request  # compared with the session's next request
+        if not faults:
+            request.asked = None
+        elif request.follower is not None:  # the next request came while this was open
+            request.written = _written(calls)
+            self._recover(request, request.follower)
         else:
-            request.messages = []
+            request.written = _written(calls)
+            session.pending = request  # compared with the session's next request
 
     def give_up(self, now_ns: int | None = None) -> None:
         """Pending recoveries whose time is up gave up, and sessions quiet that long are over
@@ -148,7 +157,7 @@ class Recorder:
             if pending is not None and (now_ns is None or now_ns - pending.row["end_ns"]
                                         >= self.give_up_ns):
                 session.pending = None
-                self._recover(pending, "gave_up", None)
+                self._recover(pending, None)
             if session.pending is None and session.in_flight == 0 and (
                     now_ns is None or now_ns - session.last_ns >= self.give_up_ns):
                 for call in session.awaiting:
@@ -243,7 +252,8 @@ class Recorder:
         """Match the results `request` carries to the blocks awaiting them."""
         if not session.awaiting:
             return
-        messages = request.messages
+        assert request.asked is not None  # a request just arrived is kept
+        messages = request.asked.messages
         answered: list[_Call] = []
         for number, message in enumerate(messages):
             if not (isinstance(message, dict) and message.get("role") == "user"):
@@ -278,19 +288,33 @@ class Recorder:
                 session.awaiting.remove(call)
                 self._final(TOOL_CALLS, call.row)
 
-    def _recover(
-        self, faulted: RecordedRequest, recovery: str, following: RecordedRequest | None
-    ) -> None:
+    def _recover(self, faulted: RecordedRequest,
+                 following: tuple[int, int, Asked] | None) -> None:
+        """Decide the recovery of `faulted` from the session's next request (None: none came),
+        with the classifier the probe uses (`toolturn.wire.next_step`)."""
         row = faulted.row
-        faulted.messages = []
+        assert faulted.asked is not None  # kept while its recovery is pending
+        recovery = (STOPPED if following is None
+                    else next_step(faulted.asked, faulted.written, following[2]))
+        faulted.asked, faulted.written, faulted.follower = None, [], None
+        self.recovered(int(row["request_index"]), recovery)
         self._final(RECOVERIES, {
             "request_index": row["request_index"], "session_id": row["session_id"],
             "turn_index": row["turn_index"], "attempt": row["attempt"],
             "faults": row["faults"], "recovery": recovery,
-            "next_request_index": None if following is None else following.row["request_index"],
+            "next_request_index": None if following is None else following[0],
+            # Negative when the next request came while this answer was still open.
             "delay_ns": None if following is None or row["end_ns"] is None
-            else following.row["arrival_ns"] - row["end_ns"],
+            else following[1] - row["end_ns"],
         })
+
+    def recovered(self, index: int, recovery: str) -> None:
+        """Request `index`'s recovery was decided: `recovery` (a hook for a reader that needs
+        the decision as it is made, as the probe does; nothing here)."""
+
+
+def _written(calls: Sequence[SentCall]) -> list[WrittenCall]:
+    return [WrittenCall(call.tool_use_id, call.block_stop_ns is not None) for call in calls]
 
 
 def _kept_blocks(echo: list[dict[str, Any]], awaiting: list[_Call]) -> list[_Call]:

@@ -22,15 +22,17 @@ session id is the server's (`toolturn.wire.identity`), a 64-bit unsigned number.
   name and input), so of two blocks with one id the row of the one the client answered has the
   result.
 - `recoveries`: one row per request a fault was injected into: what the session's next request
-  did (`RECOVERY_CLASSES`, decided by `classify`), after what delay.
+  did about what the answer wrote (`RECOVERY_CLASSES`, decided by
+  `toolturn.wire.next_step.next_step`, the probe's classifier too), after what delay.
 
-A recovery stays pending until the session's next request; one with none within `give_up_ns`
-of its response's end (or at the end of the recording) is `gave_up`. A session with no request
-for `give_up_ns` (and none in flight) is over: its calls still awaiting results are written
-without one, and a later request of it is compared with nothing before it (no retry, no time
-since a previous response). Times of writes are taken as each write returns (the socket took
-the bytes); a Message answered whole (`stream: false`) has its blocks stop as its body goes.
-The columns in `ADDED_COLUMNS` are null in a recording made before they existed.
+A recovery stays pending until the session's next request (one that arrives while the faulted
+answer is still being written, a client leaving a stall, is that next request); one with none
+within `give_up_ns` of its response's end (or at the end of the recording) is `stopped`. A
+session with no request for `give_up_ns` (and none in flight) is over: its calls still awaiting
+results are written without one, and a later request of it is compared with nothing before it
+(no retry, no time since a previous response). Times of writes are taken as each write returns
+(the socket took the bytes); a Message answered whole (`stream: false`) has its blocks stop as
+its body goes. The columns in `ADDED_COLUMNS` are null in a recording made before they existed.
 """
 
 from __future__ import annotations
@@ -42,17 +44,11 @@ from typing import Any
 import pyarrow as pa
 
 from toolturn.metrics.schema import CATEGORY, COUNT, NS, TableSpec
+from toolturn.wire.next_step import CLASSES, Asked, WrittenCall
 
 SESSION = pa.uint64()
-RECOVERY_CLASSES = (
-    "identical_retry",      # the same request again, byte for byte
-    "modified_retry",       # the same transcript, other bytes (another max_tokens, say)
-    "continued_kept_blocks",  # the response's blocks kept in the transcript, the turn goes on
-    "resume_message",       # a user message appended (a "continue" or resume prompt)
-    "dropped_call",         # the transcript moved on without the response's calls
-    "broken_transcript",    # the next request broke pairing: our 400
-    "gave_up",              # no further request in time
-)
+# The classes of `toolturn.wire.next_step`, shared with the probe's scorecard: one vocabulary.
+RECOVERY_CLASSES = CLASSES
 
 
 def _f(name: str, kind: pa.DataType, nullable: bool = False) -> pa.Field:
@@ -95,56 +91,14 @@ ADDED_COLUMNS = ("first_byte_ns", "time_to_first_byte_ns", "bytes_sent", "block_
 @dataclass(slots=True)
 class RecordedRequest:
     row: dict[str, Any]
-    # Kept while the request may still be compared (its session's latest, or pending).
-    messages: list[Any]
-    digest: bytes  # of the body's bytes: a retry repeats them
-    response_blocks: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _strip_cache_control(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip_cache_control(item) for item in value]
-    return value
-
-
-def _conversation(messages: list[Any]) -> list[Any]:
-    """The messages that are turns (system-role ones out), without cache markers."""
-    return [_strip_cache_control(m) for m in messages
-            if not (isinstance(m, dict) and m.get("role") == "system")]
-
-
-def blocks_of(messages: list[Any], role: str) -> list[dict[str, Any]]:
-    return [block for m in messages if isinstance(m, dict) and m.get("role") == role
-            and isinstance(m.get("content"), list)
-            for block in m["content"] if isinstance(block, dict)]
-
-
-def classify(faulted: RecordedRequest, following: RecordedRequest) -> str:
-    """What `following` did about the fault injected into `faulted` (`RECOVERY_CLASSES`)."""
-    if following.digest == faulted.digest:
-        return "identical_retry"
-    if following.row["pairing_violations"]:
-        return "broken_transcript"
-    before, after = _conversation(faulted.messages), _conversation(following.messages)
-    if after == before:
-        return "modified_retry"
-    sent = {block.get("id") for block in faulted.response_blocks if block.get("id")}
-    sent_texts = {block.get("text") for block in faulted.response_blocks
-                  if block.get("type") == "text" and block.get("text")}
-    if after[:len(before)] == before:
-        extra = after[len(before):]
-        kept = [block for block in blocks_of(extra, "assistant")
-                if block.get("id") in sent or (block.get("type") == "text"
-                                               and block.get("text") in sent_texts)]
-        if kept:
-            return "continued_kept_blocks"
-        if any(block.get("type") == "text" for block in blocks_of(extra, "user")) or any(
-                isinstance(m, dict) and m.get("role") == "user"
-                and isinstance(m.get("content"), str) for m in extra):
-            return "resume_message"
-    return "dropped_call"
+    # Kept while the request may still be compared (its session's latest, or pending); None
+    # once it cannot be.
+    asked: Asked | None
+    # The calls its answer wrote, kept from its answer's end while its recovery is pending.
+    written: list[WrittenCall] = field(default_factory=list)
+    # A request of its session that arrived while its answer was still open (a client leaving
+    # a stall): its recovery is decided against it once the answer ends.
+    follower: tuple[int, int, Asked] | None = None  # (request_index, arrival_ns, asked)
 
 
 def rows_table(spec: TableSpec, rows: Sequence[dict[str, Any]]) -> pa.Table:

@@ -53,10 +53,9 @@ class SentResponse:
 
 def sent_parts(
     events: Sequence[dict[str, Any]], times: Sequence[int]
-) -> tuple[list[dict[str, Any]], list[SentCall], int | None]:
-    """What a response sent, from its events and the time each went out: its content blocks
-    (type, id, name, text so far), its tool calls with their block stop times, and when
-    `message_stop` went (None: it never did)."""
+) -> tuple[list[SentCall], int | None]:
+    """What a response sent, from its events and the time each went out: its tool calls with
+    their block stop times, and when `message_stop` went (None: it never did)."""
     blocks: dict[int, dict[str, Any]] = {}
     inputs: dict[int, str] = {}
     stops: dict[int, int] = {}
@@ -67,14 +66,12 @@ def sent_parts(
         if kind == "content_block_start" and isinstance(index, int):
             block = event.get("content_block") or {}
             blocks[index] = {"type": block.get("type"), "id": block.get("id"),
-                             "name": block.get("name"), "text": block.get("text") or ""}
+                             "name": block.get("name")}
             start_input = block.get("input")
             inputs[index] = json.dumps(start_input) if start_input else ""
         elif kind == "content_block_delta" and index in blocks:
             delta = event.get("delta") or {}
-            if delta.get("type") == "text_delta":
-                blocks[index]["text"] += delta.get("text", "")
-            elif delta.get("type") == "input_json_delta":
+            if delta.get("type") == "input_json_delta":
                 inputs[index] += delta.get("partial_json", "")
         elif kind == "content_block_stop" and isinstance(index, int):
             stops[index] = at_ns
@@ -83,7 +80,7 @@ def sent_parts(
     calls = [SentCall(str(block["id"]), str(block["name"]), stops.get(index), index,
                       _input(inputs.get(index, "")))
              for index, block in sorted(blocks.items()) if block["type"] == "tool_use"]
-    return [blocks[index] for index in sorted(blocks)], calls, message_stop
+    return calls, message_stop
 
 
 def _input(text: str) -> Any:

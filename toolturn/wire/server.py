@@ -312,7 +312,7 @@ class MockServer:
         violations = codec.pairing(body, seen)
         index = None if self.recorder is None else self.recorder.arrived(
             arrived_ns - self._origin_ns, turn, seen["model"], shaped["messages"], request.body,
-            violations, protocol=codec.name)
+            violations, protocol=codec.name, streamed=bool(body.get("stream", False)))
         response: Response | None = None
         admitted_ns = self._admission_start(request.headers, arrived_ns)
         holds_slot = await self._endpoint.acquire()
@@ -375,14 +375,13 @@ class MockServer:
     def _record(self, index: int, sent: SentResponse, faults: tuple[str, ...]) -> None:
         """Tell the recorder what the answer to request `index` put on the socket."""
         assert self.recorder is not None
-        blocks: list[dict[str, Any]] = []
         calls: list[SentCall] = []
         stop: int | None = None
         if sent.events:
             events, times = zip(*sent.events, strict=True)
-            blocks, calls, stop = sent_parts(events, times)
+            calls, stop = sent_parts(events, times)
         self.recorder.answered(index, status=sent.status, ending=sent.ending, faults=faults,
-                               end_ns=self.clock_ns(), blocks=blocks, calls=calls,
+                               end_ns=self.clock_ns(), calls=calls,
                                message_stop_ns=stop, first_byte_ns=sent.first_byte_ns,
                                bytes_sent=sent.bytes_sent)
 
