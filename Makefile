@@ -124,7 +124,9 @@ probe-sdk: $(STAMP)
 # .probe-claude/ (ignored by git; needs node and npm). Not part of `make test`: it takes a few
 # minutes. CLAUDE_CODE_VERSION picks another release; PROBE_REPEAT runs each case that many
 # times (races are rates); the scorecard goes to results/probe-claude (`toolturn report` draws
-# it, `toolturn probe compare` compares it with an older one).
+# it, `toolturn probe compare` compares it with an older one). The CLI prints its session as
+# stream-json: each run's stdout.txt is the agent's own account, which the scorecard's `account`
+# column sets beside the recording.
 # A CLI of one's own installs nothing, neither the CLI nor the venv (BIN must then hold toolturn):
 #   make probe-claude CLAUDE=/path/to/claude BIN=/path/to/venv/bin
 CLAUDE_CODE_VERSION ?= 2.1.332
@@ -147,7 +149,7 @@ $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION):
 probe-claude: $(PROBE_CLAUDE_NEEDS)
 	$(CLAUDE) --version
 	$(BIN)/toolturn probe --out $(PROBE_OUT) --repeat $(PROBE_REPEAT) -- \
-		$(CLAUDE) -p "$(PROBE_PROMPT)" --output-format json
+		$(CLAUDE) -p "$(PROBE_PROMPT)" --output-format stream-json --verbose
 
 # The probe suite against the real Codex CLI (`codex exec`, which speaks only the Responses API),
 # installed from the npm registry into .probe-codex/ (ignored by git; needs node and npm). Not

@@ -14,7 +14,13 @@ A case's entry (`case_entry`, one per case in `scorecard.json`):
   block completed but whose result never came back), retries (requests repeating an earlier one
   byte for byte) and the delays before them, the median tool round trip (block stop to the
   request carrying the result), whether results came back out of tool_use order, and the
-  wire protocols its requests came in (`protocols`: an agent asked for one may speak another).
+  wire protocols its requests came in (`protocols`: an agent asked for one may speak another),
+  and `account`: the agent's own account of the run (its stdout, when it prints Claude Code's
+  stream-json) set beside the recording's calls and results (`toolturn.probe.agent_account`:
+  `agrees`, `differences`), null when it printed none.
+
+The printed scorecard's `account` column says per case whether the agent's account agreed with
+the recording (`yes`, `no`, `2/3` of the runs that printed one; `-`: none did).
 """
 
 from __future__ import annotations
@@ -23,14 +29,15 @@ import statistics
 from collections import Counter
 from typing import Any
 
+from toolturn.probe.agent_account import compare_account, read_account
 from toolturn.probe.runner import CaseRun
 from toolturn.probe.verdicts import no_request_reason, run_class
 from toolturn.wire.codecs import ANTHROPIC
 
 NS_PER_MS = 1_000_000
 NO_REQUEST_CLASS = "no_request"
-COLUMNS = ("case", "runs", "class", "profile", "agrees", "exit", "requests", "400s", "lost",
-           "retries", "round_trip_ms")
+COLUMNS = ("case", "runs", "class", "profile", "agrees", "account", "exit", "requests", "400s",
+           "lost", "retries", "round_trip_ms")
 
 
 def score(run: CaseRun) -> dict[str, Any]:
@@ -52,6 +59,7 @@ def score(run: CaseRun) -> dict[str, Any]:
         "round_trip_ms": round(statistics.median(trips) / NS_PER_MS) if trips else None,
         "out_of_order": any(c["results_in_order"] is False for c in calls),
         "protocols": sorted({str(r["protocol"]) for r in requests if r["protocol"]}),
+        "account": compare_account(read_account(run.stdout), calls),
     }
 
 
@@ -83,6 +91,17 @@ def _agrees(entry: dict[str, Any]) -> str:
     return f"{round(agreement * entry['runs'])}/{entry['runs']}"
 
 
+def account_cell(runs: list[dict[str, Any]]) -> str:
+    """Whether the agent's own account agreed with the recording, over the runs that gave one."""
+    accounts = [run["account"] for run in runs if run.get("account") is not None]
+    if not accounts:
+        return "-"
+    agreeing = sum(1 for account in accounts if account["agrees"])
+    if agreeing in (0, len(accounts)):
+        return "yes" if agreeing else "no"
+    return f"{agreeing}/{len(accounts)}"
+
+
 def _row(entry: dict[str, Any]) -> dict[str, Any]:
     runs = entry["per_run"]
     shares = entry["rates"]
@@ -94,6 +113,7 @@ def _row(entry: dict[str, Any]) -> dict[str, Any]:
                            for name, share in shares.items()) or "-",
         "profile": entry["profile"] or "-",
         "agrees": _agrees(entry),
+        "account": account_cell(runs),
         "exit": ",".join(dict.fromkeys(str(r["exit"]) for r in runs)),
         "requests": ",".join(dict.fromkeys(str(r["requests"]) for r in runs)),
         "400s": sum(r["400s"] for r in runs),
@@ -116,4 +136,8 @@ def format_scorecard(entries: list[dict[str, Any]]) -> str:
     for entry in entries:
         if entry["failed"]:
             lines.append(f"{entry['case']}: failed: {entry['failed']}")
+        differences = dict.fromkeys(difference for run in entry["per_run"]
+                                    if run.get("account") is not None
+                                    for difference in run["account"]["differences"])
+        lines += [f"{entry['case']}: the agent's account: {d}" for d in differences]
     return "\n".join(lines)

@@ -67,8 +67,13 @@ def _figures(entry: dict[str, Any]) -> str:
     exits = ",".join(dict.fromkeys(str(run.get("exit")) for run in runs)) or "-"
     total = {key: sum(int(run.get(key) or 0) for run in runs) for key in ("400s", "lost",
                                                                           "retries")}
+    # The agent's own account (its stream-json stdout) beside the recording; absent in a
+    # scorecard made before it was kept, or for an agent that printed none.
+    accounts = [run["account"] for run in runs if isinstance(run.get("account"), dict)]
+    agreeing = sum(1 for account in accounts if account.get("agrees"))
+    told = f"; agent's account agrees {agreeing}/{len(accounts)}" if accounts else ""
     return escape(f"exit {exits}; 400s {total['400s']}; lost {total['lost']}; "
-                  f"retries {total['retries']}")
+                  f"retries {total['retries']}{told}")
 
 
 def render(card: dict[str, Any]) -> str:
