@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from toolturn.cli import main
+from toolturn.commands.probe import split_words
 from toolturn.errors import UserError
 from toolturn.model.response import StreamResponse
 from toolturn.probe.endings import end_cut
@@ -58,7 +59,7 @@ def test_repeats_give_rates_beside_the_profile_and_a_relative_agent_path_works(
     (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
     folder = suite(tmp_path / "suite")
     status = main(["probe", str(folder), "--out", "out", "--repeat", "2", "--",
-                   sys.executable, "agent.py"])
+                   sys.executable, "./agent.py"])
     assert status == 0, capsys.readouterr()
     card = json.loads((tmp_path / "out" / "scorecard.json").read_text())
     [entry] = card["cases"]
@@ -159,7 +160,7 @@ def test_the_endings_of_a_cut() -> None:
                          end_ns=5_000_000, ending="cut", message_id="msg_1", model="m",
                          tool_stops=())
     assert end_cut(cut, "fin", 200.0, 10.0) is cut
-    assert end_cut(cut, "clean_eof", 200.0, 10.0).ending == "complete"
+    assert end_cut(cut, "clean_eof", 200.0, 10.0).ending == "clean_eof"
     # 200 ms of wall clock at speed 10 is 2 s of the model's time after the last event.
     late = end_cut(cut, "late_cut", 200.0, 10.0)
     assert (late.ending, late.end_ns) == ("cut", 5_000_000 + 2_000_000_000)
@@ -202,3 +203,20 @@ def test_the_make_targets_probe_each_in_its_protocol() -> None:
     assert "probe --protocol openai-responses" in codex and '$OPENAI_BASE_URL' in codex
     qwen = planned("probe-qwen", "QWEN=/opt/qwen")
     assert "probe --protocol openai-chat" in qwen and '"$OPENAI_BASE_URL"' in qwen
+
+
+def test_only_the_program_and_words_that_look_like_paths_are_made_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "README.md").write_text("# here")
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "ask.txt").write_text("look")
+    (tmp_path / "agent").write_text("#!/bin/sh\n")
+    (tmp_path / "agent").chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    _, command = split_words(["--", "./agent", "-p", "README.md", "prompts/ask.txt",
+                              "--file=./prompts/ask.txt", "--name=README.md", "missing/x"])
+    assert command == [str(tmp_path / "agent"), "-p", "README.md",
+                       str(tmp_path / "prompts" / "ask.txt"),
+                       f"--file={tmp_path / 'prompts' / 'ask.txt'}", "--name=README.md",
+                       "missing/x"]

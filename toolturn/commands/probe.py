@@ -10,7 +10,7 @@ project's own `claude-code` profile does in the same case.
 SUITE is a folder with `suite.toml` (default: the suite shipped in the package,
 `toolturn/scenarios/probes`). Each run runs COMMAND in a fresh working directory and HOME
 against its own server (`toolturn.probe.runner`); a relative path in COMMAND (the program, or an
-argument naming a file or folder that exists here) is made absolute first. The scorecard
+argument holding a slash that names a file or folder that exists here) is made absolute first. The scorecard
 (`toolturn.probe.scorecard`) goes to stdout and, with each run's recording (`requests`,
 `tool_calls`, `recoveries` as Parquet, and the server's log), to `--out` (default
 `results/probe`, replaced if it holds an earlier probe): `--out/CASE/`, or `--out/CASE/run-K/`
@@ -79,15 +79,17 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _absolute(word: str) -> str:
-    """`word` made absolute if it names a file or folder that exists relative to here (the
-    command runs elsewhere); `--opt=PATH` too. Options and other words are left alone."""
+    """`word` made absolute if it looks like a path (it holds a slash: `./x`, `../x`, `a/b`)
+    and names a file or folder that exists relative to here (the command runs elsewhere);
+    `--opt=PATH` too. Options and other words are left alone: a prompt word such as
+    `README.md` stays a word, even where a file of that name exists."""
     prefix, value = "", word
     if word.startswith("-"):
         name, equals, rest = word.partition("=")
         if not equals:
             return word
         prefix, value = name + "=", rest
-    if not value or os.path.isabs(value) or not os.path.exists(value):
+    if "/" not in value or os.path.isabs(value) or not os.path.exists(value):
         return word
     return prefix + str(Path(value).absolute())
 

@@ -30,7 +30,9 @@ class HttpError:
     faults: tuple[str, ...] = ()
 
 
-StreamEnding = Literal["complete", "error_event", "cut"]
+# `clean_eof`: the body ended properly (its terminating chunk) before the stream's own end,
+# the probe's ending of a cut (`toolturn.probe.endings`); served as `complete` is, recorded apart.
+StreamEnding = Literal["complete", "error_event", "cut", "clean_eof"]
 
 
 @dataclass(frozen=True, slots=True)

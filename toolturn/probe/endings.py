@@ -33,8 +33,9 @@ def end_cut(response: Response, ending: Ending, late_cut_ms: float, speed: float
     if ending == "fin" or not isinstance(response, StreamResponse) or response.ending != "cut":
         return response
     if ending == "clean_eof":
-        # The server ends a "complete" body with its terminating chunk; the events stay cut.
-        return replace(response, ending="complete")
+        # The server ends the body with its terminating chunk, as a complete one; the events
+        # stay cut, and the recording names the ending for what it was.
+        return replace(response, ending="clean_eof")
     last = response.times[-1] if response.times else 0
     wait_ns = round(late_cut_ms * NS_PER_MS * speed)
     return replace(response, end_ns=max(response.end_ns, last + wait_ns))
