@@ -10,9 +10,10 @@ project's own `claude-code` profile does in the same case.
 SUITE is a folder with `suite.toml` (default: the suite shipped in the package,
 `toolturn/scenarios/probes`). Each run runs COMMAND in a fresh working directory and HOME
 against its own server (`toolturn.probe.runner`); a relative path in COMMAND (the program, or an
-argument holding a slash that names a file or folder that exists here) is made absolute first. The scorecard
-(`toolturn.probe.scorecard`) goes to stdout and, with each run's recording (`requests`,
-`tool_calls`, `recoveries` as Parquet, and the server's log), to `--out` (default
+argument holding a slash that names a file or folder that exists here) is made absolute first.
+The scorecard (`toolturn.probe.scorecard`) goes to stdout and, with each run's recording
+(`requests`, `tool_calls`, `recoveries` as Parquet, the server's log, the command's stdout
+whole as `stdout.txt` and the end of its stderr as `output.txt`), to `--out` (default
 `results/probe`, replaced if it holds an earlier probe): `--out/CASE/`, or `--out/CASE/run-K/`
 with `--repeat`. `--protocol` says which wire protocol the agent speaks (`anthropic`, the
 default; `openai-responses`; `openai-chat`): the runner points that protocol's variables at the
