@@ -152,8 +152,25 @@ class HttpConnection:
         await self._write(h11.EndOfMessage())
 
     def cut(self) -> None:
-        """Drop the connection at once, mid-response: no final chunk, no orderly close."""
+        """Drop the connection at once, mid-response: no final chunk, no orderly close. What
+        is still in asyncio's write buffer is discarded (`cut_after_flush` keeps it)."""
         self._writer.transport.abort()
+
+    async def cut_after_flush(self) -> int:
+        """Cut the response off mid-body once every byte written has left asyncio's buffer
+        (for `write_s` at most); the bytes discarded then (0 unless the client stopped
+        reading). `cut()` alone drops the buffer: a client would miss the last events the
+        recording counts as written."""
+        transport = self._writer.transport
+        try:
+            transport.set_write_buffer_limits(high=0)  # drain() now waits for an empty buffer
+            async with asyncio.timeout(self._timeouts.write_s):
+                await self._writer.drain()
+        except (TimeoutError, ConnectionError):
+            pass  # the client stopped reading, or left: the rest is not going out
+        unsent = transport.get_write_buffer_size()
+        transport.abort()
+        return unsent
 
     def close(self) -> None:
         """Close the connection (after a complete response, or to refuse to go on). Not

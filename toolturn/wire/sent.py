@@ -50,6 +50,11 @@ class SentResponse:
         self.bytes_sent += size
         self.events.extend((event, at_ns) for event in events)
 
+    def unsent(self, size: int) -> None:
+        """The last `size` bytes counted never left the server (the connection was cut with
+        them still buffered): they are not counted as sent."""
+        self.bytes_sent -= size
+
 
 def sent_parts(
     events: Sequence[dict[str, Any]], times: Sequence[int]

@@ -465,7 +465,8 @@ class MockServer:
         await self._send_events(http, due, sent, frames)
         await self._sleep_until(admitted_ns, response.end_ns)
         if response.ending == "cut":
-            http.cut()
+            # What the recording counts as written must have gone out before the drop.
+            sent.unsent(await http.cut_after_flush())
             sent.ending = "cut"
             return "200 stream cut"
         await http.end()
