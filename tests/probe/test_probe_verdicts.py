@@ -17,7 +17,7 @@ from toolturn.probe.profile_agent import profile_class, run_tool
 from toolturn.probe.suite import PACKAGED_SUITE, load_suite
 from toolturn.probe.verdicts import CLASSES, run_class
 from toolturn.runtime.outcomes import ToolOutcome
-from toolturn.runtime.recovery import DEFAULT
+from toolturn.runtime.recovery import DEFAULT, RetryTransport
 from toolturn.wire.next_step import WrittenCall, next_step
 
 PROMPT = {"role": "user", "content": "Look at this project."}
@@ -118,9 +118,9 @@ def test_a_run_joins_its_struck_requests_classes_once_each_in_order() -> None:
     assert run_class([replace(STRUCK, faulted=False)]) == "fault_not_reached"
 
 
-# What the claude-code profile does in each shipped case (CLI 2.1.328's majority where it was
-# seen): a cut keeps the completed calls and goes on; a cut before any block is retried as it
-# was; an `event: error` is retried without streaming; max_tokens inside a call drops it and asks
+# What the claude-code profile does in each shipped case (CLI 2.1.337's, measured 2026-12-07): a
+# cut keeps the completed calls and goes on; a cut before any block is retried as it was; an
+# `event: error` is a cut (retried streaming); max_tokens inside a call drops it and asks
 # to resume; bad calls (and a call closed by max_tokens) get error results and the turn goes on.
 PROFILE = {
     "two_calls_clean": "calls_answered", "out_of_order_reads": "calls_answered",
@@ -128,7 +128,7 @@ PROFILE = {
     "cut_after_tool_use_late_cut": "calls_answered",
     "cut_after_tool_use_clean_eof": "calls_answered",
     "cut_before_first_block": "identical_retry",
-    "error_after_tool_use": "non_streaming_retry", "error_before_blocks": "non_streaming_retry",
+    "error_after_tool_use": "calls_answered", "error_before_blocks": "identical_retry",
     "overloaded_storm": "identical_retry",
     "stall_after_message_start": "calls_answered", "stall_after_text": "calls_answered",
     "malformed_tool_json": "calls_answered_with_errors",
@@ -152,6 +152,9 @@ def test_another_profile_is_classed_by_the_same_rules() -> None:
     # The default profile ends the session on a cut, and retries an error event as it was.
     assert profile_class(cases["cut_after_tool_use"], FAST, DEFAULT) == "stopped"
     assert profile_class(cases["error_before_blocks"], FAST, DEFAULT) == "identical_retry"
+    # A profile that retries an error event without streaming (CLI 2.1.328, issue 30).
+    asks_whole = replace(DEFAULT, retry_after_error_event=RetryTransport.NON_STREAMING)
+    assert profile_class(cases["error_before_blocks"], FAST, asks_whole) == "non_streaming_retry"
 
 
 def test_the_profiles_tools_read_the_working_directory_only(tmp_path: Any) -> None:

@@ -125,16 +125,29 @@ def test_continue_after_a_cut_with_a_complete_tool_use(how: str) -> None:
     clean(loop)
 
 
-@pytest.mark.parametrize("profile", ["default", "claude-code"])
-def test_an_attempt_overloaded_after_content_is_discarded_and_retried(profile: str) -> None:
-    # claude-code: as the CLI 2.1.328 does, 4 times in 5 (its driver sends the retry without
-    # streaming: `retry_after_error_event`).
-    loop = started(profile)
+def test_an_attempt_overloaded_after_content_is_discarded_and_retried() -> None:
+    loop = started("default")
     feed(loop, partial_stream(), 100)
     out = loop.on_event(error_event("overloaded_error"), 900)
     assert of_type(CancelTool, out) == [CancelTool("a", SyntheticCause.DISCARDED)]
     assert of_type(WaitUntil, out) == [WaitUntil(900 + 500_000_000)]
     assert sent(loop.wake(900 + 500_000_000)) == [PROMPT]
+
+
+def test_claude_code_keeps_the_calls_of_a_stream_overloaded_after_content() -> None:
+    # As the CLI 2.1.337 does (3 runs of 3 of the probe's error_after_tool_use, 2026-12-07):
+    # the completed call is kept and answered, the turn goes on; no retry of the attempt.
+    loop = started("claude-code")
+    feed(loop, partial_stream(), 100)
+    out = loop.on_event(error_event("overloaded_error"), 900)
+    assert of_type(CancelTool, out) == [] and of_type(WaitUntil, out) == []
+    out = loop.tool_finished("a", "success", "A", 1_000)
+    assert of_type(TurnEnded, out) == [TurnEnded(1, "stream_error", 1)]
+    assert sent(out) == [
+        PROMPT, {"role": "assistant", "content": [TEXT, READ_A]},
+        {"role": "user", "content": [result("a", "A")]},
+    ]
+    clean(loop)
 
 
 def test_running_calls_finish_when_a_cut_ends_the_session() -> None:

@@ -1,6 +1,7 @@
-"""The claude-code profile's non-streaming retry after a mid-stream `event: error` (CLI 2.1.328,
-issue 30): the profile says so, and a non-streaming answer reaches the loop as the events it
-would have streamed (`toolturn.runtime.message_events`)."""
+"""The non-streaming retry after a mid-stream `event: error` (CLI 2.1.328, issue 30; the
+claude-code profile's choice until CLI 2.1.337, which streams it): a profile may say so, and a
+non-streaming answer reaches the loop as the events it would have streamed
+(`toolturn.runtime.message_events`)."""
 
 from __future__ import annotations
 
@@ -61,5 +62,6 @@ def test_the_loop_runs_the_calls_of_a_message_fed_as_events() -> None:
 
 
 def test_the_profiles_say_how_a_retry_after_an_error_event_goes() -> None:
-    assert CLAUDE_CODE.retry_after_error_event is RetryTransport.NON_STREAMING
+    # 2.1.328 retried without streaming (issue 30); 2.1.337 streams (2026-12-07).
+    assert CLAUDE_CODE.retry_after_error_event is RetryTransport.STREAMING
     assert DEFAULT.retry_after_error_event is RetryTransport.STREAMING

@@ -10,9 +10,10 @@ Three profiles are built in (`PROFILES`):
 
 - `default`: the project's own (every rule as it was before profiles existed).
 - `claude-code`: the public Claude Code CLI 2.1.x as observed against a loopback mock (issue 16),
-  updated to 2.1.328 (issue 30: compound read-only Bash commands run in parallel; a stream
-  broken by `event: error` is retried without streaming). Where the CLI was not observed (its
-  backoff cap, its cancelled-call wording) the value is ours and says so.
+  updated to 2.1.328 (issue 30: compound read-only Bash commands run in parallel) and to 2.1.337
+  (a stream broken by `event: error` is a cut: its completed calls kept, a request with no block
+  retried as it was, streaming). Where the CLI was not observed (its backoff cap, its
+  cancelled-call wording) the value is ours and says so.
 - `codex`: the public Codex CLI 0.169.0 (`codex exec`) as observed against a loopback Responses
   mock (issue 34), its rules mapped onto the Messages API loop (the comment at `CODEX`).
 
@@ -279,14 +280,14 @@ CLAUDE_CODE = RecoveryPolicy(
     after_tool_use_cut=AfterToolUseCut.CONTINUE,
     after_text_cut=AfterTextCut.RESUME,
     before_content_cut=BeforeContentCut.RETRY,
-    # Issue 30: 2.1.328 retried a stream broken by `event: error` 4 times in 5, within 10-50 ms,
-    # as a non-streaming request (2.1.197 took it as a cut). The profile takes that retry; our
-    # backoff still applies, the CLI's short wait does not. Not reproduced by the probe suite
-    # (2026-12-03, 5 runs each of error_after_tool_use and error_before_blocks, 2.1.328 and
-    # 2.1.332): the calls were kept (after a tool_use) or the request retried streaming (before
-    # any block). `toolturn probe` shows the disagreement; a stale choice is one line here.
-    overloaded_after_content=OverloadedAfterContent.RETRY,
-    retry_after_error_event=RetryTransport.NON_STREAMING,
+    # A stream broken by `event: error` (overloaded_error too, once a block completed) is taken
+    # as a cut (`error_event` below) and a retry of it streams, as 2.1.337 does (2026-12-07, `make probe-claude PROBE_REPEAT=3`: 3 of 3 runs of
+    # error_after_tool_use kept and answered the calls, 3 of 3 of error_before_blocks sent the
+    # same request again, streaming; 2.1.332 the same). Issue 30 saw 2.1.328 retry it without
+    # streaming 4 times in 5 (`RetryTransport.NON_STREAMING`, the profile's choice until
+    # 2.1.337); no release measured here did.
+    overloaded_after_content=OverloadedAfterContent.AS_CUT,
+    retry_after_error_event=RetryTransport.STREAMING,
     error_event=ErrorEvent.AS_CUT,
     max_tokens=MaxTokens.CONTINUE,
     invalid_json_input=InvalidJsonInput.UNPARSED,
