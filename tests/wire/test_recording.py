@@ -242,3 +242,16 @@ def test_a_flush_that_fails_is_logged_and_tried_again(tmp_path: Path) -> None:
         (folder / f"{spec.name}.parquet").mkdir(parents=True)
     flush(recorder, files, 0)  # the rows of the flushes that failed were kept
     assert pq.read_table(folder / "requests.parquet").num_rows == 1
+
+
+def test_a_call_written_after_the_next_request_arrived_is_not_what_it_answered() -> None:
+    """The client asked again at 50 knowing only the text; the call the server wrote at 3000,
+    into a connection the client had left, is not one it dropped."""
+    recorder = Recorder()
+    first = recorder.arrived(0, Turn(1, 0, 1), "m", [USER], b"a", ())
+    resume = [USER, {"role": "assistant", "content": [TEXT]}, {"role": "user", "content": "go on"}]
+    recorder.arrived(50, Turn(1, 0, 2), "m", resume, b"b", ())
+    late = SentCall("toolu_a", "Read", 3_100, 1, {}, block_start_ns=3_000)
+    recorder.answered(first, status=200, ending="complete", faults=("stall_after_block",),
+                      end_ns=3_200, calls=[late])
+    assert recorder.tables()["recoveries"].to_pylist()[0]["recovery"] == "resumed"

@@ -281,9 +281,10 @@ CLAUDE_CODE = RecoveryPolicy(
     after_text_cut=AfterTextCut.RESUME,
     before_content_cut=BeforeContentCut.RETRY,
     # A stream broken by `event: error` (overloaded_error too, once a block completed) is taken
-    # as a cut (`error_event` below) and a retry of it streams, as 2.1.337 does (2026-12-07, `make probe-claude PROBE_REPEAT=3`: 3 of 3 runs of
-    # error_after_tool_use kept and answered the calls, 3 of 3 of error_before_blocks sent the
-    # same request again, streaming; 2.1.332 the same). Issue 30 saw 2.1.328 retry it without
+    # as a cut (`error_event` below) and a retry of it streams, as 2.1.337 does (2026-12-07,
+    # `make probe-claude PROBE_REPEAT=3`: 3 of 3 runs of error_after_tool_use kept and answered
+    # the calls, 3 of 3 of error_before_blocks sent the same request again, streaming; 2.1.332
+    # the same). Issue 30 saw 2.1.328 retry it without
     # streaming 4 times in 5 (`RetryTransport.NON_STREAMING`, the profile's choice until
     # 2.1.337); no release measured here did.
     overloaded_after_content=OverloadedAfterContent.AS_CUT,

@@ -143,7 +143,8 @@ class Recorder:
         if not faults:
             request.asked = None
         elif request.follower is not None:  # the next request came while this was open
-            request.written = _written(calls)
+            # It was sent knowing only what had been written before it arrived.
+            request.written = _written(calls, before_ns=request.follower[1])
             self._recover(request, request.follower)
         else:
             request.written = _written(calls)
@@ -313,8 +314,14 @@ class Recorder:
         the decision as it is made, as the probe does; nothing here)."""
 
 
-def _written(calls: Sequence[SentCall]) -> list[WrittenCall]:
-    return [WrittenCall(call.tool_use_id, call.block_stop_ns is not None) for call in calls]
+def _written(calls: Sequence[SentCall], before_ns: int | None = None) -> list[WrittenCall]:
+    """The calls as the classes read them: those written (before `before_ns`, when given),
+    completed if their block stop was written (before it too)."""
+    if before_ns is None:
+        return [WrittenCall(call.tool_use_id, call.block_stop_ns is not None) for call in calls]
+    return [WrittenCall(call.tool_use_id, call.block_stop_ns is not None
+                        and call.block_stop_ns < before_ns)
+            for call in calls if call.block_start_ns is None or call.block_start_ns < before_ns]
 
 
 def _kept_blocks(echo: list[dict[str, Any]], awaiting: list[_Call]) -> list[_Call]:

@@ -27,6 +27,7 @@ class SentCall:
     block_stop_ns: int | None
     block_index: int | None = None  # None: the call's position among the calls given
     input: Any = None  # the input as sent (None: unknown, or not valid JSON)
+    block_start_ns: int | None = None  # when its content_block_start went (None: unknown)
 
 
 @dataclass(slots=True)
@@ -64,6 +65,7 @@ def sent_parts(
     blocks: dict[int, dict[str, Any]] = {}
     inputs: dict[int, str] = {}
     stops: dict[int, int] = {}
+    starts: dict[int, int] = {}
     message_stop: int | None = None
     for event, at_ns in zip(events, times, strict=True):
         kind = event.get("type")
@@ -72,6 +74,7 @@ def sent_parts(
             block = event.get("content_block") or {}
             blocks[index] = {"type": block.get("type"), "id": block.get("id"),
                              "name": block.get("name")}
+            starts[index] = at_ns
             start_input = block.get("input")
             inputs[index] = json.dumps(start_input) if start_input else ""
         elif kind == "content_block_delta" and index in blocks:
@@ -83,7 +86,7 @@ def sent_parts(
         elif kind == "message_stop":
             message_stop = at_ns
     calls = [SentCall(str(block["id"]), str(block["name"]), stops.get(index), index,
-                      _input(inputs.get(index, "")))
+                      _input(inputs.get(index, "")), starts[index])
              for index, block in sorted(blocks.items()) if block["type"] == "tool_use"]
     return calls, message_stop
 
