@@ -129,7 +129,7 @@ probe-sdk: $(STAMP)
 # column sets beside the recording.
 # A CLI of one's own installs nothing, neither the CLI nor the venv (BIN must then hold toolturn):
 #   make probe-claude CLAUDE=/path/to/claude BIN=/path/to/venv/bin
-CLAUDE_CODE_VERSION ?= 2.1.332
+CLAUDE_CODE_VERSION ?= 2.1.337
 CLAUDE_DIR := .probe-claude
 PROBE_PROMPT ?= Look at this project with your tools, then say what it is.
 PROBE_REPEAT ?= 1
