@@ -34,8 +34,10 @@ FIND_WRITERS = frozenset({
     "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
 })
 # Arguments that turn a read-only program into a writer: `date -s` sets the clock, `git diff
-# --output=FILE` writes a file; `git branch NAME` makes a branch (only listing options pass).
+# --output=FILE` writes a file; `git branch NAME` makes a branch (only listing options pass);
+# `tree -o FILE` writes its listing to a file; `rg --pre CMD` runs CMD on every file searched.
 _DATE_SETTERS = ("-s", "--set")
+_WRITING_OPTIONS = {"tree": ("-o",), "rg": ("--pre",)}
 _GIT_BRANCH_LISTING = frozenset({
     "-a", "-r", "-v", "-vv", "-l", "--list", "--all", "--remotes", "--show-current",
     "--verbose", "--no-color", "--color",
@@ -97,7 +99,9 @@ def _part_reads_only(part: list[str]) -> bool:
         return not any(word in _DATE_SETTERS or word.startswith("--set=") for word in arguments)
     if program == "git":
         return _git_reads_only(arguments)
-    return True
+    options = _WRITING_OPTIONS.get(program, ())
+    # `-o FILE`, `-oFILE` and `--pre=CMD` alike.
+    return not any(word.startswith(option) for word in arguments for option in options)
 
 
 def _is_operator(word: str) -> bool:
