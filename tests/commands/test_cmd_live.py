@@ -225,7 +225,7 @@ def test_an_open_load_starts_live_sessions_when_the_simulator_does(small: Path) 
         sessions = ours.rows["sessions"]
         arrivals = sorted(zip(sessions["session_id"], sessions["arrival_ns"], strict=True))
         assert arrivals == sorted((r["session_id"], r["arrival_ns"])
-                                  for r in simulated if r["policy"] == ours.policy)
+                                  for r in simulated if r["policy"] == ours.columns["policy"])
         assert [a for _, a in arrivals] == [0, 400_000_000, 900_000_000]
         assert ours.sessions_finished == 3
 

@@ -15,6 +15,7 @@ from tests.helpers.engine_runs import (
 )
 from toolturn.engine.simulation import SimulationResult, simulate
 from toolturn.metrics.collector import RunCollector
+from toolturn.metrics.row_columns import with_constants
 from toolturn.model.input_tokens import InputTokenCounter
 from toolturn.runtime.loop import ToolTurnLoop
 from toolturn.runtime.record import AttachmentAppended, Interrupt, ToolStarted
@@ -118,7 +119,7 @@ def test_every_column_of_every_table_is_filled_as_the_schema_wants() -> None:
     result: SimulationResult = run(default_scenario(20))
     collector = RunCollector(run_id="r", scenario="default", seed=1)
     for name in ("turns", "tools", "repairs", "requests", "sessions"):
-        collector.add_columns(name, result.rows[name])
+        collector.add_columns(name, with_constants(result.rows[name], result.columns))
     tables = collector.tables()  # raises on a missing required value or a wrong type
     turns = tables["turns"].to_pylist()
     assert all(row["ttfts_ns"] is None or row["ttfts_ns"] >= 0 for row in turns)

@@ -24,6 +24,7 @@ from toolturn.errors import UserError
 from toolturn.experiment.points import Point
 from toolturn.metrics import assemble, parts
 from toolturn.metrics.collector import RunCollector
+from toolturn.metrics.row_columns import with_constants
 from toolturn.metrics.schema import TABLES
 from toolturn.metrics.summary import summarize
 from toolturn.metrics.summary_files import summarize_folder
@@ -43,7 +44,7 @@ def in_memory(scenario: Scenario, run_id: str) -> dict[str, object]:
             scenario, unit.policy, unit.load, load_level=unit.load_level, profile=unit.profile
         )
         for name in TABLE_NAMES:
-            collector.add_columns(name, result.rows[name])
+            collector.add_columns(name, with_constants(result.rows[name], result.columns))
     return dict(collector.tables())
 
 
@@ -66,10 +67,14 @@ def test_rows_written_as_they_come_are_the_tables_kept_in_memory(
     monkeypatch.setattr(parts, "FLUSH_SESSIONS", 2)
     scenario = two_profile_sweep()
     result = run_scenario(scenario)
-    folder, point_values = result.parts_in_order()[0]
-    assert point_values == {"seed": scenario.seed}  # a plain scenario: no point columns
+    folder, constants = result.parts_in_order()[0]
+    # A plain scenario: no point columns; the unit's own columns are constants of its parts.
+    assert constants == {"seed": scenario.seed, "policy": "at_message_stop",
+                         "profile": "claude-code", "load_level": 0, "load": 0.5}
     part_file = pq.ParquetFile(folder / "sessions.0.parquet")
     assert part_file.num_row_groups == 6  # 12 sessions, flushed every 2
+    # The engine's rows do not carry them (issue 32: added once, at assembly).
+    assert not set(constants) & set(part_file.schema_arrow.names)
     assert result.tables("r") == in_memory(scenario, "r")
 
 

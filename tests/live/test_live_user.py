@@ -126,7 +126,7 @@ def test_the_live_session_is_its_simulated_twin_turn_by_turn(tmp_path: Path) -> 
     """Same turns, same requests, same calls and outcomes, the same turns interrupted."""
     session, _ = run_user(tmp_path)
     live_rows = empty_rows()
-    record_session(session, live_rows, policy="streaming", load=1.0, horizon_ns=None)
+    record_session(session, live_rows, horizon_ns=None)
     simulated = simulate(load_scenario(tmp_path / "user.toml"), "streaming", 1.0).rows
 
     def story(rows: Rows) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:

@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.engine_runs import default_scenario, dict_rows, run
-from toolturn.metrics.row_columns import RUN_WIDE_COLUMNS, empty_columns, empty_rows
+from toolturn.metrics.row_columns import ADDED_COLUMNS, empty_columns, empty_rows
 from toolturn.metrics.schema import TABLES, TOOLS
 from toolturn.metrics.tables import MetricsError, TableBuilder
 
 
-def test_the_columns_follow_the_schema_without_the_run_wide_ones() -> None:
+def test_the_columns_follow_the_schema_without_those_assembly_adds() -> None:
     rows = empty_rows()
     assert list(rows) == [spec.name for spec in TABLES]
     for spec in TABLES:
-        expected = [name for name in spec.column_names if name not in RUN_WIDE_COLUMNS]
+        expected = [name for name in spec.column_names if name not in ADDED_COLUMNS]
         assert list(rows[spec.name]) == expected
         assert all(values == [] for values in rows[spec.name].values())
 

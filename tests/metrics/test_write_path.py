@@ -10,6 +10,7 @@ from toolturn.engine.recorder import TABLE_NAMES
 from toolturn.engine.runner import units_of
 from toolturn.engine.simulation import simulate
 from toolturn.metrics.collector import RunCollector
+from toolturn.metrics.row_columns import with_constants
 from toolturn.metrics.writer import (
     RUN_FILE,
     SUMMARY_FILE,
@@ -27,12 +28,13 @@ def test_rows_held_per_unit_write_the_folder_write_run_writes(tmp_path: Path) ->
                               profiles=["default", "claude-code"])
     # Units in an order other than the tables': the writer orders them.
     units = list(reversed(units_of(scenario)))
-    rows = [simulate(scenario, u.policy, u.load, load_level=u.load_level, profile=u.profile).rows
+    results = [simulate(scenario, u.policy, u.load, load_level=u.load_level, profile=u.profile)
             for u in units]
     collector = RunCollector(run_id="r", scenario=scenario.name, seed=scenario.seed)
-    for unit_rows in rows:
+    rows = [(result.columns, result.rows) for result in results]
+    for columns, unit_rows in rows:
         for name in TABLE_NAMES:
-            collector.add_columns(name, unit_rows[name])
+            collector.add_columns(name, with_constants(unit_rows[name], columns))
     metadata = RunMetadata(run_id="r", scenario=scenario.name, scenario_sha256="0" * 64,
                            seed=scenario.seed, versions={}, git_commit=None)
     in_memory = write_run(tmp_path / "memory", collector.tables(), metadata)

@@ -63,9 +63,9 @@ class SessionEnd:
     error: tuple[str, str] | None = None
 
 
-def agent_rows(seen: SeenSession, facts: SessionFacts, end: SessionEnd,
-               unit: dict[str, Any]) -> Rows:
-    """Every table's rows of one agent session; every row carries `unit`'s columns."""
+def agent_rows(seen: SeenSession, facts: SessionFacts, end: SessionEnd) -> Rows:
+    """Every table's rows of one agent session (without its unit's columns: assembly adds them,
+    `toolturn.metrics.row_columns.ADDED_COLUMNS`)."""
     rows = empty_rows()
     stop_ns = end.end_ns if end.end_ns is not None else end.horizon_ns or end.start_ns
     by_turn: dict[int, list[SeenRequest]] = defaultdict(list)
@@ -75,34 +75,33 @@ def agent_rows(seen: SeenSession, facts: SessionFacts, end: SessionEnd,
     for run in facts.runs:
         runs[run.turn_index].append(run)
     for request in seen.requests:
-        _request_row(rows["requests"], seen.session_id, request, stop_ns, unit)
+        _request_row(rows["requests"], seen.session_id, request, stop_ns)
         for violation in request.violations:
-            _append(rows["repairs"], unit, session_id=seen.session_id,
+            _append(rows["repairs"], session_id=seen.session_id,
                     turn_index=request.turn_index, request_index=request.request_index,
                     kind=VIOLATION, tool_use_id=None, cause=violation)
     for turn, requests in sorted(by_turn.items()):
         _turn_row(rows["turns"], seen.session_id, turn, requests, runs[turn],
-                  facts.crashes.get(turn), stop_ns, unit)
-    _tool_rows(rows["tools"], seen, facts, stop_ns, unit)
+                  facts.crashes.get(turn), stop_ns)
+    _tool_rows(rows["tools"], seen, facts, stop_ns)
     interrupts = facts.interrupts
     if facts.agent_plays_user:
         interrupts = rows["turns"]["outcome"].count(INTERRUPTED)
     error_type, error_message = end.error or (None, None)
-    _append(rows["sessions"], unit, session_id=seen.session_id, arrival_ns=end.arrival_ns,
+    _append(rows["sessions"], session_id=seen.session_id, arrival_ns=end.arrival_ns,
             start_ns=end.start_ns, end_ns=end.end_ns, n_turns=len(by_turn),
             outcome=end.outcome, n_interrupts=interrupts, n_compactions=0,
             n_calls_lost=facts.calls_lost, error_type=error_type, error_message=error_message)
     return rows
 
 
-def _append(table: Columns, unit: dict[str, Any], **values: Any) -> None:
-    for name, value in (*values.items(), *unit.items()):
+def _append(table: Columns, **values: Any) -> None:
+    for name, value in values.items():
         table[name].append(value)
 
 
-def _request_row(table: Columns, session_id: int, request: SeenRequest, stop_ns: int,
-                 unit: dict[str, Any]) -> None:
-    _append(table, unit, session_id=session_id, turn_index=request.turn_index,
+def _request_row(table: Columns, session_id: int, request: SeenRequest, stop_ns: int) -> None:
+    _append(table, session_id=session_id, turn_index=request.turn_index,
             request_index=request.request_index, attempt=request.attempt, model=request.model,
             status=request.status, retries=request.attempt - 1, fault=request.fault,
             sent_ns=request.sent_ns, first_event_ns=request.first_event_ns,
@@ -131,8 +130,7 @@ def _turn_outcome(last: SeenRequest, runs: list[ToolRun], cut: bool, crashed: bo
 
 
 def _turn_row(table: Columns, session_id: int, turn: int, requests: list[SeenRequest],
-              runs: list[ToolRun], crash_ns: int | None, stop_ns: int, unit: dict[str, Any]
-              ) -> None:
+              runs: list[ToolRun], crash_ns: int | None, stop_ns: int) -> None:
     first, last = requests[0], requests[-1]
     ends = [request.end_ns for request in requests] + [run.end_ns for run in runs]
     cut = any(value is None for value in ends)
@@ -142,7 +140,7 @@ def _turn_row(table: Columns, session_id: int, turn: int, requests: list[SeenReq
         turn_end = stop_ns if cut else max(value for value in ends if value is not None)
     first_events = [r.first_event_ns for r in requests if r.first_event_ns is not None]
     first_tool = min((run.entered_ns for run in runs), default=None)
-    _append(table, unit, session_id=session_id, turn_index=turn, model=first.model,
+    _append(table, session_id=session_id, turn_index=turn, model=first.model,
             request_sent_ns=first.sent_ns, first_event_ns=min(first_events, default=None),
             message_stop_ns=last.message_stop_ns, first_tool_start_ns=first_tool,
             ttfts_ns=None if first_tool is None else first_tool - first.sent_ns,
@@ -155,10 +153,9 @@ def _turn_row(table: Columns, session_id: int, turn: int, requests: list[SeenReq
             outcome=_turn_outcome(last, runs, cut, crash_ns is not None))
 
 
-def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: int,
-               unit: dict[str, Any]) -> None:
+def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: int) -> None:
     for run in facts.runs:
-        _append(table, unit, session_id=seen.session_id, turn_index=run.turn_index,
+        _append(table, session_id=seen.session_id, turn_index=run.turn_index,
                 tool_use_id=run.tool_use_id, tool_name=run.name, block_stop_ns=run.block_stop_ns,
                 queued_ns=run.entered_ns, start_ns=run.start_ns,
                 end_ns=run.end_ns if run.end_ns is not None else stop_ns,
@@ -167,7 +164,7 @@ def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: 
     for request in seen.requests:
         for call in request.calls:
             if not call.claimed:
-                _append(table, unit, session_id=seen.session_id,
+                _append(table, session_id=seen.session_id,
                         turn_index=request.turn_index, tool_use_id=call.tool_use_id,
                         tool_name=call.name, block_stop_ns=call.block_stop_ns, queued_ns=None,
                         start_ns=None, end_ns=None, start_lag_ns=None, outcome=NOT_RUN,

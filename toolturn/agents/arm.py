@@ -121,13 +121,18 @@ class AgentArm:
         """(load_level, load) of each level, in the run's order."""
         return list(enumerate(load_levels(self.scenario.load)))
 
+    def columns(self, level: int) -> dict[str, Any]:
+        """The unit columns of load level `level`'s rows (`toolturn.engine.plan.Unit.columns`),
+        added when the run's tables are assembled."""
+        return {"policy": self.policy, "profile": "default", "load_level": level,
+                "load": self.levels()[level][1]}
+
     def run_level(self, level: int, folder: Path) -> LevelStats:
         """Run load level `level` and write its parts into `folder` (rule 1)."""
         load = self.levels()[level][1]
         parts = UnitParts(folder)
-        unit = {"policy": self.policy, "profile": "default", "load_level": level, "load": load}
         started = time.perf_counter()
-        run = _LevelRun(self, load, unit, parts)
+        run = _LevelRun(self, load, parts)
         try:
             # The simulator's collector settings, for the same reason (toolturn.engine.collector).
             with fewer_collections():
@@ -143,12 +148,10 @@ class AgentArm:
 class _LevelRun:
     """The sessions of one load level (rules 1-4)."""
 
-    def __init__(self, arm: AgentArm, load: float | None, unit: dict[str, Any],
-                 parts: UnitParts) -> None:
+    def __init__(self, arm: AgentArm, load: float | None, parts: UnitParts) -> None:
         self.arm = arm
         self.scenario = arm.scenario
         self.load = load
-        self.unit = unit
         self.parts = parts
         self.model = MockModel(self.scenario.model, self.scenario.seed,
                                tool_inputs(self.scenario.tool_specs))
@@ -294,7 +297,7 @@ class _LevelRun:
     def _record(self, session: AgentSession, end: SessionEnd) -> None:
         seen = self.seen.pop(session.session_id)
         self.parts.add_session(session.session_id,
-                               agent_rows(seen, session.facts, end, self.unit))
+                               agent_rows(seen, session.facts, end))
         self.model.forget_session(session.session_id)
 
     async def _stop_at_horizon(self) -> None:
@@ -319,7 +322,7 @@ class _LevelRun:
 def write_agent_arm(arm: AgentArm, parts: Path) -> tuple[list[tuple[Path, dict[str, Any]]],
                                                           list[LevelStats]]:
     """Every load level of `arm` into its own folder under `parts` (made afresh), in the run's
-    order: the folders with their `seed` column (as `toolturn.engine.runner.RunResult.
+    order: the folders with their `seed` and unit columns (as `toolturn.engine.runner.RunResult.
     parts_in_order` gives a unit's), and each level's stats."""
     folders: list[tuple[Path, dict[str, Any]]] = []
     stats: list[LevelStats] = []
@@ -328,7 +331,7 @@ def write_agent_arm(arm: AgentArm, parts: Path) -> tuple[list[tuple[Path, dict[s
         if folder.exists():
             shutil.rmtree(folder)  # an interrupted run's: the arm runs again whole
         stats.append(arm.run_level(level, folder))
-        folders.append((folder, {"seed": arm.scenario.seed}))
+        folders.append((folder, {"seed": arm.scenario.seed, **arm.columns(level)}))
     return folders, stats
 
 

@@ -160,8 +160,8 @@ def _run(args: argparse.Namespace) -> int:
         extra=live_extra(scenario, args, settings),
     )
     try:
-        summary = write_run_from_rows(out_dir, [unit.rows for unit in result.results], metadata,
-                                      replace=args.force)
+        units = [(unit.columns, unit.rows) for unit in result.results]
+        summary = write_run_from_rows(out_dir, units, metadata, replace=args.force)
     except OSError as error:
         raise UserError(f"{out_dir}: cannot write the run folder ({error})") from None
     print_summary(summary, title=f"{scenario.name} live at speed {settings.speed:g}: "

@@ -69,16 +69,10 @@ class EventTrace:
                 blocks.append(None)
                 deltas.append(None)
 
-    def columns(
-        self, policy: str, load: float | None, load_level: int = 0, profile: str = "default"
-    ) -> dict[str, list[Any]]:
-        """The rows as columns of `schema.EVENTS` (every column but run_id)."""
-        count = len(self)
+    def columns(self) -> dict[str, list[Any]]:
+        """The rows as columns of `schema.EVENTS` (every column but those assembly adds:
+        `toolturn.metrics.row_columns.ADDED_COLUMNS`)."""
         return {
-            "policy": [policy] * count,
-            "profile": [profile] * count,
-            "load_level": [load_level] * count,
-            "load": [load] * count,
             "session_id": self.session_id,
             "turn_index": self.turn_index,
             "request_index": self.request_index,

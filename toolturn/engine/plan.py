@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from toolturn.engine.arrivals import load_levels
 from toolturn.engine.blocks import session_blocks
@@ -29,6 +30,15 @@ class Unit:
     # scenario's one point).
     point: int = 0
     point_label: str = ""
+
+    @property
+    def columns(self) -> dict[str, Any]:
+        """The columns every row of it has (`schema.UNIT_COLUMNS`), added when the run's tables
+        are assembled from its parts (`toolturn.metrics.assemble`)."""
+        return {
+            "policy": self.policy, "profile": self.profile, "load_level": self.load_level,
+            "load": self.load,
+        }
 
     @property
     def label(self) -> str:

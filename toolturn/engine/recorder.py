@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any, Protocol
 
 from toolturn.metrics.request_log import PENDING, RequestLog
@@ -101,20 +100,16 @@ def record_session(
     session: FinishedSession,
     rows: Rows,
     *,
-    policy: str,
-    load: float | None,
     horizon_ns: int | None,
-    load_level: int = 0,
-    profile: str = "default",
 ) -> None:
-    """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`; every row
-    names its simulation (`profile`, `policy`, `load_level`, `load`: `schema.UNIT_COLUMNS`)."""
-    unit = _Unit({"policy": policy, "profile": profile, "load_level": load_level, "load": load})
-    walk = _walk_record(session, rows["repairs"], unit)
+    """Append the rows of `session` (finished, or cut off at `horizon_ns`) to `rows`. The rows do
+    not name their simulation (`schema.UNIT_COLUMNS`, the same on every row of it): the tables
+    get those columns as constants when they are assembled (`toolturn.metrics.assemble`)."""
+    walk = _walk_record(session, rows["repairs"])
     turns = walk.turns
-    _tool_rows(session, rows["tools"], unit, turns)
-    turn_requests = _request_rows(session, rows["requests"], unit, horizon_ns)
-    _turn_rows(session, rows["turns"], unit, horizon_ns, turns, turn_requests)
+    _tool_rows(session, rows["tools"], turns)
+    turn_requests = _request_rows(session, rows["requests"], horizon_ns)
+    _turn_rows(session, rows["turns"], horizon_ns, turns, turn_requests)
     if walk.broken:
         outcome = BROKEN_TRANSCRIPT
     else:
@@ -132,7 +127,6 @@ def record_session(
     # Only an agent arm's session ends in an exception (`toolturn.agents.arm`).
     sessions["error_type"].append(None)
     sessions["error_message"].append(None)
-    unit.fill(sessions, 1)
 
 
 @dataclass(slots=True)
@@ -147,7 +141,7 @@ class _Walk:
     broken: bool = False
 
 
-def _walk_record(session: FinishedSession, repairs: Columns, unit: _Unit) -> _Walk:
+def _walk_record(session: FinishedSession, repairs: Columns) -> _Walk:
     """One pass over the record: the turns' facts, the counts, and a row per repair."""
     walk = _Walk()
     turns = walk.turns
@@ -191,7 +185,6 @@ def _walk_record(session: FinishedSession, repairs: Columns, unit: _Unit) -> _Wa
                 repairs["kind"].append(entry.repair.value)
                 repairs["tool_use_id"].append(entry.tool_use_id)
                 repairs["cause"].append(cause)
-                unit.fill(repairs, 1)
                 facts = turns.get(entry.turn)
                 if facts is None:  # A repair of the turn's first request (same time as its send).
                     facts = turns[entry.turn] = _TurnFacts(entry.time_ns)
@@ -206,21 +199,8 @@ def _walk_record(session: FinishedSession, repairs: Columns, unit: _Unit) -> _Wa
     return walk
 
 
-@dataclass(frozen=True, slots=True)
-class _Unit:
-    """The simulation a session ran in: the columns every one of its rows carries
-    (`schema.UNIT_COLUMNS`)."""
-
-    columns: dict[str, Any]
-
-    def fill(self, table: Columns, count: int) -> None:
-        """The unit's columns of the last `count` rows appended to `table`."""
-        for name, value in self.columns.items():
-            table[name].extend(repeat(value, count))
-
-
 def _tool_rows(
-    session: FinishedSession, tools: Columns, unit: _Unit, turns: dict[int, _TurnFacts]
+    session: FinishedSession, tools: Columns, turns: dict[int, _TurnFacts]
 ) -> None:
     calls = session.loop.call_records()
     for call in calls:
@@ -245,11 +225,10 @@ def _tool_rows(
         tools["start_lag_ns"].append(None if start is None else start - call.block_complete_ns)
         tools["outcome"].append(PENDING if call.outcome is None else call.outcome.value)
         tools["synthetic_cause"].append(None if cause is None else cause.value)
-    unit.fill(tools, len(calls))
 
 
 def _request_rows(
-    session: FinishedSession, requests: Columns, unit: _Unit, horizon_ns: int | None
+    session: FinishedSession, requests: Columns, horizon_ns: int | None
 ) -> dict[int, list[Any]]:
     """Append the request rows; return per turn [model, input, output, message_stop_ns] of its
     requests (the last attempt's model and message_stop)."""
@@ -280,14 +259,12 @@ def _request_rows(
             totals[1] += log.input_tokens
             totals[2] += log.output_tokens
             totals[3] = log.message_stop_ns
-    unit.fill(requests, len(session.requests))
     return per_turn
 
 
 def _turn_rows(
     session: FinishedSession,
     out: Columns,
-    unit: _Unit,
     horizon_ns: int | None,
     turns: dict[int, _TurnFacts],
     turn_requests: dict[int, list[Any]],
@@ -323,4 +300,3 @@ def _turn_rows(
         out["output_tokens"].append(output_tokens)
         out["stop_reason"].append(facts.stop_reason)
         out["outcome"].append(outcome)
-    unit.fill(out, len(turns))

@@ -83,12 +83,13 @@ class RunResult:
 
     def parts_in_order(self) -> list[tuple[Path, dict[str, Any]]]:
         """The tasks' parts folders in the order of the run's tables, each with the values of
-        its point's columns (none for a plain scenario) and its `seed` (the point's own)."""
+        its point's columns (none for a plain scenario), its `seed` (the point's own) and its
+        unit's columns (`Unit.columns`)."""
         points = {point.index: point for point in self.points}
         ordered = []
         for task in sorted(self.tasks, key=lambda t: t.order):
             point = points[task.unit.point]
-            values: dict[str, Any] = {"seed": point.scenario.seed}
+            values: dict[str, Any] = {"seed": point.scenario.seed, **task.unit.columns}
             if self.has_point_columns:
                 values.update(point_values(point.index, point.replication, key_text(point)))
             ordered.append((self.parts / task.name, values))

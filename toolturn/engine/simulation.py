@@ -7,6 +7,9 @@ horizon the run stops there, and the sessions still running are recorded as they
 turns get the outcome `horizon`). With `trace=True` every stream event fed to the runtime is also
 kept (`toolturn.engine.event_trace`, the `events` table); without it nothing per event is kept.
 
+The rows do not carry the simulation's own columns (policy, profile, load level: the same on
+every row; `toolturn.metrics.row_columns.ADDED_COLUMNS`): the run's tables get them at assembly.
+
 With a `sink`, each session's rows go there as the session is recorded and the result's rows
 stay empty (memory holds the sessions in flight only). `sessions` simulates one block of an
 open loop's sessions alone (their ids and arrival times as in the whole run): valid only when
@@ -65,6 +68,15 @@ class SimulationResult:
     profile: str = "default"
 
     @property
+    def columns(self) -> dict[str, Any]:
+        """The columns its rows lack, the same on every row (`toolturn.engine.plan.Unit.columns`):
+        give them to `toolturn.metrics.row_columns.with_constants` for whole tables in memory."""
+        return {
+            "policy": self.policy, "profile": self.profile, "load_level": self.load_level,
+            "load": self.load,
+        }
+
+    @property
     def events_per_wall_s(self) -> float:
         return self.events / self.wall_s if self.wall_s > 0 else 0.0
 
@@ -94,9 +106,6 @@ def simulate(
     arrivals = _arrivals(scenario, level, sessions)
     next_id = 0 if sessions is None else sessions.start
     events_trace = EventTrace() if trace else None
-    unit: dict[str, Any] = {
-        "policy": policy, "load": level, "load_level": load_level, "profile": profile
-    }
 
     def begin(arrival_ns: int) -> None:
         nonlocal next_id
@@ -108,7 +117,7 @@ def simulate(
     def collect(session: EndedSession) -> None:
         del running[session.session_id]
         mine = rows if sink is None else empty_rows()
-        record_session(session, mine, horizon_ns=horizon_ns, **unit)
+        record_session(session, mine, horizon_ns=horizon_ns)
         if sink is not None:
             sink(session.session_id, mine)
         totals["events"] += session.events_fed

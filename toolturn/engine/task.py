@@ -99,9 +99,7 @@ def run_task(
             sessions=task.block,
         )
         if result.trace is not None:
-            writer.add_events(
-                result.trace.columns(unit.policy, unit.load, unit.load_level, unit.profile)
-            )
+            writer.add_events(result.trace.columns())
     except BaseException:
         writer.abandon()
         raise

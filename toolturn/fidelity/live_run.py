@@ -63,8 +63,8 @@ UnitProgress = Callable[[int, int], None]
 
 @dataclass(slots=True)
 class LiveUnitResult:
-    policy: str
-    load: float | None
+    # The unit's columns (`toolturn.engine.plan.Unit.columns`), which its rows lack.
+    columns: dict[str, Any]
     rows: Rows
     sessions_finished: int
     wall_s: float
@@ -158,7 +158,7 @@ async def run_unit(
         await client.close()
         if server is not None:
             await server.close()
-    return LiveUnitResult(unit.policy, unit.load, unit_run.rows, unit_run.finished,
+    return LiveUnitResult(unit.columns, unit_run.rows, unit_run.finished,
                           time.perf_counter() - wall_start, time.process_time() - cpu_start)
 
 
@@ -291,6 +291,4 @@ class _UnitRun:
             faults = self.model.faults
             for log in session.requests:
                 log.fault = faults.get((session.session_id, log.turn - 1, log.attempt))
-        record_session(session, self.rows, policy=self.unit.policy, load=self.unit.load,
-                       horizon_ns=horizon_ns, load_level=self.unit.load_level,
-                       profile=self.unit.profile)
+        record_session(session, self.rows, horizon_ns=horizon_ns)

@@ -8,8 +8,10 @@ session is recorded; memory holds only the sessions not yet written plus one bat
    until every session of a lower id of the unit has ended (then it is released): what waits is
    the sessions that ended before an older one, never the unit.
 2. Every `FLUSH_SESSIONS` released sessions become one row group of each table's part files.
-   Part files lack the run-wide columns (`run_id`, `scenario`, `seed`): the run folder adds them
-   (`toolturn.metrics.assemble`), so a unit's parts do not depend on where the run is written.
+   Part files lack the columns every row of the unit shares (`row_columns.ADDED_COLUMNS`: the
+   run-wide `run_id`, `scenario`, `seed` and the unit's arm and load level): the run folder adds
+   them as constants (`toolturn.metrics.assemble`), so a unit's parts depend neither on where the
+   run is written nor on what the unit is called.
 3. A table's rows go into numbered part files (`part_files`) of at most `GROUPS_PER_FILE` row
    groups each: a Parquet writer keeps every row group's metadata until it closes, so one file
    for a long unit would grow with the unit.
@@ -29,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from toolturn.metrics.row_columns import RUN_WIDE_COLUMNS
+from toolturn.metrics.row_columns import ADDED_COLUMNS
 from toolturn.metrics.schema import EVENTS, TABLES, TableSpec
 from toolturn.metrics.tables import TableBuilder
 
@@ -47,9 +49,11 @@ Rows = Mapping[str, Mapping[str, Sequence[Any]]]
 
 
 def part_spec(spec: TableSpec) -> TableSpec:
-    """`spec` without the run-wide columns: the schema of its part files."""
-    fields = [field for field in spec.schema if field.name not in RUN_WIDE_COLUMNS]
-    return TableSpec(spec.name, pa.schema(fields), spec.sort_key)
+    """`spec` without the columns assembly adds (rule 2): the schema of its part files. Those are
+    constant within a part, so leaving them out of the sort key keeps the rows' order."""
+    fields = [field for field in spec.schema if field.name not in ADDED_COLUMNS]
+    key = tuple(name for name in spec.sort_key if name not in ADDED_COLUMNS)
+    return TableSpec(spec.name, pa.schema(fields), key)
 
 
 def is_complete(folder: Path) -> bool:

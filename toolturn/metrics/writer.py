@@ -188,34 +188,34 @@ def write_run_from_parts(
 
 def write_run_from_rows(
     out_dir: Path,
-    units: Sequence[Rows],
+    units: Sequence[tuple[Mapping[str, Any], Rows]],
     metadata: RunMetadata,
     *,
     events_per_wall_s: Mapping[UnitKey, float] | None = None,
     replace: bool = False,
 ) -> list[SummaryRow]:
-    """Writes the run folder ``out_dir`` from the rows of its units (each one simulation's, by
-    table and column, without the run-wide columns: ``toolturn.metrics.row_columns``), through
-    part files in a hidden sibling (``toolturn.metrics.parts``) and ``write_run_from_parts``:
-    the folder ``write_run`` writes for the same rows. A unit without rows adds none."""
-    keyed = [(_unit_key(rows), rows) for rows in units if rows["sessions"]["session_id"]]
+    """Writes the run folder ``out_dir`` from the rows of its units (each one simulation's
+    columns, ``schema.UNIT_COLUMNS``, and its rows by table and column, without the columns
+    assembly adds: ``toolturn.metrics.row_columns``), through part files in a hidden sibling
+    (``toolturn.metrics.parts``) and ``write_run_from_parts``: the folder ``write_run`` writes
+    for the same rows. A unit without rows adds none."""
+    kept = [(columns, rows) for columns, rows in units if rows["sessions"]["session_id"]]
     with scratch_sibling(Path(out_dir), "parts") as scratch:
         parts: list[tuple[Path, Mapping[str, Any]]] = []
         # In the tables' order (profile, policy, load_level), as the engine's units are.
-        for number, (_, rows) in enumerate(sorted(keyed, key=lambda item: item[0])):
+        for number, (columns, rows) in enumerate(sorted(kept, key=lambda item: _unit_key(
+                item[0]))):
             unit = UnitParts(scratch / f"unit{number}", trace=EVENTS.name in rows)
             unit.add_session(0, rows)  # the unit's rows as one batch: sorted whole
             unit.close()
-            parts.append((unit.folder, {}))
+            parts.append((unit.folder, columns))
         return write_run_from_parts(out_dir, parts, metadata, trace=any(
-            EVENTS.name in rows for rows in units), events_per_wall_s=events_per_wall_s,
+            EVENTS.name in rows for _, rows in units), events_per_wall_s=events_per_wall_s,
             replace=replace)
 
 
-def _unit_key(rows: Rows) -> tuple[str, str, int]:
-    sessions = rows["sessions"]
-    return (str(sessions["profile"][0]), str(sessions["policy"][0]),
-            int(sessions["load_level"][0]))
+def _unit_key(columns: Mapping[str, Any]) -> tuple[str, str, int]:
+    return (str(columns["profile"]), str(columns["policy"]), int(columns["load_level"]))
 
 
 def _write_summary(
