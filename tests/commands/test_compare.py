@@ -80,6 +80,7 @@ def test_row_count_changes_fail(base: Path, tmp_path: Path) -> None:
     repair = {
         "policy": "serial",
         "profile": "default",
+        "protocol": "anthropic",
         "load_level": 0,
         "session_id": 0,
         "turn_index": 0,

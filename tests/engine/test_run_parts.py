@@ -70,7 +70,8 @@ def test_rows_written_as_they_come_are_the_tables_kept_in_memory(
     folder, constants = result.parts_in_order()[0]
     # A plain scenario: no point columns; the unit's own columns are constants of its parts.
     assert constants == {"seed": scenario.seed, "policy": "at_message_stop",
-                         "profile": "claude-code", "load_level": 0, "load": 0.5}
+                         "profile": "claude-code", "protocol": "anthropic", "load_level": 0,
+                         "load": 0.5}
     part_file = pq.ParquetFile(folder / "sessions.0.parquet")
     assert part_file.num_row_groups == 6  # 12 sessions, flushed every 2
     # The engine's rows do not carry them (issue 32: added once, at assembly).

@@ -37,6 +37,7 @@ def turn(
     return {
         "policy": policy,
         "profile": "default",
+        "protocol": "anthropic",
         "load_level": load_level,
         "load": load,
         "session_id": session,
@@ -53,6 +54,7 @@ def turn(
         "n_tool_calls": 0 if ttfts is None else 1,
         "n_synthetic_results": 0,
         "n_repairs": 0,
+        "misfires": 0,
         "input_tokens": 5,
         "output_tokens": 100,
         "stop_reason": "tool_use",
@@ -75,6 +77,7 @@ def tool(
     return {
         "policy": policy,
         "profile": "default",
+        "protocol": "anthropic",
         "load_level": load_level,
         "load": load,
         "session_id": session,
@@ -104,6 +107,7 @@ def request(
     return {
         "policy": policy,
         "profile": "default",
+        "protocol": "anthropic",
         "load_level": load_level,
         "load": load,
         "session_id": session,
@@ -135,6 +139,7 @@ def repair(
     return {
         "policy": policy,
         "profile": "default",
+        "protocol": "anthropic",
         "load_level": load_level,
         "load": load,
         "session_id": session,
@@ -151,6 +156,7 @@ def session(
     return {
         "policy": policy,
         "profile": "default",
+        "protocol": "anthropic",
         "load_level": load_level,
         "load": load,
         "session_id": session_id,

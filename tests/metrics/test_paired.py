@@ -35,13 +35,13 @@ def test_pairs_are_the_turns_both_policies_have_with_a_value() -> None:
         handmade()["turns"], "ttfts_ns", dimension="policy", treatment=S, baseline=A
     )
     assert pairs.to_pylist() == [
-        # The other arm column (profile) is held equal: part of the key.
-        {"profile": "default", "load_level": 0, "session_id": 0, "turn_index": 0,
-         "difference": -50},
-        {"profile": "default", "load_level": 0, "session_id": 0, "turn_index": 1,
-         "difference": 20},
-        {"profile": "default", "load_level": 0, "session_id": 2, "turn_index": 0,
-         "difference": -40},
+        # The other arm columns (profile, protocol) are held equal: part of the key.
+        {"profile": "default", "protocol": "anthropic", "load_level": 0, "session_id": 0,
+         "turn_index": 0, "difference": -50},
+        {"profile": "default", "protocol": "anthropic", "load_level": 0, "session_id": 0,
+         "turn_index": 1, "difference": 20},
+        {"profile": "default", "protocol": "anthropic", "load_level": 0, "session_id": 2,
+         "turn_index": 0, "difference": -40},
     ]
 
 

@@ -146,7 +146,7 @@ def _turn_row(table: Columns, session_id: int, turn: int, requests: list[SeenReq
             ttfts_ns=None if first_tool is None else first_tool - first.sent_ns,
             turn_end_ns=turn_end, latency_ns=turn_end - first.sent_ns,
             n_attempts=len(requests), n_tool_calls=len(last.calls), n_synthetic_results=0,
-            n_repairs=sum(len(r.violations) for r in requests),
+            n_repairs=sum(len(r.violations) for r in requests), misfires=0,
             input_tokens=sum(r.input_tokens for r in requests),
             output_tokens=sum(r.output_tokens for r in requests),
             stop_reason=last.stop_reason,

@@ -124,8 +124,8 @@ class AgentArm:
     def columns(self, level: int) -> dict[str, Any]:
         """The unit columns of load level `level`'s rows (`toolturn.engine.plan.Unit.columns`),
         added when the run's tables are assembled."""
-        return {"policy": self.policy, "profile": "default", "load_level": level,
-                "load": self.levels()[level][1]}
+        return {"policy": self.policy, "profile": "default", "protocol": "anthropic",
+                "load_level": level, "load": self.levels()[level][1]}
 
     def run_level(self, level: int, folder: Path) -> LevelStats:
         """Run load level `level` and write its parts into `folder` (rule 1)."""

@@ -49,3 +49,5 @@ class SimulationContext:
     trace: EventTrace | None = None
     # The recovery profile the loops run under (toolturn.runtime.recovery).
     profile: str = "default"
+    # The wire protocol the turns are spoken in (toolturn.runtime.protocol_timing).
+    protocol: str = "anthropic"

@@ -30,19 +30,22 @@ class Unit:
     # scenario's one point).
     point: int = 0
     point_label: str = ""
+    # The wire protocol its turns are spoken in (`toolturn.runtime.protocol_timing`).
+    protocol: str = "anthropic"
 
     @property
     def columns(self) -> dict[str, Any]:
         """The columns every row of it has (`schema.UNIT_COLUMNS`), added when the run's tables
         are assembled from its parts (`toolturn.metrics.assemble`)."""
         return {
-            "policy": self.policy, "profile": self.profile, "load_level": self.load_level,
-            "load": self.load,
+            "policy": self.policy, "profile": self.profile, "protocol": self.protocol,
+            "load_level": self.load_level, "load": self.load,
         }
 
     @property
     def label(self) -> str:
         arm = self.policy if self.profile == "default" else f"{self.policy} [{self.profile}]"
+        arm = arm if self.protocol == "anthropic" else f"{arm} on {self.protocol}"
         arm = arm if self.load is None else f"{arm} @ {self.load:g}"
         return f"{arm} ({self.point_label})" if self.point_label else arm
 
@@ -61,7 +64,8 @@ class Task:
         (`parts_in_order` sorts by the fields, not by this)."""
         first = 0 if self.block is None else self.block.start
         unit = self.unit
-        return f"point{unit.point}.{unit.profile}.{unit.policy}.level{unit.load_level}.from{first}"
+        return (f"point{unit.point}.{unit.profile}.{unit.protocol}.{unit.policy}"
+                f".level{unit.load_level}.from{first}")
 
     @property
     def label(self) -> str:
@@ -72,12 +76,12 @@ class Task:
         )
 
     @property
-    def order(self) -> tuple[int, str, str, int, int]:
-        """Where its rows go in the run's tables: by their sort key (point, profile, policy,
-        level, session id)."""
+    def order(self) -> tuple[int, str, str, str, int, int]:
+        """Where its rows go in the run's tables: by their sort key (point, profile, protocol,
+        policy, level, session id)."""
         first = 0 if self.block is None else self.block.start
         unit = self.unit
-        return (unit.point, unit.profile, unit.policy, unit.load_level, first)
+        return (unit.point, unit.profile, unit.protocol, unit.policy, unit.load_level, first)
 
 
 # Called with (unit index, sessions finished in that unit).
@@ -85,12 +89,14 @@ UnitProgress = Callable[[int, int], None]
 
 def units_of(scenario: Scenario, points: Sequence[Point] | None = None) -> list[Unit]:
     """The run's simulations in their fixed order: point by point (`points`, by default the
-    scenario's), then by load level, then profile, then policy of the point's scenario."""
+    scenario's), then by load level, then profile, protocol and policy of the point's
+    scenario."""
     return [
-        Unit(policy, level, index, profile, point.index, _point_label(point))
+        Unit(policy, level, index, profile, point.index, _point_label(point), protocol)
         for point in (points_of(scenario) if points is None else points)
         for index, level in enumerate(load_levels(point.scenario.load))
         for profile in point.scenario.runtime.profiles
+        for protocol in point.scenario.model.protocols
         for policy in point.scenario.runtime.policies
     ]
 

@@ -230,8 +230,8 @@ def _tool_rows(
 def _request_rows(
     session: FinishedSession, requests: Columns, horizon_ns: int | None
 ) -> dict[int, list[Any]]:
-    """Append the request rows; return per turn [model, input, output, message_stop_ns] of its
-    requests (the last attempt's model and message_stop)."""
+    """Append the request rows; return per turn [model, input, output, message_stop_ns,
+    misfires] of its requests (the last attempt's model and message_stop; misfires summed)."""
     per_turn: dict[int, list[Any]] = {}
     for log in session.requests:
         end_ns = log.end_ns if log.end_ns is not None else horizon_ns
@@ -252,13 +252,14 @@ def _request_rows(
         totals = per_turn.get(log.turn)
         if totals is None:
             per_turn[log.turn] = [
-                log.model, log.input_tokens, log.output_tokens, log.message_stop_ns
+                log.model, log.input_tokens, log.output_tokens, log.message_stop_ns, log.misfires
             ]
         else:
             totals[0] = log.model
             totals[1] += log.input_tokens
             totals[2] += log.output_tokens
             totals[3] = log.message_stop_ns
+            totals[4] += log.misfires
     return per_turn
 
 
@@ -278,8 +279,8 @@ def _turn_rows(
             outcome = str(facts.stop_reason)
         else:
             outcome = COMPLETED
-        model, input_tokens, output_tokens, message_stop_ns = turn_requests.get(
-            turn, [None, None, None, None]
+        model, input_tokens, output_tokens, message_stop_ns, misfires = turn_requests.get(
+            turn, [None, None, None, None, 0]
         )
         first_tool = facts.first_tool_start_ns
         out["session_id"].append(session.session_id)
@@ -296,6 +297,7 @@ def _turn_rows(
         out["n_tool_calls"].append(facts.n_tool_calls)
         out["n_synthetic_results"].append(facts.n_synthetic)
         out["n_repairs"].append(facts.n_repairs)
+        out["misfires"].append(misfires)
         out["input_tokens"].append(input_tokens)
         out["output_tokens"].append(output_tokens)
         out["stop_reason"].append(facts.stop_reason)

@@ -22,6 +22,7 @@ from toolturn.engine.session_state import SessionState, acts, acts_strictly, str
 from toolturn.metrics.request_log import CANCELLED, RequestLog
 from toolturn.model.response import HttpError, Response, Turn
 from toolturn.runtime.commands import SendRequest
+from toolturn.runtime.protocol_timing import retimed
 
 PAIRING_VIOLATION = "pairing_violation"
 ENDPOINT_REFUSED = "endpoint_refused"
@@ -125,13 +126,19 @@ class RequestPath(SessionState):
             self.env.call_at(response.at_ns, self._failed, stream, response)
             return
         log.status = "200"
-        events = stream.events = response.events
-        times = stream.times = response.times
+        events, times, tool_stops = response.events, response.times, response.tool_stops
+        # When the protocol lets each call be known complete (toolturn.runtime.protocol_timing).
+        protocol = retimed(events, times, self.context.protocol,
+                           self.context.scenario.runtime.chat_start)
+        if protocol is not None:
+            events, times, tool_stops = protocol.events, protocol.times, protocol.tool_stops
+            log.misfires = len(protocol.misfired)
+        stream.events, stream.times = events, times
         if events:
             self._plan_interrupt(self.user.streaming_interrupt(log.turn, times[0]))
         if self.faults is not None:
             self.faults.stream_admitted(log.turn, events, response.end_ns)
-        points = feed_points(response.tool_stops, len(events))
+        points = feed_points(tool_stops, len(events))
         self._feed_points(stream, points, 0, response.end_ns)
 
     def _model_turn(self, command: SendRequest, stream: _Stream) -> Turn:

@@ -66,14 +66,15 @@ class SimulationResult:
     # The events fed, when the simulation was traced.
     trace: EventTrace | None = None
     profile: str = "default"
+    protocol: str = "anthropic"
 
     @property
     def columns(self) -> dict[str, Any]:
         """The columns its rows lack, the same on every row (`toolturn.engine.plan.Unit.columns`):
         give them to `toolturn.metrics.row_columns.with_constants` for whole tables in memory."""
         return {
-            "policy": self.policy, "profile": self.profile, "load_level": self.load_level,
-            "load": self.load,
+            "policy": self.policy, "profile": self.profile, "protocol": self.protocol,
+            "load_level": self.load_level, "load": self.load,
         }
 
     @property
@@ -92,9 +93,11 @@ def simulate(
     profile: str = "default",
     sink: RowSink | None = None,
     sessions: range | None = None,
+    protocol: str = "anthropic",
 ) -> SimulationResult:
-    """Run `scenario` under `policy` and recovery `profile` at load `level` (sweep level
-    `load_level`); `trace` keeps each event fed; `sink`, `sessions`: the module docstring.
+    """Run `scenario` under `policy` and recovery `profile` on wire `protocol` at load `level`
+    (sweep level `load_level`); `trace` keeps each event fed; `sink`, `sessions`: the module
+    docstring.
     Raises StrictModeStop, SessionRunaway."""
     wall_start = time.perf_counter()
     env = Clock()
@@ -132,7 +135,8 @@ def simulate(
         if isinstance(arrivals, ClosedLoop) and next_id < arrivals.sessions:
             begin(int(env.now))
 
-    context = _context(env, scenario, policy, profile, level, model, on_session_end, events_trace)
+    context = _context(env, scenario, (policy, profile, protocol), level, model, on_session_end,
+                       events_trace)
 
     _start_arrivals(env, arrivals, begin)
     with fewer_collections():
@@ -150,20 +154,21 @@ def simulate(
         pairing_violations=totals["violations"],
         trace=events_trace,
         profile=profile,
+        protocol=protocol,
     )
 
 
 def _context(
     env: Clock,
     scenario: Scenario,
-    policy: str,
-    profile: str,
+    arm: tuple[str, str, str],
     level: float | None,
     model: MockModel,
     on_session_end: Callable[[EndedSession], None],
     events_trace: EventTrace | None,
 ) -> SimulationContext:
-    """What the sessions of one simulation share."""
+    """What the sessions of one simulation share; `arm`: its policy, profile and protocol."""
+    policy, profile, protocol = arm
     return SimulationContext(
         env=env,
         scenario=scenario,
@@ -176,6 +181,7 @@ def _context(
         bounds=session_bounds(scenario, level),
         trace=events_trace,
         profile=profile,
+        protocol=protocol,
     )
 
 

@@ -97,6 +97,7 @@ def run_task(
             profile=unit.profile,
             sink=writer.add_session,
             sessions=task.block,
+            protocol=unit.protocol,
         )
         if result.trace is not None:
             writer.add_events(result.trace.columns())

@@ -125,11 +125,30 @@ def _read_table(
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:
         raise UserError(f"{path}: unreadable Parquet ({error})") from error
+    table = _with_later_columns(table, schema)
     found = table.schema.remove_metadata()
     if not (found.equals(schema) or _of_points(found, schema, points_schema)):
         raise UserError(
             f"{path}: columns differ from this version of toolturn; write the run again"
         )
+    return table
+
+
+# Columns added to the tables since runs were first written, with the value every row of an older
+# run had: such a run reads as this version's (a baseline stays comparable without a rerun).
+LATER_COLUMNS: dict[str, Any] = {"protocol": "anthropic", "misfires": 0}
+
+
+def _with_later_columns(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`table` with each of `LATER_COLUMNS` it lacks and `schema` has, at `schema`'s place."""
+    for position, field in enumerate(schema):
+        if field.name in LATER_COLUMNS and field.name not in table.column_names:
+            value = pa.array([LATER_COLUMNS[field.name]] * table.num_rows,
+                             type=field.type.value_type if pa.types.is_dictionary(field.type)
+                             else field.type)
+            if pa.types.is_dictionary(field.type):
+                value = value.dictionary_encode()
+            table = table.add_column(min(position, table.num_columns), field, value)
     return table
 
 

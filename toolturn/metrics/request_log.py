@@ -39,6 +39,8 @@ class RequestLog:
     first_event_ns: int | None = None
     end_ns: int | None = None
     n_events: int = 0
+    # Calls of its stream whose speculative start misfired (`toolturn.runtime.protocol_timing`).
+    misfires: int = 0
     # The loop's summary of what it read of the response (`ToolTurnLoop.response_summary`),
     # taken when the request ends.
     response: ResponseSummary = UNREAD

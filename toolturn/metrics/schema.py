@@ -7,13 +7,13 @@ Rules every table follows:
 - Categories (policy, outcome, kind, cause, model, ...) are dictionary-encoded strings.
 - ``session_id`` is the index of the session within its simulation (one arm at one load
   level): sessions of the same ``session_id`` ran on the same random draws under every profile,
-  every policy and at every level, so they pair. A session is named uniquely in the run by
-  ``SESSION_KEY`` (``profile``, ``policy``, ``load_level``, ``session_id``); every table has these
-  columns, so each row joins to exactly one ``sessions`` row on them (a load sweep's tables do not
-  fan out).
-- ``profile`` is the recovery profile a row ran under (``toolturn.runtime.recovery``), ``policy``
-its
-  executor policy: together, one arm of the run's comparison (``ARM_COLUMNS``).
+  protocol, policy and at every level, so they pair. A session is named uniquely in the run by
+  ``SESSION_KEY`` (``profile``, ``protocol``, ``policy``, ``load_level``, ``session_id``); every
+  table has these columns, so each row joins to exactly one ``sessions`` row on them (a load
+  sweep's tables do not fan out).
+- ``profile`` is the recovery profile a row ran under (``toolturn.runtime.recovery``),
+  ``protocol`` the wire protocol (``toolturn.runtime.protocol_timing``), ``policy`` its executor
+  policy: together, one arm of the run's comparison (``ARM_COLUMNS``).
 - A column is nullable only where the thing can be absent (``ttfts_ns`` of a turn without tools,
   ``start_ns`` of a tool cancelled before it started, ``fault`` of a request nothing was injected
   into); every other column must be filled for every row.
@@ -78,6 +78,11 @@ PROFILE = column(
     "profile", CATEGORY,
     "recovery profile of the loop (toolturn.runtime.recovery): default, claude-code or codex",
 )
+PROTOCOL = column(
+    "protocol", CATEGORY,
+    "wire protocol the row's turns were spoken in (toolturn.runtime.protocol_timing): anthropic, "
+    "openai-responses or openai-chat",
+)
 LOAD_LEVEL = column(
     "load_level", pa.int64(),
     "position of the row's load level in the scenario's sweep, from 0 (0 without a sweep)",
@@ -104,16 +109,16 @@ REQUEST_INDEX = column(
 LEVEL_COLUMNS = (LOAD_LEVEL, LOAD)
 # What every table but `turns` (which has the scenario and the seed after the run) begins with:
 # the run, the arm, the level and the session.
-SESSION_COLUMNS = (RUN_ID, POLICY, PROFILE, *LEVEL_COLUMNS, SESSION_ID)
+SESSION_COLUMNS = (RUN_ID, POLICY, PROFILE, PROTOCOL, *LEVEL_COLUMNS, SESSION_ID)
 
 # The columns naming the simulation a row belongs to (one unit of the run): rows of different
 # units never coexisted. Grouping by them (the summary, the gate, the figures) never pools
 # simulations; the paired differences compare arms (`ARM_COLUMNS`) within one point.
-ARM_COLUMNS: tuple[str, ...] = ("profile", "policy")
+ARM_COLUMNS: tuple[str, ...] = ("profile", "protocol", "policy")
 POINT_COLUMNS: tuple[str, ...] = ("load_level", "load")
 UNIT_COLUMNS: tuple[str, ...] = ARM_COLUMNS + POINT_COLUMNS
 # The key of a session, unique in the run; every table's rows join to exactly one session on it.
-SESSION_KEY: tuple[str, ...] = ("profile", "policy", "load_level", "session_id")
+SESSION_KEY: tuple[str, ...] = ("profile", "protocol", "policy", "load_level", "session_id")
 
 
 TURNS = table_spec(
@@ -124,6 +129,7 @@ TURNS = table_spec(
         SEED,
         POLICY,
         PROFILE,
+        PROTOCOL,
         *LEVEL_COLUMNS,
         SESSION_ID,
         TURN_INDEX,
@@ -168,6 +174,11 @@ TURNS = table_spec(
         ),
         column("n_repairs", COUNT, "changes the API-boundary repair made for the turn's requests"),
         column(
+            "misfires", COUNT,
+            "speculative starts of the turn's calls whose arguments then changed (openai-chat "
+            "under chat_start = at_parsed_json; 0 elsewhere)",
+        ),
+        column(
             "input_tokens", COUNT,
             "input tokens summed over the turn's attempts",
             nullable=True,
@@ -187,7 +198,7 @@ TURNS = table_spec(
             "completed, interrupted, stream_error, request_failed or horizon",
         ),
     ],
-    ("profile", "policy", "load_level", "session_id", "turn_index"),
+    ("profile", "protocol", "policy", "load_level", "session_id", "turn_index"),
 )
 
 TOOLS = table_spec(
@@ -218,7 +229,10 @@ TOOLS = table_spec(
             nullable=True,
         ),
     ],
-    ("profile", "policy", "load_level", "session_id", "turn_index", "block_stop_ns", "tool_use_id"),
+    (
+        "profile", "protocol", "policy", "load_level", "session_id", "turn_index", "block_stop_ns",
+        "tool_use_id",
+    ),
 )
 
 REPAIRS = table_spec(
@@ -244,7 +258,7 @@ REPAIRS = table_spec(
             nullable=True,
         ),
     ],
-    ("profile", "policy", "load_level", "session_id", "turn_index", "request_index"),
+    ("profile", "protocol", "policy", "load_level", "session_id", "turn_index", "request_index"),
 )
 
 REQUESTS = table_spec(
@@ -275,7 +289,10 @@ REQUESTS = table_spec(
         column("output_tokens", COUNT, "output tokens the API reported (0 if none)"),
         column("n_events", COUNT, "stream events received"),
     ],
-    ("profile", "policy", "load_level", "session_id", "turn_index", "request_index", "attempt"),
+    (
+        "profile", "protocol", "policy", "load_level", "session_id", "turn_index", "request_index",
+        "attempt",
+    ),
 )
 
 SESSIONS = table_spec(
@@ -312,7 +329,7 @@ SESSIONS = table_spec(
             nullable=True,
         ),
     ],
-    ("profile", "policy", "load_level", "session_id"),
+    ("profile", "protocol", "policy", "load_level", "session_id"),
 )
 
 # The raw-event trace (`toolturn run --trace`): one row per stream event the runtime was fed, at its
@@ -341,7 +358,10 @@ EVENTS = table_spec(
             nullable=True,
         ),
     ],
-    ("profile", "policy", "load_level", "session_id", "turn_index", "request_index", "event_index"),
+    (
+        "profile", "protocol", "policy", "load_level", "session_id", "turn_index", "request_index",
+        "event_index",
+    ),
 )
 
 # In the order they are written and reported: the tables every run folder has.

@@ -54,6 +54,7 @@ from toolturn.limits import (
     MIN_PING_INTERVAL_MS,
     MIN_RATE_PER_S,
 )
+from toolturn.runtime.protocol_timing import Protocol
 from toolturn.tools.json_values import JsonObject
 
 ProfileName = Literal["haiku", "sonnet", "opus"]
@@ -362,6 +363,12 @@ class ModelConfig(_Config):
         default=None, description="Model name in responses; the profile's usual name if omitted."
     )
     profile: ProfileName = Field(default="sonnet", description="Latency preset.")
+    protocol: Protocol | list[Protocol] = Field(
+        default="anthropic",
+        description="Wire protocol the turns are spoken in: anthropic (Messages), "
+        "openai-responses or openai-chat (Chat Completions); a list runs each on the same draws, "
+        "like policies (toolturn.runtime.protocol_timing).",
+    )
     tool_json_streaming: Literal["pairs", "fine_grained"] = Field(
         default="pairs",
         description="Tool input JSON in whole key/value pairs (a pause, then a burst), "
@@ -383,3 +390,19 @@ class ModelConfig(_Config):
     serve: ServeConfig = Field(
         default_factory=ServeConfig, description="For toolturn serve: model names, tool inputs."
     )
+
+    @field_validator("protocol")
+    @classmethod
+    def _protocols_once(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("list at least one protocol")
+            repeated = sorted({p for p in value if value.count(p) > 1})
+            if repeated:
+                raise ValueError(f"listed more than once: {', '.join(repeated)}")
+        return value
+
+    @property
+    def protocols(self) -> list[Protocol]:
+        """The protocols to run, in the order listed (one arm each)."""
+        return list(self.protocol) if isinstance(self.protocol, list) else [self.protocol]

@@ -46,6 +46,7 @@ from toolturn.limits import (
 )
 from toolturn.model.config import GeneratedScript, ModelConfig
 from toolturn.model.latency import largest_ns, longest_response_ns, most_tool_calls
+from toolturn.runtime.protocol_timing import ChatStart
 from toolturn.runtime.tooldef import ToolDefinition
 from toolturn.scenario.experiment import ExperimentConfig
 from toolturn.tools.catalogue import catalogue
@@ -431,6 +432,12 @@ class RuntimeConfig(_Section):
     )
     strict: bool = Field(
         default=False, description="A pairing mismatch stops the run instead of being repaired."
+    )
+    chat_start: ChatStart = Field(
+        default="at_next_call",
+        description="On openai-chat, when streaming starts a call: at_next_call (when the next "
+        "call's index begins, or at finish_reason) or at_parsed_json (as soon as its arguments "
+        "parse as a JSON object: speculative, a start whose arguments then change is a misfire).",
     )
     max_turns_per_prompt: int = Field(
         default=50,
