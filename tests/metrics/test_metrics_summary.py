@@ -86,6 +86,7 @@ def test_an_empty_policy_has_counts_but_no_percentiles_or_rates() -> None:
     collector.add("sessions", dict(
         policy="idle",
         profile="default",
+        protocol="anthropic",
         load_level=0,
         session_id=0,
         arrival_ns=0,

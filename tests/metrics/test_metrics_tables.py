@@ -52,7 +52,8 @@ def test_rows_are_sorted_by_policy_session_turn_whatever_the_order_added() -> No
 def test_omitted_nullable_columns_are_null() -> None:
     collector = RunCollector(run_id="r", scenario="s", seed=1)
     collector.add("repairs", dict(
-        policy="p", profile="default", load_level=0, session_id=0, turn_index=0,
+        policy="p", profile="default", protocol="anthropic", load_level=0, session_id=0,
+        turn_index=0,
         request_index=0, kind="k",
     ))
     assert collector.tables()["repairs"]["tool_use_id"].to_pylist() == [None]
@@ -98,6 +99,7 @@ def test_string_enums_and_numpy_integers_are_accepted() -> None:
     collector.add("repairs", dict(
         policy="p",
         profile="default",
+        protocol="anthropic",
         load_level=np.int64(0),
         session_id=np.int64(4),
         turn_index=0,

@@ -68,7 +68,7 @@ def test_pandas_reads_categories_and_integer_nanoseconds(tmp_path: Path) -> None
     assert nullable["ttfts_ns"].isna().sum() == 1
     summary = pd.read_parquet(tmp_path / "run" / "summary.parquet")
     assert list(summary.columns) == [
-        "policy", "profile", "versus", "load_level", "load", "metric", "value", "unit",
+        "policy", "profile", "protocol", "versus", "load_level", "load", "metric", "value", "unit",
         "wall_clock",
     ]
 

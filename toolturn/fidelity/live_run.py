@@ -39,6 +39,7 @@ from toolturn.engine.draws import SessionDraws
 from toolturn.engine.loop_factory import LoopFactory
 from toolturn.engine.recorder import record_session
 from toolturn.engine.runner import Unit, units_of
+from toolturn.errors import UserError
 from toolturn.fidelity.overhead import LagSampler
 from toolturn.fidelity.settings import LiveSettings
 from toolturn.live.simulated_tools import simulated_tools
@@ -109,7 +110,12 @@ async def run_live(
 ) -> LiveRunResult:
     """Run every unit of `scenario` live, one after another, in `toolturn run`'s unit order, the SDK
     warmed first (`toolturn.live.warm_up`) so that no session's clock counts the process's cold
-    first request."""
+    first request. Raises UserError for a scenario on another wire protocol than the Messages
+    API (the live driver speaks it through the anthropic SDK alone)."""
+    others = [protocol for protocol in scenario.model.protocols if protocol != "anthropic"]
+    if others:
+        raise UserError(f"{scenario.name}: [model] protocol {', '.join(others)}: the live driver "
+                        "speaks the Messages API only (anthropic); simulate the others")
     result = LiveRunResult(scenario, units_of(scenario))
     await warm_up_sdk()
     if settings.sample_lag:

@@ -27,8 +27,9 @@ class RunCollector:
     """Accumulates the rows of a run's tables; ``tables()`` checks and builds them.
 
     >>> run = RunCollector(run_id="r1", scenario="default", seed=7)
-    >>> run.add("sessions", dict(policy="streaming", profile="default", load_level=0, session_id=0,
-    ...         arrival_ns=0, n_turns=0, outcome="completed", n_interrupts=0))
+    >>> run.add("sessions", dict(policy="streaming", profile="default", protocol="anthropic",
+    ...         load_level=0, session_id=0, arrival_ns=0, n_turns=0, outcome="completed",
+    ...         n_interrupts=0))
     >>> run.tables()["sessions"].num_rows
     1
     """

@@ -96,7 +96,8 @@ LOAD = column(
 SESSION_ID = column(
     "session_id", pa.int64(),
     "the session's number within its simulation; the same number is the same simulated user under "
-    "every profile, policy and level (key: profile, policy, load_level, session_id)",
+    "every profile, protocol, policy and level (key: profile, protocol, policy, load_level, "
+    "session_id)",
 )
 TURN_INDEX = column("turn_index", pa.int64(), "the turn's number within its session, from 1")
 REQUEST_INDEX = column(
@@ -177,6 +178,7 @@ TURNS = table_spec(
             "misfires", COUNT,
             "speculative starts of the turn's calls whose arguments then changed (openai-chat "
             "under chat_start = at_parsed_json; 0 elsewhere)",
+            unit="count",
         ),
         column(
             "input_tokens", COUNT,
@@ -376,6 +378,11 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
     column(
         "profile", CATEGORY,
         "recovery profile of the loop (toolturn.runtime.recovery): default, claude-code or codex",
+    ),
+    column(
+        "protocol", CATEGORY,
+        "wire protocol of the rows summarised: anthropic, openai-responses or openai-chat (every "
+        "row of the summary is within one protocol)",
     ),
     column(
         "versus", CATEGORY,

@@ -51,6 +51,8 @@ import pyarrow.compute as pc
 
 from toolturn.metrics import session_faults
 from toolturn.metrics.arm_fold import ArmFold, fold_tables
+from toolturn.metrics.misfires import READ as MISFIRES_READ
+from toolturn.metrics.misfires import misfire_rows
 from toolturn.metrics.paired import paired_differences
 from toolturn.metrics.percentiles import percentiles
 from toolturn.metrics.replications import replication_rows
@@ -166,8 +168,24 @@ def _summarize_point(
     speeds: Mapping[tuple[str, str, int], float],
     found: Categories,
 ) -> list[SummaryRow]:
-    """The summary of one simulation's (or a plain run's) tables, as ``summarize`` says."""
-    return summary_rows(TableSource(tables), found, speeds)
+    """The summary of one simulation's (or a plain run's) tables, as ``summarize`` says: protocol
+    by protocol (in name order), each row naming its protocol, as arms of different protocols
+    never pool."""
+    protocols = categories(tables["sessions"], "protocol")
+    if not protocols:
+        return summary_rows(TableSource(tables), found, speeds)
+    rows: list[SummaryRow] = []
+    for protocol in protocols:
+        mine = {name: _rows_on(table, protocol) for name, table in tables.items()}
+        rows += [replace(row, protocol=protocol)
+                 for row in summary_rows(TableSource(mine), found, speeds)]
+        rows += misfire_rows([mine["turns"].select(list(MISFIRES_READ))], protocol)
+    return rows
+
+
+def _rows_on(table: pa.Table, protocol: str) -> pa.Table:
+    """The rows of one wire protocol."""
+    return table.filter(pc.equal(_decoded(table["protocol"]), protocol))
 
 
 class TableSource:
@@ -283,6 +301,7 @@ def summary_to_arrow(rows: Iterable[SummaryRow]) -> pa.Table:
     columns = {
         "policy": pa.array([row.policy for row in rows], type=pa.string()).dictionary_encode(),
         "profile": pa.array([row.profile for row in rows], type=pa.string()).dictionary_encode(),
+        "protocol": pa.array([row.protocol for row in rows], type=pa.string()).dictionary_encode(),
         "versus": pa.array([row.versus for row in rows], type=pa.string()).dictionary_encode(),
         "load_level": pa.array([row.load_level for row in rows], type=pa.int64()),
         "load": pa.array([row.load for row in rows], type=pa.float64()),
@@ -307,12 +326,12 @@ def summary_groups(summary: list[SummaryRow]) -> list[dict[str, Any]]:
     and replication as well (``point``, ``replication``, ``point_key``; both of the first null
     for the rows over a key's replications, whose ``intervals`` give each metric's
     ``[ci_low, ci_high]``)."""
-    groups: dict[tuple[str | None, int | None, int, str, str, str | None, bool], Any] = {}
+    groups: dict[tuple[str | None, int | None, str, int, str, str, str | None, bool], Any] = {}
     for row in summary:
         by_profile = row.metric.startswith(PAIRED_PROFILE_PREFIX)
         key = (
-            row.point_key, row.replication, row.load_level, row.profile, row.policy, row.versus,
-            by_profile,
+            row.point_key, row.replication, row.protocol, row.load_level, row.profile, row.policy,
+            row.versus, by_profile,
         )
         group = groups.get(key)
         if group is None:
@@ -320,6 +339,7 @@ def summary_groups(summary: list[SummaryRow]) -> list[dict[str, Any]]:
                 "load_level": row.load_level,
                 "load": row.load,
                 "profile": row.profile,
+                "protocol": row.protocol,
                 "policy": row.policy,
                 "versus": row.versus,
                 "metrics": {},

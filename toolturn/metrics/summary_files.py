@@ -14,6 +14,7 @@ them (`toolturn.metrics.summary_plan.summary_rows`), percentiles stay exact.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,8 @@ import pyarrow.parquet as pq
 
 from toolturn.metrics import session_faults
 from toolturn.metrics.arm_fold import ArmFold
+from toolturn.metrics.misfires import READ as MISFIRES_READ
+from toolturn.metrics.misfires import misfire_rows
 from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.paired_files import KEY_COLUMNS, merged_differences
 from toolturn.metrics.session_faults import FaultFold
@@ -66,8 +69,19 @@ def summarize_folder(
         _categories(folder / f"{table}.parquet", column) for table, column in _CATEGORIES
     )
     found = Categories(outcomes, kinds, causes, statuses, faults_ran=_faults_ran(folder))
-    source = FolderSource(folder, {} if point is None else {"point": point})
-    return summary_rows(source, found, dict(events_per_wall_s or {}))
+    where: dict[str, object] = {} if point is None else {"point": point}
+    speeds = dict(events_per_wall_s or {})
+    # Protocol by protocol, in name order, as `summarize` does (a run without rows: unsplit).
+    protocols = _categories(folder / "sessions.parquet", "protocol")
+    if not protocols:
+        return summary_rows(FolderSource(folder, where), found, speeds)
+    rows: list[SummaryRow] = []
+    for protocol in protocols:
+        mine = {**where, "protocol": protocol}
+        rows += [replace(row, protocol=protocol)
+                 for row in summary_rows(FolderSource(folder, mine), found, speeds)]
+        rows += misfire_rows(_arm_groups(folder, "turns", mine, MISFIRES_READ), protocol)
+    return rows
 
 
 class FolderSource:

@@ -18,14 +18,14 @@ Arm = tuple[str, str]
 # The policy under test is the first of these that ran; the paired rows compare it to the rest.
 POLICY_ORDER: tuple[str, ...] = tuple(policy.value for policy in ExecutorPolicy)
 # What names a row in its run (see SummaryRow.key).
-RowKey = tuple[str | None, int | None, str, str, str | None, int, str]
+RowKey = tuple[str | None, int | None, str, str, str, str | None, int, str]
 
 
 @dataclass(frozen=True)
 class SummaryRow:
     """One summary number: ``value`` in ``unit`` for ``metric`` under ``policy`` and ``profile``
-    at load level ``load_level`` (offered load ``load``); for a paired row, ``versus`` is the
-    baseline (a policy, or for ``paired_profile.`` rows a profile)."""
+    on ``protocol`` at load level ``load_level`` (offered load ``load``); for a paired row,
+    ``versus`` is the baseline (a policy, or for ``paired_profile.`` rows a profile)."""
 
     policy: str
     metric: str
@@ -41,6 +41,8 @@ class SummaryRow:
     point_key: str | None = None
     ci_low: float | None = None
     ci_high: float | None = None
+    # The wire protocol of the rows summarised (toolturn.runtime.protocol_timing).
+    protocol: str = "anthropic"
 
     @property
     def key(self) -> RowKey:
@@ -48,6 +50,7 @@ class SummaryRow:
         return (
             self.point_key,
             self.replication,
+            self.protocol,
             self.profile,
             self.policy,
             self.versus,

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from toolturn.metrics.display import Fitted, Phrases, RowFormat, measure_name, metric_label
 from toolturn.metrics.level_sameness import identical_levels, identical_levels_note
+from toolturn.metrics.misfires import misfire_rate
 from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.points_table import has_point_rows, points_renderables
 from toolturn.metrics.summary import (
@@ -202,6 +203,9 @@ def headline_phrases(rows: Sequence[SummaryRow], lead: str = "") -> Phrases | No
         )
     if not parts:
         return None
+    rate = misfire_rate(rows, paired[0].policy)
+    if rate is not None:  # Chat Completions: how often the speculative starts were wrong
+        parts.append(f"misfires {rate:.1f} per 1k calls")
     return Phrases(f"{lead}{treatment} vs {versus}, median per turn: ", parts, style="bold")
 
 
@@ -212,6 +216,19 @@ def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> G
     rows = list(rows)
     if has_point_rows(rows):
         return points_renderables(rows)
+    protocols = list(dict.fromkeys(row.protocol for row in rows))
+    if len(protocols) < 2:
+        return Group(*_level_parts(rows, title, ""))  # type: ignore[arg-type]
+    # A protocol sweep: each protocol's answer in turn (its arms never pool with another's).
+    return Group(*(  # type: ignore[arg-type]
+        part for protocol in protocols
+        for part in _level_parts([row for row in rows if row.protocol == protocol],
+                                 f"{title} · {protocol}", f"on {protocol}: ")
+    ))
+
+
+def _level_parts(rows: list[SummaryRow], title: str, lead: str) -> list[object]:
+    """Every level's headline (after `lead`), paired tables and summary table."""
     levels = by_level(rows)
     parts: list[object] = []
     same = identical_levels(rows)
@@ -220,7 +237,7 @@ def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> G
     for _, load, mine in levels:
         sweep = load is not None and len(levels) > 1
         named = f"{title} · load {load:g}" if sweep else title
-        sentence = headline_phrases(mine, lead=f"load {load:g}: " if sweep else "")
+        sentence = headline_phrases(mine, lead=lead + (f"load {load:g}: " if sweep else ""))
         if sentence is not None:
             parts.append(sentence)
         for prefix, group in paired_groups(mine):
@@ -229,7 +246,7 @@ def summary_renderables(rows: Iterable[SummaryRow], title: str = "Summary") -> G
                 parts.append(Fitted(paired))
         # Fitted: too wide for the console (six arms in a 100-column log), one record per row.
         parts.append(Fitted(summary_table(mine, title=named)))
-    return Group(*parts)  # type: ignore[arg-type]
+    return parts
 
 
 def output_console() -> Console:

@@ -85,23 +85,28 @@ def render_html(
     if has_point_rows(summary):
         return _render_points(title, metadata, summary, figures, exports)
     levels = by_level(summary)
+    protocols = by_protocol(summary)
     parts = [
         page_head(title),
         _identity(metadata, folded=True),
         _sameness_html(summary),
-        _answer_html(levels),
+        *(_answer_html(by_level(rows), lead) for lead, rows in protocols),
         _figure_html(figures[0], first=True) if figures else "",
         "<h2>What early tool start buys</h2>",
         "<p>Every policy ran on the same random draws, so each turn exists under each policy: the "
         "numbers below are per-turn differences, paired turn by turn (negative: sooner). The "
         "median's 95% interval is distribution-free (order statistics), the mean's "
         "mean ± 1.96 s/√n.</p>",
-        *(_level_headline(load, rows, len(levels)) for _, load, rows in levels),
-        _sweep_table(summary) if len(levels) > 1 else "",
+        *(heading + "\n".join(_level_headline(load, rows, len(levels))
+                               for _, load, rows in by_level(mine))
+          for heading, mine in _protocol_sections(protocols)),
+        _sweep_table(summary) if len(levels) > 1 and len(protocols) < 2 else "",
         "<h2>Summary</h2>",
         f"<p>Times are simulated. Percentiles: {escape(PERCENTILE_METHOD_TEXT)}. Grey rows are "
         "wall-clock measurements of the harness itself. " + _downloads(summary) + "</p>",
-        *(_level_summary(load, rows, len(levels)) for _, load, rows in levels),
+        *(heading + "\n".join(_level_summary(load, rows, len(levels))
+                               for _, load, rows in by_level(mine))
+          for heading, mine in _protocol_sections(protocols)),
         "<h2>Figures</h2>",
         "<p>Hover for values, drag to zoom (double-click to reset), click a legend entry to hide "
         "or show its series.</p>",
@@ -173,11 +178,32 @@ def _sameness_html(summary: Sequence[SummaryRow]) -> str:
     return "" if same is None else f'<p class="note">{escape(identical_levels_note(same))}</p>'
 
 
-def _answer_html(levels: list[tuple[int, float | None, list[SummaryRow]]]) -> str:
-    """The headline above the first figure: each level's sentence for up to two levels, else
-    the lowest and the highest level's with the number of levels between."""
+def by_protocol(summary: Sequence[SummaryRow]) -> list[tuple[str, list[SummaryRow]]]:
+    """The rows of each wire protocol, in summary order, each with how its sentences begin
+    ("on openai-chat: "; nothing for a run of one protocol): arms of two protocols never pool."""
+    protocols = list(dict.fromkeys(row.protocol for row in summary))
+    return [
+        (f"on {protocol}: " if len(protocols) > 1 else "",
+         [row for row in summary if row.protocol == protocol])
+        for protocol in protocols
+    ]
+
+
+def _protocol_sections(
+    protocols: list[tuple[str, list[SummaryRow]]],
+) -> list[tuple[str, list[SummaryRow]]]:
+    """Each protocol's rows under its own heading (none for a run of one protocol)."""
+    return [
+        (f"<h3>{escape(lead.removeprefix('on ').rstrip(': '))}</h3>\n" if lead else "", rows)
+        for lead, rows in protocols
+    ]
+
+
+def _answer_html(levels: list[tuple[int, float | None, list[SummaryRow]]], lead: str = "") -> str:
+    """The headline above the first figure (after `lead`): each level's sentence for up to two
+    levels, else the lowest and the highest level's with the number of levels between."""
     sentences = [
-        _level_name(load, len(levels)) + sentence
+        lead + _level_name(load, len(levels)) + sentence
         for _, load, rows in levels
         if (sentence := headline(rows)) is not None
     ]

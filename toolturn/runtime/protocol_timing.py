@@ -64,6 +64,7 @@ class CallTiming:
 
     @property
     def misfired(self) -> bool:
+        """Whether its speculative start was wrong: its arguments changed after they parsed."""
         return self.changed is not None
 
 
