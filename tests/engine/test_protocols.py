@@ -4,16 +4,20 @@ protocol changes: Responses as the Messages API, Chat Completions' implicit comp
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 
 from tests.helpers.engine_runs import ARITHMETIC, scenario_of
+from toolturn.engine import request_path
 from toolturn.engine.runner import run_scenario, units_of
 from toolturn.metrics.schema import TABLES
 from toolturn.metrics.writer import RunMetadata, write_run_from_parts
+from toolturn.runtime.protocol_timing import Retimed, retimed
 from toolturn.scenario.schema import Scenario
 
 PROTOCOLS = ["anthropic", "openai-responses", "openai-chat"]
@@ -97,3 +101,25 @@ def test_a_protocol_sweep_is_the_same_bytes_serial_and_parallel(tmp_path: Path) 
         file = f"{spec.name}.parquet"
         assert (tmp_path / "serial" / file).read_bytes() == (tmp_path / "parallel" / file
                                                              ).read_bytes()
+
+
+def test_a_misfire_reaches_the_turn_and_the_tool_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The mock model never changes arguments after they parse: let the protocol's timing say the
+    # first call of each Chat Completions response misfired, and follow it into the rows.
+    def first_misfires(*args: Any) -> Retimed | None:
+        out = retimed(*args)
+        if out is None or not out.tool_stops:
+            return out
+        first = out.events[out.tool_stops[0]]["index"]
+        ids = [e["content_block"]["id"] for e in out.events
+               if e["type"] == "content_block_start" and e["index"] == first]
+        return dataclasses.replace(out, misfired=tuple(ids))
+
+    monkeypatch.setattr(request_path, "retimed", first_misfires)
+    tables = run_scenario(three_protocols(**{"runtime.policies": ["streaming"]})).tables("r")
+    turns = {r["protocol"]: r for r in tables["turns"].to_pylist() if r["turn_index"] == 1}
+    assert turns["openai-chat"]["misfires"] == 1 and turns["anthropic"]["misfires"] == 0
+    misfired = [(r["protocol"], r["tool_use_id"]) for r in tables["tools"].to_pylist()
+                if r["misfired"]]
+    chat = by_protocol(tables["tools"], "openai-chat", "streaming")
+    assert misfired == [("openai-chat", chat[0]["tool_use_id"])]

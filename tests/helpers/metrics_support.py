@@ -91,6 +91,7 @@ def tool(
         "start_lag_ns": lag,
         "outcome": "success" if cause is None else "cancelled",
         "synthetic_cause": cause,
+        "misfired": False,
     }
 
 

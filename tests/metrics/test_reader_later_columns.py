@@ -1,6 +1,6 @@
-"""A run written before the `protocol` and `misfires` columns existed reads as this version's
-(toolturn/metrics/reader.py `LATER_COLUMNS`): every row was on the Messages API, without misfires,
-so an older baseline stays comparable without a rerun."""
+"""A run written before the `protocol`, `misfires` and `misfired` columns existed reads as this
+version's (toolturn/metrics/reader.py `LATER_COLUMNS`): every row was on the Messages API, without
+misfires, so an older baseline stays comparable without a rerun."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ def test_tables_without_the_later_columns_read_as_this_version_s(tmp_path: Path)
     for spec in TABLES:
         path = folder / f"{spec.name}.parquet"
         table = pq.read_table(path)
-        older = table.drop_columns([n for n in ("protocol", "misfires") if n in table.column_names])
+        later = ("protocol", "misfires", "misfired")
+        older = table.drop_columns([name for name in later if name in table.column_names])
         pq.write_table(older, path)
     before = read_run(folder)
     for spec in TABLES:

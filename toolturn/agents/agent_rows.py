@@ -160,7 +160,7 @@ def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: 
                 queued_ns=run.entered_ns, start_ns=run.start_ns,
                 end_ns=run.end_ns if run.end_ns is not None else stop_ns,
                 start_lag_ns=None if run.start_ns is None else run.start_ns - run.block_stop_ns,
-                outcome=run.outcome, synthetic_cause=None)
+                outcome=run.outcome, synthetic_cause=None, misfired=False)
     for request in seen.requests:
         for call in request.calls:
             if not call.claimed:
@@ -168,5 +168,5 @@ def _tool_rows(table: Columns, seen: SeenSession, facts: SessionFacts, stop_ns: 
                         turn_index=request.turn_index, tool_use_id=call.tool_use_id,
                         tool_name=call.name, block_stop_ns=call.block_stop_ns, queued_ns=None,
                         start_ns=None, end_ns=None, start_lag_ns=None, outcome=NOT_RUN,
-                        synthetic_cause=None)
+                        synthetic_cause=None, misfired=False)
 

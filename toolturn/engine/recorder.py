@@ -203,6 +203,7 @@ def _tool_rows(
     session: FinishedSession, tools: Columns, turns: dict[int, _TurnFacts]
 ) -> None:
     calls = session.loop.call_records()
+    misfired = {(log.turn, call_id) for log in session.requests for call_id in log.misfired}
     for call in calls:
         turn = call.turn
         cause = call.synthetic_cause
@@ -225,6 +226,7 @@ def _tool_rows(
         tools["start_lag_ns"].append(None if start is None else start - call.block_complete_ns)
         tools["outcome"].append(PENDING if call.outcome is None else call.outcome.value)
         tools["synthetic_cause"].append(None if cause is None else cause.value)
+        tools["misfired"].append((turn, call.tool_use_id) in misfired)
 
 
 def _request_rows(

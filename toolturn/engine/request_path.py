@@ -132,7 +132,7 @@ class RequestPath(SessionState):
                            self.context.scenario.runtime.chat_start)
         if protocol is not None:
             events, times, tool_stops = protocol.events, protocol.times, protocol.tool_stops
-            log.misfires = len(protocol.misfired)
+            log.misfired = protocol.misfired
         stream.events, stream.times = events, times
         if events:
             self._plan_interrupt(self.user.streaming_interrupt(log.turn, times[0]))

@@ -39,8 +39,9 @@ class RequestLog:
     first_event_ns: int | None = None
     end_ns: int | None = None
     n_events: int = 0
-    # Calls of its stream whose speculative start misfired (`toolturn.runtime.protocol_timing`).
-    misfires: int = 0
+    # The ids of the calls of its stream whose speculative start misfired
+    # (`toolturn.runtime.protocol_timing`).
+    misfired: tuple[str, ...] = ()
     # The loop's summary of what it read of the response (`ToolTurnLoop.response_summary`),
     # taken when the request ends.
     response: ResponseSummary = UNREAD
@@ -60,6 +61,10 @@ class RequestLog:
             self.status = status
         self.end_ns = now_ns
         self.response = response
+
+    @property
+    def misfires(self) -> int:
+        return len(self.misfired)
 
     @property
     def input_tokens(self) -> int:

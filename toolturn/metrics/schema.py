@@ -230,6 +230,11 @@ TOOLS = table_spec(
             "sibling_error, discarded, fallback, ...); null for a tool's own result",
             nullable=True,
         ),
+        column(
+            "misfired", pa.bool_(),
+            "its speculative start misfired (openai-chat under chat_start = at_parsed_json: its "
+            "arguments changed after they parsed), so it was started again when complete",
+        ),
     ],
     (
         "profile", "protocol", "policy", "load_level", "session_id", "turn_index", "block_stop_ns",
