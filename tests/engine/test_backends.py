@@ -84,7 +84,8 @@ def test_a_failing_task_is_named_and_the_others_are_kept(
     assert all(failure.error == "ValueError: a broken unit" for failure in failures)
     done = sorted(folder.name for folder in parts.iterdir() if is_complete(folder))
     assert done == [
-        "point0.default.at_message_stop.level1.from0", "point0.default.streaming.level0.from0"
+        "point0.default.anthropic.at_message_stop.level1.from0",
+        "point0.default.anthropic.streaming.level0.from0",
     ]
     monkeypatch.undo()
     resumed = run_scenario(scenario, parts=parts)  # runs the missing units alone

@@ -52,7 +52,8 @@ def test_failed_tasks_are_named_and_the_others_run_and_are_kept(
     assert raised.value.tasks == 4
     # Units 0 and 3, including the one after both failures.
     assert complete(parts) == [
-        "point0.default.at_message_stop.level1.from0", "point0.default.streaming.level0.from0"
+        "point0.default.anthropic.at_message_stop.level1.from0",
+        "point0.default.anthropic.streaming.level0.from0",
     ]
     monkeypatch.undo()
     resumed = run_scenario(scenario, parts=parts)  # runs the two failed units alone
@@ -69,7 +70,7 @@ def test_a_failure_that_stops_the_run_ends_it_at_once(
     with pytest.raises(OSError, match="No space left"):
         run_scenario(load_scenario(SCENARIO), jobs=jobs, parts=parts)
     if jobs == 1:  # serially nothing after unit 1 ran; in parallel unit 2 may have begun
-        assert complete(parts) == ["point0.default.streaming.level0.from0"]
+        assert complete(parts) == ["point0.default.anthropic.streaming.level0.from0"]
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
