@@ -180,7 +180,8 @@ def _write_runs(out_dir: Path, args: argparse.Namespace, scenario: Scenario,
             write_run_from_parts(staging / SIMULATED, simulated.parts_in_order(),
                                  metadata(SIMULATED, {}), points=simulated.point_columns(),
                                  events_per_wall_s=simulated.events_per_wall_s())
-            write_run_from_rows(staging / LIVE, [unit.rows for unit in live.results],
+            live_units = [(unit.columns, unit.rows) for unit in live.results]
+            write_run_from_rows(staging / LIVE, live_units,
                                 metadata(LIVE, live_extra(scenario, args, settings)))
     except OSError as error:
         raise UserError(f"{out_dir}: cannot write the fidelity folder ({error})") from None

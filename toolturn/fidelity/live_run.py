@@ -4,7 +4,8 @@ the same scenario (or any Anthropic-compatible `base_url`), recorded as the simu
 own.
 
     result = asyncio.run(run_live(scenario, LiveSettings(speed=10.0)))
-    write_run_from_rows(folder, [unit.rows for unit in result.results], metadata)  # a run folder
+    units = [(unit.columns, unit.rows) for unit in result.results]
+    write_run_from_rows(folder, units, metadata)  # a run folder
 
 What is the simulator's, shared: the loops (`toolturn.engine.loop_factory`, the scenario's policy,
 retries with the same keyed jitter, fallback, strict mode), the simulated user (`toolturn.user`),
