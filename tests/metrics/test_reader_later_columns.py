@@ -1,6 +1,7 @@
-"""A run written before the `protocol`, `misfires` and `misfired` columns existed reads as this
-version's (toolturn/metrics/reader.py `LATER_COLUMNS`): every row was on the Messages API, without
-misfires, so an older baseline stays comparable without a rerun."""
+"""A run written before the `protocol`, `misfires`, `misfired`, `error_type` and `error_message`
+columns existed reads as this version's (toolturn/metrics/reader.py `LATER_COLUMNS`): every row was
+on the Messages API, without misfires, and no session was an agent's, so an older baseline (or
+yesterday's run) stays comparable without a rerun."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def test_tables_without_the_later_columns_read_as_this_version_s(tmp_path: Path)
     for spec in TABLES:
         path = folder / f"{spec.name}.parquet"
         table = pq.read_table(path)
-        later = ("protocol", "misfires", "misfired")
+        later = ("protocol", "misfires", "misfired", "error_type", "error_message")
         older = table.drop_columns([name for name in later if name in table.column_names])
         pq.write_table(older, path)
     before = read_run(folder)

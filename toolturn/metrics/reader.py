@@ -136,7 +136,8 @@ def _read_table(
 
 # Columns added to the tables since runs were first written, with the value every row of an older
 # run had: such a run reads as this version's (a baseline stays comparable without a rerun).
-LATER_COLUMNS: dict[str, Any] = {"protocol": "anthropic", "misfires": 0, "misfired": False}
+LATER_COLUMNS: dict[str, Any] = {"protocol": "anthropic", "misfires": 0, "misfired": False,
+                                 "error_type": None, "error_message": None}
 
 
 def _with_later_columns(table: pa.Table, schema: pa.Schema) -> pa.Table:
