@@ -28,6 +28,9 @@ GOOD_CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 CALL = {"type": "function_call", "call_id": "call_1", "name": "Read",
         "arguments": '{"file_path": "/a"}'}
 OUTPUT = {"type": "function_call_output", "call_id": "call_1", "output": "text"}
+CUSTOM_CALL = {"type": "custom_tool_call", "call_id": "call_p", "name": "apply_patch",
+               "input": "*** Begin Patch\n*** End Patch\n"}
+CUSTOM_OUTPUT = {"type": "custom_tool_call_output", "call_id": "call_p", "output": "Done!"}
 ASSISTANT_CALLS = {"role": "assistant", "content": None, "tool_calls": [
     {"id": "call_1", "type": "function", "function": {"name": "Read", "arguments": "{}"}},
     {"id": "call_2", "type": "function", "function": {"name": "Read", "arguments": "{}"}}]}
@@ -82,28 +85,64 @@ def test_chat_bodies_the_api_refuses_are_refused_in_its_words(
 
 
 def test_pairing_in_responses_finds_both_orphans_in_the_apis_words() -> None:
-    def violations(*items: dict[str, Any]) -> list[str]:
-        return openai_responses_request.pairing({"input": [{"role": "user", "content": "x"},
-                                                           *items]})
+    def violations(*items: dict[str, Any]) -> list[tuple[str, str | None]]:
+        body = {"input": [{"role": "user", "content": "x"}, *items]}
+        return [(p.message, p.param) for p in openai_responses_request.pairing(body)]
     assert violations(CALL, OUTPUT) == []
-    assert violations(CALL) == ["No tool output found for function call call_1."]
+    assert violations(CALL) == [("No tool output found for function call call_1.", "input")]
     assert violations(OUTPUT) == [
-        "No tool call found for function call output with call_id call_1.",
+        ("No tool call found for function call output with call_id call_1.", "input"),
     ]
+    # A duplicate call id or a second output: our runtime repairs them, the API takes them.
+    assert violations(CALL, OUTPUT, OUTPUT) == []
+    assert violations(CALL, CALL, OUTPUT) == []
+
+
+def test_pairing_in_responses_pairs_custom_tool_calls_by_their_own_type() -> None:
+    def violations(*items: dict[str, Any]) -> list[str]:
+        body = {"input": [{"role": "user", "content": "x"}, *items]}
+        return [problem.message for problem in openai_responses_request.pairing(body)]
+    assert violations(CUSTOM_CALL, CUSTOM_OUTPUT) == []
+    assert violations(CUSTOM_CALL) == ["No tool output found for custom tool call call_p."]
+    # A function call's output does not answer a custom tool call.
+    assert violations(CUSTOM_CALL, {**OUTPUT, "call_id": "call_p"}) == [
+        "No tool call found for function call output with call_id call_p.",
+        "No tool output found for custom tool call call_p.",
+    ]
+    problem = openai_responses_request.request_problem(
+        {**GOOD_RESPONSES, "input": [{"type": "custom_tool_call", "call_id": "c", "name": "x"}]})
+    assert problem is not None and problem.param == "input[0].input"
 
 
 def test_pairing_in_chat_finds_both_orphans_in_the_apis_words() -> None:
-    def violations(*messages: dict[str, Any]) -> list[str]:
-        return openai_chat_request.pairing({"messages": [{"role": "user", "content": "x"},
-                                                         *messages]})
+    def violations(*messages: dict[str, Any]) -> list[tuple[str, str | None]]:
+        body = {"messages": [{"role": "user", "content": "x"}, *messages]}
+        return [(p.message, p.param) for p in openai_chat_request.pairing(body)]
     assert violations(ASSISTANT_CALLS, tool_message("call_2"), tool_message("call_1")) == []
+    # Unanswered at the end: the API names the messages; before another message: that one.
     assert violations(ASSISTANT_CALLS, tool_message("call_1")) == [
-        openai_chat_request.MISSING_RESPONSES + "call_2"]
-    assert violations(tool_message("call_9")) == [openai_chat_request.NO_CALL]
+        (openai_chat_request.MISSING_RESPONSES + "call_2", "messages")]
+    assert violations(ASSISTANT_CALLS, {"role": "user", "content": "y"}) == [
+        (openai_chat_request.MISSING_RESPONSES + "call_1, call_2", "messages.[2].role")]
+    assert violations(tool_message("call_9")) == [(openai_chat_request.NO_CALL,
+                                                   "messages.[1].role")]
     # A tool message after a user message no longer answers the assistant's calls.
     assert violations(ASSISTANT_CALLS, tool_message("call_1"), tool_message("call_2"),
                       {"role": "user", "content": "y"}, tool_message("call_1")) == [
-        openai_chat_request.NO_CALL]
+        (openai_chat_request.NO_CALL, "messages.[5].role")]
+
+
+def test_chat_takes_custom_tools_and_never_calls_them() -> None:
+    custom = {"type": "custom", "custom": {"name": "apply_patch", "description": "a patch"}}
+    function = {"type": "function", "function": {"name": "Read", "parameters": READ}}
+    body = {**GOOD_CHAT, "tools": [custom, function]}
+    assert openai_chat_request.request_problem(body) is None
+    assert [tool["name"] for tool in openai_chat_request.messages_body(body)["tools"]] == ["Read"]
+    problem = openai_chat_request.request_problem({**GOOD_CHAT, "tools": [{"type": "custom"}]})
+    assert problem is not None and problem.message == (
+        "Missing required parameter: 'tools[0].custom'.")
+    problem = openai_chat_request.request_problem({**GOOD_CHAT, "tools": [{"type": "x"}]})
+    assert problem is not None and problem.param == "tools[0].type"
 
 
 def test_an_orphan_is_a_400_through_the_sdk_in_both_protocols() -> None:
@@ -116,11 +155,18 @@ def test_an_orphan_is_a_400_through_the_sdk_in_both_protocols() -> None:
         with pytest.raises(openai.BadRequestError) as chat:
             client.chat.completions.create(model=model.name, messages=[
                 {"role": "user", "content": "x"}, ASSISTANT_CALLS])  # type: ignore[list-item]
+        with pytest.raises(openai.BadRequestError) as custom:
+            client.responses.create(model=model.name, input=[
+                {"role": "user", "content": "x"}, CUSTOM_CALL])  # type: ignore[list-item]
         client.close()
     assert responses.value.message.endswith("No tool output found for function call call_1.")
     assert responses.value.body["type"] == "invalid_request_error"  # type: ignore[index]
+    assert responses.value.param == "input"
     assert responses.value.response.headers["x-request-id"].startswith("req_")
     assert "did not have response messages: call_1, call_2" in chat.value.message
+    assert chat.value.param == "messages"
+    assert custom.value.message.endswith("No tool output found for custom tool call call_p.")
+    assert custom.value.param == "input"
     assert all(" 400 " in line for line in log.lines)
 
 

@@ -3,7 +3,8 @@
 The mock model speaks the Messages API. A codec says, for its protocol, how a request body is
 decoded and checked (with the API's 400 wording), the Messages-shaped body the model sees
 (so one conversation gets the same draws in every protocol), the pairing violations the API
-refuses, how the model's error is worded and which status it has, how each of the model's
+refuses (`pairing_problems`: each with the parameter the API names, `pairing`: their messages),
+how the model's error is worded and which status it has, how each of the model's
 stream events is framed on the wire (at that event's time), and the non-streaming answer.
 
     CODECS[path]    the codec of a model endpoint: /v1/messages, /v1/responses,
@@ -72,11 +73,15 @@ class MessagesCodec:
     def messages_body(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         return body
 
-    def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
+    def pairing_problems(self, body: Mapping[str, Any],
+                         seen: Mapping[str, Any]) -> list[Problem]:
         try:
-            return check_pairing(seen["messages"])
+            return [Problem(message) for message in check_pairing(seen["messages"])]
         except TranscriptShapeError as error:
-            return [str(error)]
+            return [Problem(str(error))]
+
+    def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
+        return [problem.message for problem in self.pairing_problems(body, seen)]
 
     def error(self, status: int, error_type: str, message: str,
               request_id: str, problem: Problem | None = None) -> tuple[int, dict[str, Any]]:
@@ -97,6 +102,13 @@ class _OpenAICodec:
 
     def _problem(self, body: Any) -> Problem | None:
         raise NotImplementedError
+
+    def pairing_problems(self, body: Mapping[str, Any],
+                         seen: Mapping[str, Any]) -> list[Problem]:
+        raise NotImplementedError
+
+    def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
+        return [problem.message for problem in self.pairing_problems(body, seen)]
 
     def decoded(self, data: bytes) -> tuple[Any, Problem | None]:
         body, error = _parsed(data)
@@ -123,7 +135,8 @@ class ResponsesCodec(_OpenAICodec):
     def messages_body(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         return openai_responses_request.messages_body(body)
 
-    def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
+    def pairing_problems(self, body: Mapping[str, Any],
+                         seen: Mapping[str, Any]) -> list[Problem]:
         return openai_responses_request.pairing(body)
 
     def encoder(self, response: StreamResponse, body: Mapping[str, Any]) -> ResponsesEvents:
@@ -158,7 +171,8 @@ class ChatCodec(_OpenAICodec):
     def messages_body(self, body: Mapping[str, Any]) -> Mapping[str, Any]:
         return openai_chat_request.messages_body(body)
 
-    def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
+    def pairing_problems(self, body: Mapping[str, Any],
+                         seen: Mapping[str, Any]) -> list[Problem]:
         return openai_chat_request.pairing(body)
 
     def encoder(self, response: StreamResponse, body: Mapping[str, Any]) -> ChatChunks:

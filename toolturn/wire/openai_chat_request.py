@@ -10,7 +10,9 @@ Rules:
    message with `tool_calls`); an assistant's `tool_calls` is a list of objects with a string
    `id` and a `function` with string `name` and `arguments`; a tool message has a string
    `tool_call_id`.
-3. `tools` is a list of `{"type": "function", "function": {"name": ...}}`; `max_tokens` and
+3. `tools` is a list of objects: `{"type": "function", "function": {"name": ...}}` (no
+   `type` is a function), or a custom tool (`{"type": "custom", "custom": {"name": ...}}`),
+   accepted and never called, as the API accepts it; `max_tokens` and
    `max_completion_tokens` integers of at least 1; `temperature` a number from 0 to 2, `top_p`
    from 0 to 1; `stream` a boolean; `stream_options` (an object) only with `stream` on.
    Anything else is accepted and ignored.
@@ -19,7 +21,11 @@ Rules:
    otherwise the API's 400s "An assistant message with 'tool_calls' must be followed by tool
    messages responding to each 'tool_call_id'. The following tool_call_ids did not have
    response messages: IDS" and "Invalid parameter: messages with role 'tool' must be a response
-   to a preceeding message with 'tool_calls'." (the API's spelling).
+   to a preceeding message with 'tool_calls'." (the API's spelling). Their `param` is the
+   place, as the API names it: `messages.[I].role` of the tool message that answers nothing,
+   and of the first message after an assistant's calls that is not their answer (`messages`
+   when the list ends there). (Seen in the API's 400s: `messages.[3].role` on both, and
+   `messages` for calls left unanswered at the end.)
 5. The model sees (`messages_body`): system and developer messages taken out, an assistant's
    text and tool calls as text and `tool_use` blocks, a tool message as a user `tool_result`,
    consecutive turns of one role combined; tools as custom tools; `max_completion_tokens` (else
@@ -46,6 +52,7 @@ from toolturn.wire.openai_responses_request import arguments, function_tool, tex
 from toolturn.wire.request_shape import MAX_OUTPUT_TOKENS, merged_turns
 
 ROLES = ("system", "assistant", "user", "function", "tool", "developer")
+TOOL_TYPES = ("function", "custom")
 _CONTENT = "a string or array of content parts"
 MISSING_RESPONSES = ("An assistant message with 'tool_calls' must be followed by tool messages "
                      "responding to each 'tool_call_id'. The following tool_call_ids did not "
@@ -70,8 +77,11 @@ def _check(body: Any) -> None:
         where = f"tools[{index}]"
         if not isinstance(tool, dict):
             raise invalid_type(where, "an object", tool)
-        function = field(tool, "function", dict, "an object", where, required=True)
-        field(function, "name", str, "a string", f"{where}.function", required=True)
+        kind = field(tool, "type", str, "a string", where) or "function"
+        if kind not in TOOL_TYPES:
+            raise invalid_value(f"{where}.type", kind, TOOL_TYPES)
+        function = field(tool, kind, dict, "an object", where, required=True)
+        field(function, "name", str, "a string", f"{where}.{kind}", required=True)
     for key in ("max_tokens", "max_completion_tokens"):
         limit = field(body, key, int, "an integer", "")
         if limit is not None and limit < 1:
@@ -106,21 +116,24 @@ def _check_message(message: Any, where: str) -> None:
         field(message, "tool_call_id", str, "a string", where, required=True)
 
 
-def pairing(body: Mapping[str, Any]) -> list[str]:
-    """Every pairing violation of a checked body's messages, worded as the API (rule 4)."""
-    violations: list[str] = []
+def pairing(body: Mapping[str, Any]) -> list[Problem]:
+    """Every pairing violation of a checked body's messages, worded as the API, with the
+    place it names (rule 4)."""
+    violations: list[Problem] = []
     open_ids: list[str] = []  # the last assistant's calls not answered yet
     answerable: set[str] = set()  # its ids, while its tool messages follow
-    for message in [*body["messages"], None]:
+    messages = body["messages"]
+    for index, message in enumerate([*messages, None]):
         role = None if message is None else message["role"]
+        where = "messages" if message is None else f"messages.[{index}].role"
         if role == "tool":
             if message is not None and message["tool_call_id"] not in answerable:
-                violations.append(NO_CALL)
+                violations.append(Problem(NO_CALL, where))
             elif message is not None and message["tool_call_id"] in open_ids:
                 open_ids.remove(message["tool_call_id"])
             continue
         if open_ids:
-            violations.append(MISSING_RESPONSES + ", ".join(open_ids))
+            violations.append(Problem(MISSING_RESPONSES + ", ".join(open_ids), where))
         calls = (message or {}).get("tool_calls") or [] if role == "assistant" else []
         open_ids = list(dict.fromkeys(call["id"] for call in calls))
         answerable = set(open_ids)

@@ -11,8 +11,10 @@ Rules:
    `user`, `assistant`, `system` or `developer` and a `content`: a string or a list of parts
    (`input_text`, `output_text` ... with a string `text`). A `function_call` has string
    `call_id`, `name` and `arguments`; a `function_call_output` a string `call_id` and an
-   `output` (a string or a list of parts). The other item types the official SDK knows
-   (`reasoning`, `web_search_call`, `item_reference`, ...: `ITEM_TYPES`, read from
+   `output` (a string or a list of parts); a `custom_tool_call` (a freeform tool's call, as
+   Codex's `apply_patch`) string `call_id`, `name` and `input`, and its
+   `custom_tool_call_output` a `call_id` and an `output`. The other item types the official
+   SDK knows (`reasoning`, `web_search_call`, `item_reference`, ...: `ITEM_TYPES`, read from
    `openai.types.responses`, so they follow the SDK as it grows) are accepted and not shown to
    the model; a type it does not know is refused.
 3. `tools` is a list of objects with a `type`; a `function` tool has a string `name`. Tool types
@@ -23,7 +25,12 @@ Rules:
 4. Pairing (`pairing`): a `function_call_output` answers a `function_call` with its `call_id`
    earlier in the input, and every `function_call` is answered: otherwise the API's
    "No tool call found for function call output with call_id CALL." and
-   "No tool output found for function call CALL.".
+   "No tool output found for function call CALL.". A `custom_tool_call` likewise, by a
+   `custom_tool_call_output` ("No tool output found for custom tool call CALL."). These are
+   the API's two rules of `toolturn.runtime.openai.responses_pairing` (one walk for the
+   runtime's check and the server's); its two rules of our own (duplicate ids, a second
+   output) the API does not refuse, nor does the server. Each 400 names `param: "input"`, as
+   the API's do.
 5. The model sees (`messages_body`): `system` and `developer` messages taken out (they are
    instructions, not turns), a `function_call` as an assistant `tool_use` block (its id the
    `call_id`, its input the parsed arguments, `{}` if they do not parse as an object), a
@@ -39,6 +46,13 @@ from typing import Any
 
 from openai.types.responses import ResponseInputItemParam
 
+from toolturn.runtime.openai.responses_pairing import (
+    NO_CALL,
+    NO_OUTPUT,
+    Finding,
+    FindingKind,
+    classify_responses,
+)
 from toolturn.runtime.strict_json import parse_json
 from toolturn.wire.openai_errors import (
     Problem,
@@ -57,6 +71,11 @@ ROLES = ("assistant", "system", "developer", "user")
 MIN_OUTPUT_TOKENS = 16
 _ITEMS = "a string or array of input items"
 # The `type` of every input item the SDK's request types know.
+# The pairing findings the API refuses (the others are rules of our own runtime's), and what its
+# messages call each call type.
+_REFUSED = {FindingKind.MISSING_OUTPUT, FindingKind.ORPHAN_OUTPUT, FindingKind.EARLY_OUTPUT,
+            FindingKind.EARLY_DUPLICATE}
+_CALL_NAME = {"function_call": "function call", "custom_tool_call": "custom tool call"}
 ITEM_TYPES = tuple(sorted({
     tag for member in members(ResponseInputItemParam) if hasattr(member, "__required_keys__")
     for tag in literals(typing.get_type_hints(member, include_extras=True).get("type", str))}))
@@ -113,7 +132,10 @@ def _check_item(item: Any, where: str) -> None:
     elif kind == "function_call":
         for key in ("call_id", "name", "arguments"):
             field(item, key, str, "a string", where, required=True)
-    elif kind == "function_call_output":
+    elif kind == "custom_tool_call":
+        for key in ("call_id", "name", "input"):
+            field(item, key, str, "a string", where, required=True)
+    elif kind in ("function_call_output", "custom_tool_call_output"):
         field(item, "call_id", str, "a string", where, required=True)
         field(item, "output", (str, list), "a string or array of content parts", where,
               required=True)
@@ -128,26 +150,18 @@ def _kind(item: Mapping[str, Any]) -> str:
     return str(item.get("type", "message"))
 
 
-def pairing(body: Mapping[str, Any]) -> list[str]:
-    """Every pairing violation of a checked body's input, worded as the API (rule 4)."""
-    called: set[str] = set()
-    answered: set[str] = set()
-    violations: list[str] = []
-    for item in _items(body):
-        if _kind(item) == "function_call":
-            called.add(item["call_id"])
-        elif _kind(item) == "function_call_output":
-            if item["call_id"] not in called:
-                violations.append("No tool call found for function call output with call_id "
-                                  f"{item['call_id']}.")
-            answered.add(item["call_id"])
-    seen: set[str] = set()
-    for item in _items(body):
-        call_id = str(item.get("call_id"))
-        if _kind(item) == "function_call" and call_id not in answered and call_id not in seen:
-            violations.append(f"No tool output found for function call {call_id}.")
-            seen.add(call_id)
-    return violations
+def pairing(body: Mapping[str, Any]) -> list[Problem]:
+    """Every pairing violation of a checked body's input the API refuses, worded as it words
+    them, in the runtime check's order (rule 4)."""
+    return [Problem(_wording(finding), "input")
+            for finding in classify_responses(_items(body)) if finding.kind in _REFUSED]
+
+
+def _wording(finding: Finding) -> str:
+    name = _CALL_NAME[finding.call_type]
+    if finding.kind is FindingKind.MISSING_OUTPUT:
+        return NO_OUTPUT.format(name=name, call_id=finding.call_id)
+    return NO_CALL.format(name=name, call_id=finding.call_id)
 
 
 def text_of(content: Any) -> str:

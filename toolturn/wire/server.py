@@ -309,7 +309,8 @@ class MockServer:
         matched, profile = mapped_profile(shaped["model"], self.model)
         model = self._models.for_request(shaped, profile)
         seen = model_body(shaped, model, self.strict_models, matched=matched)
-        violations = codec.pairing(body, seen)
+        problems = codec.pairing_problems(body, seen)
+        violations = [problem.message for problem in problems]
         index = None if self.recorder is None else self.recorder.arrived(
             arrived_ns - self._origin_ns, turn, seen["model"], shaped["messages"], request.body,
             violations, protocol=codec.name, streamed=bool(body.get("stream", False)))
@@ -327,7 +328,10 @@ class MockServer:
             if holds_slot:
                 faults = response.faults
             if isinstance(response, HttpError):
-                outcome = await self._send_http_error(http, response, admitted_ns, sent, codec)
+                # A pairing refusal names the parameter the API names (the first violation's).
+                problem = problems[0] if problems and response.status == 400 else None
+                outcome = await self._send_http_error(http, response, admitted_ns, sent, codec,
+                                                      problem)
                 return True
             request_id = self.model.request_id(turn)
             if body.get("stream", False):
@@ -429,7 +433,7 @@ class MockServer:
 
     async def _send_http_error(
         self, http: HttpConnection, error: HttpError, admitted_ns: int, sent: SentResponse,
-        codec: Codec,
+        codec: Codec, problem: Problem | None = None,
     ) -> str:
         await self._sleep_until(admitted_ns, error.at_ns)
         request_id = str(error.body.get("request_id", ""))
@@ -443,7 +447,7 @@ class MockServer:
             if wait_ms % 1000 == 0:
                 headers.append(("retry-after", str(wait_ms // 1000)))
         status, body = codec.error(error.status, error.body["error"]["type"],
-                                   error.body["error"]["message"], request_id)
+                                   error.body["error"]["message"], request_id, problem)
         await self._send_json(http, status, error.body if codec is MESSAGES else body, headers,
                               sent)
         sent.ending = "http_error"
