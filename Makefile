@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test test-ray lint gate baseline bench bench-gate bench-icount bench-icount-gate bench-fidelity \
-	soak bench-recorder probe-sdk probe-claude probe-codex probe-qwen report-check docs clean
+	soak bench-recorder probe-sdk probe-claude probe-codex codex-turn probe-qwen report-check docs clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -184,6 +184,38 @@ probe-codex: $(PROBE_CODEX_NEEDS)
 		sh -c 'exec "$$0" exec --skip-git-repo-check -s $(CODEX_SANDBOX) -m $(CODEX_MODEL) \
 			-c model_provider=sim -c "$(CODEX_PROVIDER)" "$$1"' \
 		"$(abspath $(CODEX))" "$(PROBE_PROMPT)"
+
+# One plain `toolturn serve` session of a shipped scenario with the real Codex CLI (the
+# invocation of docs/protocols.md, in a fresh HOME and a folder of its own), then a check of its
+# recording (`python -m toolturn.wire.tool_turns`): the target fails unless Codex completed a
+# tool turn on the Responses API, a function_call answered by a function_call_output the
+# server took (no 400). Outside `make test`, like probe-codex, and with the same CODEX,
+# CODEX_VERSION, CODEX_MODEL and CODEX_SANDBOX. The server listens on a free loopback port
+# (read from its first log line) and is stopped (SIGTERM, by its own pid: a background job
+# ignores SIGINT) when Codex is done, which flushes the recording.
+# Recording, server log and Codex's output: CODEX_TURN_OUT.
+CODEX_TURN_SCENARIO ?= default
+CODEX_TURN_OUT ?= results/codex-turn
+CODEX_TURN_TIMEOUT ?= 300
+codex-turn: $(PROBE_CODEX_NEEDS)
+	$(CODEX) --version
+	rm -rf $(CODEX_TURN_OUT) && mkdir -p $(CODEX_TURN_OUT)/home $(CODEX_TURN_OUT)/work
+	printf 'print("hello")\n' > $(CODEX_TURN_OUT)/work/app.py
+	out="$(abspath $(CODEX_TURN_OUT))"; \
+	$(BIN)/toolturn serve $(CODEX_TURN_SCENARIO) --port 0 --speed 10 --record "$$out/recording" \
+		--client-dir "$$out/work" 2> "$$out/serve.log" & server=$$!; \
+	for i in $$(seq 300); do grep -q 'listening on' "$$out/serve.log" && break; \
+		kill -0 $$server 2> /dev/null || break; sleep 0.2; done; \
+	url=$$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$$out/serve.log"); \
+	[ -n "$$url" ] || { cat "$$out/serve.log"; kill $$server; exit 1; }; \
+	echo "toolturn serve at $$url, Codex in $$out/work"; \
+	(cd "$$out/work" && HOME="$$out/home" OPENAI_API_KEY=dummy timeout $(CODEX_TURN_TIMEOUT) \
+		"$(abspath $(CODEX))" exec --skip-git-repo-check -s $(CODEX_SANDBOX) -m $(CODEX_MODEL) \
+		-c model_provider=sim -c "model_providers.sim={name=\"sim\",base_url=\"$$url/v1\",wire_api=\"responses\",env_key=\"OPENAI_API_KEY\",supports_websockets=false}" \
+		"$(PROBE_PROMPT)" > "$$out/codex.out" 2>&1); status=$$?; \
+	kill $$server; wait $$server; \
+	tail -n 3 "$$out/codex.out"; echo "codex exit status $$status"
+	$(BIN)/python -m toolturn.wire.tool_turns $(CODEX_TURN_OUT)/recording --protocol openai-responses
 
 # The probe suite against a Chat Completions agent: Qwen Code (npm @qwen-code/qwen-code, its
 # OpenAI auth type), installed into .probe-qwen/ unless QWEN=/path/to/qwen is given, probed with
