@@ -118,6 +118,11 @@ def _check_stream(path: str, answer: StreamResponse, body: dict[str, Any], seen:
     ours = _expected_events(path, answer, body)
     if path == CHAT:
         ours = [chunk for chunk in ours if "error" not in chunk]  # raised, not yielded
+    elif answer.ending == "error_event":
+        # The SDK raises at the `error` event: it and the `response.failed` after are not yielded.
+        assert [event["type"] for event in ours[-2:]] == ["error", "response.failed"]
+        error = ours[-2]["error"]
+        ours = ours[:-2]
     # The SDK adds its snapshot fields to some events: every field of ours is there.
     covers(seen, ours[:len(seen)])
     # And what it decoded carries the model's own blocks, read from the model's events alone.
@@ -139,6 +144,10 @@ def _check_stream(path: str, answer: StreamResponse, body: dict[str, Any], seen:
     elif answer.ending == "error_event" and path == CHAT:
         assert isinstance(caught, openai.APIError) and not isinstance(caught, DROPPED)
         assert caught.message == answer.events[-1]["error"]["message"]
+    elif answer.ending == "error_event":
+        assert isinstance(caught, openai.APIError) and not isinstance(caught, DROPPED)
+        assert (caught.message, caught.code, caught.body) == (error["message"], error["code"],
+                                                              error)
     elif path == CHAT and ours[-2]["choices"][0]["finish_reason"] == "length":
         # The SDK's stream helper raises at a length stop, after every chunk.
         assert isinstance(caught, openai.LengthFinishReasonError), caught

@@ -14,6 +14,16 @@ request id travels in the `x-request-id` header, not in the body. The model's er
 
 Retry headers (`retry-after`, `retry-after-ms`) are the same on both APIs; the openai SDK
 reads both.
+
+Mid-stream, the Responses API says an error twice, as it does when it sheds load: an `error`
+event, `{"type": "error", "error": {"type", "code", "message", "param"}, "sequence_number"}`
+(the error nested, as the API sends it; its reference documents the fields flat, and the
+official SDKs read both), then `response.failed` with `{"code", "message"}` in the response's
+`error`. `STREAM_ERRORS` gives the words for each of the model's error events:
+
+| Messages API event type | OpenAI error type         | code                   |
+| overloaded_error        | service_unavailable_error | server_is_overloaded   |
+| api_error (and others)  | server_error              | server_error           |
 """
 
 from __future__ import annotations
@@ -28,6 +38,12 @@ RATE_LIMITED = ("Rate limit reached for requests per min (RPM) in organization o
                 "Please try again later.")
 OVERLOADED = "The server is overloaded or not ready yet."
 SERVER_ERROR = ("The server had an error while processing your request. Sorry about that!")
+STREAM_OVERLOADED = "Our servers are currently overloaded. Please try again later."
+# The API's words end "Please include the request ID ... in your message.": left out, the
+# stream's events do not carry the request id (its `x-request-id` header does).
+STREAM_SERVER_ERROR = ("An error occurred while processing your request. You can retry your "
+                       "request, or contact us through our help center at help.openai.com if "
+                       "the error persists.")
 NOT_JSON = ("We could not parse the JSON body of your request. (HINT: This likely means you "
             "aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, "
             "but what was sent was not valid JSON. If you have trouble figuring out how to fix "
@@ -38,6 +54,13 @@ _FROM_MESSAGES: dict[str, tuple[int, str, str | None, str | None]] = {
     "rate_limit_error": (429, "requests", "rate_limit_exceeded", RATE_LIMITED),
     "overloaded_error": (503, "server_error", None, OVERLOADED),
     "api_error": (500, "server_error", None, SERVER_ERROR),
+}
+
+
+# Messages API error event type -> the Responses stream's (type, code, message).
+STREAM_ERRORS: dict[str, tuple[str, str, str]] = {
+    "overloaded_error": ("service_unavailable_error", "server_is_overloaded", STREAM_OVERLOADED),
+    "api_error": ("server_error", "server_error", STREAM_SERVER_ERROR),
 }
 
 

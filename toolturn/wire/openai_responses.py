@@ -19,7 +19,9 @@ of the same story (`toolturn.wire.protocols` has the table):
     content_block_stop (tool_use) response.function_call_arguments.done, response.output_item.done
     message_delta, ping           nothing (the Responses API has no keep-alive event)
     message_stop                  response.completed; response.incomplete for max_tokens
-    error                         response.failed (the error's code `server_error`)
+    error                         error (the error nested, as the API sends it), then
+                                  response.failed (`toolturn.wire.openai_errors.STREAM_ERRORS`:
+                                  `server_is_overloaded` or `server_error`)
 
 Every event has its `sequence_number`, from 0. Items and the response carry ids made from the
 model's message id (`resp_`, `msg_`, `fc_`, `rs_` + its suffix and the output index), and a fixed
@@ -33,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from toolturn.wire.openai_errors import STREAM_ERRORS
 from toolturn.wire.side_endpoints import CREATED_UNIX
 
 
@@ -118,9 +121,13 @@ class ResponsesEvents:
             self._status = "completed"
             return [self._event("response.completed", response=self.response())]
         if kind == "error":
+            error_type, code, message = STREAM_ERRORS.get(event["error"]["type"],
+                                                          STREAM_ERRORS["api_error"])
             self._status = "failed"
-            self._error = {"code": "server_error", "message": event["error"]["message"]}
-            return [self._event("response.failed", response=self.response())]
+            self._error = {"code": code, "message": message}
+            return [self._event("error", error={"type": error_type, "code": code,
+                                                "message": message, "param": None}),
+                    self._event("response.failed", response=self.response())]
         return []  # ping
 
     def response(self) -> dict[str, Any]:

@@ -40,14 +40,17 @@ FAULTS: Final[dict[str, dict[str, str | None]]] = {
     "error_overloaded": {
         ANTHROPIC: "`event: error` (`overloaded_error`) in place of the next event; non-streaming: "
                    "529",
-        OPENAI_RESPONSES: "`response.failed` (status `failed`, error code `server_error`, the "
-                          "message `Overloaded`); non-streaming: 503",
+        OPENAI_RESPONSES: "an `error` event (`{\"error\": {\"type\": "
+                          "\"service_unavailable_error\", \"code\": \"server_is_overloaded\"}}`: "
+                          "the openai SDK raises an APIError), then `response.failed` (its "
+                          "error the same code); non-streaming: 503",
         OPENAI_CHAT: "a `data: {\"error\": {...}}` chunk, then the end (the openai SDK raises an "
                      "APIError); non-streaming: 503",
     },
     "error_api": {
         ANTHROPIC: "`event: error` (`api_error`) in place of the next event; non-streaming: 500",
-        OPENAI_RESPONSES: "`response.failed` (error code `server_error`); non-streaming: 500",
+        OPENAI_RESPONSES: "an `error` event (`server_error`), then `response.failed` (code "
+                          "`server_error`); non-streaming: 500",
         OPENAI_CHAT: "a `data: {\"error\": {...}}` chunk, then the end; non-streaming: 500",
     },
     "unknown_tool": {
