@@ -65,7 +65,7 @@ def test_served_requests_get_the_turn_of_their_simulated_twin(
     identities = TurnIdentities()
     retries = 0
     for turn, body, _ in seen:
-        headers = {SESSION_HEADER: str(turn.session_id), TURN_HEADER: str(turn.turn_index)}
+        headers = {SESSION_HEADER: str(turn.session_id), TURN_HEADER: str(turn.turn_index + 1)}
         served = identities.turn_for(headers, body)
         assert served == turn
         retries += turn.attempt > 1
@@ -99,7 +99,7 @@ def test_a_served_response_is_its_simulated_twin_over_http(
     with serve_in_thread(model, speed=1000.0, log=lambda line: None) as server:
         client = anthropic.Anthropic(base_url=server.base_url, api_key="x", max_retries=0)
         for turn, body, response in mine:
-            headers = {SESSION_HEADER: str(session), TURN_HEADER: str(turn.turn_index)}
+            headers = {SESSION_HEADER: str(session), TURN_HEADER: str(turn.turn_index + 1)}
             if isinstance(response, HttpError):
                 with pytest.raises(anthropic.APIStatusError) as failed:
                     client.messages.create(**body, extra_headers=headers)

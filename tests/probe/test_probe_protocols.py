@@ -83,7 +83,7 @@ def test_the_openai_sdk_agent_against_every_probe_case(
     assert card["class"] == expected_class(protocol, name, mode)
     assert card["protocols"] == [protocol]
     requests = run.tables["requests"].to_pylist()
-    assert requests[0]["turn_index"] == 0 and requests[0]["status"] in (200, 503, 529)
+    assert requests[0]["turn_index"] == 1 and requests[0]["status"] in (200, 503, 529)
     if SDK_CLASSES[name] == "calls_answered" and name.startswith(("two_calls", "out_of")):
         assert status == 0 and len(requests) == 2 and card["lost"] == 0
 

@@ -69,7 +69,7 @@ def test_calls_and_results_are_paired_by_call_id(path: str) -> None:
                              timeout=20, headers={SESSION_HEADER: "5"})
     assert second.status_code == 200 and len(calls) == 2
     tables = recorder.tables()
-    assert tables["requests"].column("turn_index").to_pylist() == [0, 1]
+    assert tables["requests"].column("turn_index").to_pylist() == [1, 2]  # from 1
     sent = tables["tool_calls"].to_pylist()
     first_turn = [row for row in sent if row["request_index"] == 0]
     assert [row["tool_use_id"] for row in first_turn] == [call_id for call_id, _, _ in calls]

@@ -46,7 +46,7 @@ def test_serves_until_ctrl_c_then_stops_cleanly() -> None:
             process.kill()
             process.wait()
     assert process.returncode == 0
-    assert re.match(r"POST /v1/messages 200 stream \S+ session=1 turn=0 attempt=1 ", rest)
+    assert re.match(r"POST /v1/messages 200 stream \S+ session=1 turn=1 attempt=1 ", rest)
     assert rest.endswith("toolturn serve: stopped\n") and "Traceback" not in rest
 
 

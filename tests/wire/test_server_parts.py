@@ -22,6 +22,7 @@ from toolturn.wire.identity import (
     TURN_HEADER,
     TurnIdentities,
     session_id_from_header,
+    turn_number,
 )
 from toolturn.wire.request_shape import request_problem
 from toolturn.wire.server import MockServer
@@ -60,10 +61,14 @@ def test_a_turn_header_names_the_turn_instead_of_the_assistant_messages() -> Non
     def with_turn(value: str) -> dict[str, str]:
         return {SESSION_HEADER: "7", TURN_HEADER: value}
 
-    assert identities.turn_for(with_turn("3"), first) == Turn(7, 3, 1)
-    assert identities.turn_for(with_turn(" 3 "), first) == Turn(7, 3, 2)
-    assert identities.turn_for(with_turn("4"), first) == Turn(7, 4, 1)
+    # The header counts turns from 1; the Turn holds the model's key, from 0 (turn 3: key 2).
+    assert identities.turn_for(with_turn("3"), first) == Turn(7, 2, 1)
+    assert turn_number(identities.turn_for(with_turn(" 3 "), first)) == 3
+    assert identities.turn_for(with_turn("4"), first) == Turn(7, 3, 1)
     assert identities.turn_for(with_turn("later"), first) == Turn(7, 0, 1)  # not a number
+    assert identities.turn_for(with_turn("0"), first) == Turn(7, 0, 2)  # no turn 0: the count
+    assert identities.turn_for(with_turn("0"), {"messages": [USER, ASSISTANT, USER]}) == Turn(
+        7, 1, 1)
 
 
 def test_attempt_counts_are_kept_for_recent_sessions_and_latest_turns_only() -> None:

@@ -27,13 +27,14 @@ waited for that time divided by `speed`. The server is expected to run at the sa
 `user` (`toolturn.user.SimulatedUser`), the driver carries out the simulated user's interrupts and
 attachments as the simulator does (`toolturn.engine.user_hooks`), on this clock; with
 `permission_answers`, a call that asks is answered by it after its delay (instead of
-`ask_permission`). With `turn_header`, each request also carries `x-sim-turn` (the loop's turn
-counted from 0) so `toolturn serve` keys it as the simulator keys the twin request. With
-`sent_at_header`, each request also carries `x-sim-sent-at` (`toolturn.wire.sent_at`), the
-monotonic time its `SendRequest` was carried out, so a server on this host times the response
-from then: the request's transit (the SDK, the event loop, loopback HTTP) then costs the loop no
-time, as in the simulator (only a server on the same host can use it). Every request's
-log (`toolturn.metrics.request_log`) is in the result, and appended to `requests` as it is sent.
+`ask_permission`). With `turn_header`, each request also carries `x-sim-turn` (the loop's turn,
+from 1 as every table counts turns) so `toolturn serve` keys it as the simulator keys the twin
+request. With `sent_at_header`, each request also carries `x-sim-sent-at`
+(`toolturn.wire.sent_at`), the monotonic time its `SendRequest` was carried out, so a server on
+this host times the response from then: the request's transit (the SDK, the event loop,
+loopback HTTP) then costs the loop no time, as in the simulator (only a server on the same host
+can use it). Every request's log (`toolturn.metrics.request_log`) is in the result, and
+appended to `requests` as it is sent.
 
 The client must have `max_retries=0`: the loop does its own retries (with its backoff, its
 fallback model and its record of every attempt); SDK retries would hide failures from it.
@@ -335,7 +336,7 @@ class _Driver:
         log = self.logs[-1]
         headers = self._headers
         if self.turn_header:
-            headers = {**headers, TURN_HEADER: str(log.turn - 1)}
+            headers = {**headers, TURN_HEADER: str(log.turn)}  # from 1, as the server reads it
         if self.sent_at_header:
             headers = {**headers, SENT_AT_HEADER: str(sent_ns)}
         try:

@@ -18,11 +18,15 @@ request arriving over HTTP.
    the session), but the same for the draws: every run's session 7 gets the draws of the
    simulator's session 7, as every policy of a simulation does. Without the header the recorded
    session is the session.
-3. Turn index: the number of assistant messages in the request (0 for the first turn), which is
-   how many turns the conversation has had; or the `x-sim-turn` header, a decimal number, when a
-   client counts its turns itself (`toolturn live` does: a turn interrupted before any block
-   completed leaves no assistant message, so the count would give the next turn the interrupted
-   one's index).
+3. Turn: the `Turn`'s `turn_index` is the model's key of the turn's draws, from 0, as the
+   simulator keys them (its turn 1 is key 0). It is the number of assistant messages in the
+   request (0 for the first turn), which is how many turns the conversation has had; or, when
+   a client counts its turns itself, the `x-sim-turn` header's turn number, a decimal number
+   from 1 as every table counts turns (`x-sim-turn: 1` is key 0; a value that is not such a
+   number, 0 included, is not read). `toolturn live` sends it: a turn interrupted before any
+   block completed leaves no assistant message, so the count would give the next turn the
+   interrupted one's key. `turn_number` is the turn's number from 1, as the header, the
+   recording and the server's log say it.
 4. Attempt: 1 for the first request of a (recorded) session's turn, 2 for the next with the
    same turn index, and so on, as the simulator numbers attempts (`SendRequest.attempt`): a
    retry gets fresh draws instead of replaying the failure it retries, and a served request
@@ -52,6 +56,7 @@ CLIENT_SESSION_HEADER = "x-claude-code-session-id"
 # (about 200 bytes a session: 100,000 of them grew a 20-minute recording by 10%).
 TRACKED_SESSIONS = 10_000
 FIRST_ATTEMPT = 1
+FIRST_TURN = 1  # a turn's number (header, recording, log) for the model's key 0
 _HASHED_BIT = 1 << 63
 
 
@@ -76,6 +81,11 @@ class ServedTurn(Turn):
 
     def __hash__(self) -> int:
         return hash((self.session_id, self.turn_index, self.attempt))
+
+
+def turn_number(turn: Turn) -> int:
+    """The turn's number from 1 (rule 3), as the recording and `x-sim-turn` count turns."""
+    return turn.turn_index + FIRST_TURN
 
 
 def recorded_session_id(turn: Turn) -> int:
@@ -157,11 +167,13 @@ class TurnIdentities:
         recorded_session: int | None = None,
     ) -> ServedTurn:
         """The identity of the next request of `session_id` carrying `messages` and the
-        `x-sim-turn` header's value `turn_header` (None: absent; rule 3), recorded under
+        `x-sim-turn` header's value `turn_header` (a turn number from 1; None: absent; rule 3),
+        recorded under
         `recorded_session` (None: `session_id`), whose attempts are counted (rule 4)."""
         turn_text = (turn_header or "").strip()
-        if turn_text.isdecimal() and turn_text.isascii() and len(turn_text) <= 19:
-            turn_index = int(turn_text)
+        if (turn_text.isdecimal() and turn_text.isascii() and len(turn_text) <= 19
+                and int(turn_text) >= FIRST_TURN):
+            turn_index = int(turn_text) - FIRST_TURN
         else:
             turn_index = assistant_messages(messages)
         recorded = session_id if recorded_session is None else recorded_session

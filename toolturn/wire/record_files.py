@@ -23,7 +23,11 @@
    way.
 3. Part files follow each other in the order their rows became final; within one, rows are in
    the table's key order. `read_table` gives the whole table in key order.
-4. The folder is ours if it holds `recording.json`; any other existing folder with files in it
+4. `recording.json` says the recording's `version` (`RECORDING_VERSION`). Version 2 counts
+   turns from 1 (`turn_index`, as every table and `x-sim-turn` do); a recording without a
+   version counted them from 0, and `read_table` reads its `turn_index` plus 1, so old and new
+   recordings read alike (one without a readable `recording.json` is read as it is).
+5. The folder is ours if it holds `recording.json`; any other existing folder with files in it
    is refused, so a recording never mixes with or overwrites someone else's files. A new
    recording into our folder replaces the tables of the previous one when it starts, and writes
    an empty part of each table then, so the folder is a readable recording from the start.
@@ -42,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from toolturn.errors import UserError
@@ -54,6 +59,9 @@ RECORDING_FILE = "recording.json"
 OPEN_FILE = "_open.parquet"
 FLUSH_S = 2.0
 METADATA_KEY = b"sim.recording"
+# 2: turns counted from 1 (rule 4). A recording without a version counted them from 0.
+RECORDING_VERSION = 2
+_TURN = "turn_index"
 
 
 def open_recording(folder: Path) -> Path:
@@ -130,7 +138,7 @@ class RecordingFiles:
             path.unlink(missing_ok=True)
 
     def _write_summary(self, open_counts: Mapping[str, int]) -> None:
-        summary = {"metadata": self._metadata,
+        summary = {"version": RECORDING_VERSION, "metadata": self._metadata,
                    "row_counts": {name: self._final_rows[name] + open_counts[name]
                                   for name in self._parts},
                    "open_rows": dict(open_counts), "parts": dict(self._parts),
@@ -192,9 +200,23 @@ def read_table(folder: Path, spec: TableSpec) -> pa.Table:
         keys = zip(*(open_rows[name].to_pylist() for name in spec.sort_key), strict=True)
         keep = pa.array([key not in final_keys for key in keys], pa.bool_())
         table = pa.concat_tables([table, open_rows.filter(keep).select(table.column_names)])
+    if _TURN in table.column_names and _turns_from_zero(folder):
+        where = table.column_names.index(_TURN)
+        table = table.set_column(where, table.schema.field(where),
+                                 pc.add(table.column(where), 1))
     if not set(spec.sort_key) <= set(table.column_names):
         return table  # not a table of ours: the caller names what is wrong with it
     return table.sort_by([(name, "ascending") for name in spec.sort_key])
+
+
+def _turns_from_zero(folder: Path) -> bool:
+    """Whether the recording in `folder` counted turns from 0: its `recording.json` has no
+    version (rule 4). False when it cannot be read: nothing says the recording is old."""
+    try:
+        summary = json.loads((Path(folder) / RECORDING_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(summary, dict) and "version" not in summary
 
 
 def _with_added(table: pa.Table, spec: TableSpec) -> pa.Table:

@@ -24,7 +24,7 @@ import pyarrow as pa
 from toolturn.metrics.schema import TableSpec
 from toolturn.model.response import Turn
 from toolturn.wire.codecs import ANTHROPIC
-from toolturn.wire.identity import recorded_session_id
+from toolturn.wire.identity import recorded_session_id, turn_number
 from toolturn.wire.next_step import STOPPED, Asked, WrittenCall, blocks_of, next_step
 from toolturn.wire.recording import (
     RECOVERIES,
@@ -213,7 +213,7 @@ class Recorder:
         return {
             "request_index": index, "arrival_ns": arrival_ns,
             "session_id": None if turn is None else recorded_session_id(turn),
-            "turn_index": None if turn is None else turn.turn_index,
+            "turn_index": None if turn is None else turn_number(turn),  # from 1
             "attempt": None if turn is None else turn.attempt, "model": model,
             "status": status, "ending": ending, "faults": None,
             "message_count": None if messages is None else len(messages),

@@ -73,7 +73,7 @@ from toolturn.wire.admission import AsyncEndpoint
 from toolturn.wire.client_tools import ClientToolModels, ClientTools
 from toolturn.wire.codecs import CODECS, MESSAGES, Codec, Frames, final_message
 from toolturn.wire.connection import BadRequest, HttpConnection, HttpRequest, Timeouts
-from toolturn.wire.identity import TurnIdentities
+from toolturn.wire.identity import TurnIdentities, turn_number
 from toolturn.wire.openai_errors import Problem
 from toolturn.wire.recorder import Recorder
 from toolturn.wire.request_shape import count_tokens_problem
@@ -361,7 +361,7 @@ class MockServer:
             if holds_slot:
                 self._endpoint.release()
             elapsed_ms = (time.monotonic_ns() - arrived_ns) // NS_PER_MS
-            who = f"session={turn.session_id} turn={turn.turn_index} attempt={turn.attempt}"
+            who = f"session={turn.session_id} turn={turn_number(turn)} attempt={turn.attempt}"
             self._log(f"{where} {outcome} {who} faults={','.join(faults) or '-'} {elapsed_ms}ms")
             if index is not None:
                 self._record(index, sent, faults)
