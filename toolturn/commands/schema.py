@@ -1,8 +1,9 @@
-"""`toolturn schema [TABLE | FILE.parquet]`: the columns of the run tables, with their type, whether
-they can be null, their unit and what they mean.
+"""`toolturn schema [TABLE | FILE.parquet]`: the columns of the run tables and of the serve
+recording's, with their type, whether they can be null, their unit and what they mean.
 
-Without an argument every table (turns, tools, repairs, requests, sessions, events, summary);
-with a table's name that table; with a Parquet file of a run folder, the descriptions that file
+Without an argument every table (turns, tools, repairs, requests, sessions, events, summary, then
+the recording's: recording.requests, recording.tool_calls, recording.recoveries); with a table's
+name that table; with a Parquet file of a run folder or a recording, the descriptions that file
 carries (each column's key-value metadata). Exit status 2 for an unknown table or unreadable file.
 """
 
@@ -19,6 +20,7 @@ from rich.table import Table
 from toolturn.errors import UserError
 from toolturn.metrics.columns import all_specs, described_schema
 from toolturn.metrics.summary_table import output_console
+from toolturn.wire import recording
 
 
 def add_parser(subparsers: Any) -> None:
@@ -29,19 +31,27 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "what", metavar="TABLE|FILE", nargs="?",
-        help="a table name (turns, tools, repairs, requests, sessions, events, summary) or a "
-        "Parquet file written by toolturn run; default: every table",
+        help="a table name (turns, tools, repairs, requests, sessions, events, summary; "
+        "recording.requests, recording.tool_calls, recording.recoveries of toolturn serve "
+        "--record) or a Parquet file written by either; default: every table",
     )
     parser.set_defaults(func=run)
 
 
+def described_schemas() -> dict[str, pa.Schema]:
+    """Every table's schema with its columns' descriptions and units, by the name it goes by."""
+    schemas = {spec.name: described_schema(spec.name, spec.schema) for spec in all_specs()}
+    schemas.update((recording.PREFIX + spec.name, spec.schema) for spec in recording.TABLES)
+    return schemas
+
+
 def run(args: argparse.Namespace) -> int:
-    specs = {spec.name: spec for spec in all_specs()}
+    schemas = described_schemas()
     console = output_console()
     if args.what is None:
-        chosen = [(name, described_schema(name, spec.schema)) for name, spec in specs.items()]
-    elif args.what in specs:
-        chosen = [(args.what, described_schema(args.what, specs[args.what].schema))]
+        chosen = list(schemas.items())
+    elif args.what in schemas:
+        chosen = [(args.what, schemas[args.what])]
     elif args.what.endswith(".parquet"):
         path = Path(args.what)
         try:
@@ -50,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{path}: unreadable Parquet ({error})") from None
     else:
         raise UserError(
-            f"{args.what!r}: not a table ({', '.join(specs)}) nor a .parquet file"
+            f"{args.what!r}: not a table ({', '.join(schemas)}) nor a .parquet file"
         )
     for name, schema in chosen:
         console.print(schema_table(name, schema))

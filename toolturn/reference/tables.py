@@ -10,6 +10,7 @@ from toolturn.metrics.columns import all_specs, describe, described_schema
 from toolturn.metrics.point_columns import POINT_FIELDS
 from toolturn.metrics.schema import TableSpec
 from toolturn.reference.markdown import GENERATED, code, table
+from toolturn.wire import recording
 
 HEADER = ("column", "type", "null", "unit", "meaning")
 # What each file is, in a line: the specs name the columns, not the table's purpose.
@@ -22,6 +23,12 @@ PURPOSE = {
     "events": "One row per stream event the runtime was fed; only with `toolturn run --trace`.",
     "summary": "Long form: one row per simulation (arm at one load level) and metric; rows "
     "with `versus` set are paired differences.",
+    "recording.requests": "A `toolturn serve --record` folder: one row per request that reached "
+    "a model endpoint (or was refused there).",
+    "recording.tool_calls": "A recording: one row per tool call the server sent, with the "
+    "request that brought its result back.",
+    "recording.recoveries": "A recording: one row per request a fault was injected into, with "
+    "what the session's next request did.",
 }
 
 
@@ -43,12 +50,11 @@ def _rows(schema: pa.Schema) -> list[list[str]]:
     return rows
 
 
-def _section(spec: TableSpec) -> list[str]:
-    lines = ["", f"## {spec.name}", "", PURPOSE.get(spec.name, ""), ""]
+def _section(spec: TableSpec, name: str, schema: pa.Schema, then: str) -> list[str]:
+    lines = ["", f"## {name}", "", PURPOSE.get(name, ""), ""]
     if spec.sort_key:
-        lines += ["Rows are sorted by " + ", ".join(code(c) for c in spec.sort_key)
-                  + ", then by every other column.", ""]
-    return lines + table(HEADER, _rows(described_schema(spec.name, spec.schema)))
+        lines += ["Rows are sorted by " + ", ".join(code(c) for c in spec.sort_key) + then, ""]
+    return lines + table(HEADER, _rows(schema))
 
 
 def render() -> str:
@@ -72,5 +78,12 @@ def render() -> str:
     ]
     lines += table(HEADER, point_rows)
     for spec in all_specs():
-        lines += _section(spec)
+        lines += _section(spec, spec.name, described_schema(spec.name, spec.schema),
+                          ", then by every other column.")
+    lines += ["", "The tables of a `toolturn serve --record` folder follow (`toolturn schema "
+              "recording.requests`, ...): times are the server's monotonic nanoseconds from the "
+              "recording's start."]
+    for spec in recording.TABLES:  # their schemas carry their descriptions
+        lines += _section(spec, recording.PREFIX + spec.name, spec.schema,
+                          " (as `toolturn.wire.record_files.read_table` reads them).")
     return "\n".join(lines) + "\n"

@@ -25,6 +25,11 @@ session id is the server's (`toolturn.wire.identity`), a 64-bit unsigned number.
   did about what the answer wrote (`RECOVERY_CLASSES`, decided by
   `toolturn.wire.next_step.next_step`, the probe's classifier too), after what delay.
 
+Each column's type, unit and meaning are specified once (`toolturn.metrics.column_spec.Column`):
+the files carry them as field metadata, `toolturn schema recording.requests` (and
+`recording.tool_calls`, `recording.recoveries`) prints them, and docs/reference/tables.md lists
+them. Turns count from 1 (`turn_index`), as in every table.
+
 A recovery stays pending until the session's next request (one that arrives while the faulted
 answer is still being written, a client leaving a stall, is that next request); one with none
 within `give_up_ns` of its response's end (or at the end of the recording) is `stopped`. A
@@ -43,44 +48,117 @@ from typing import Any
 
 import pyarrow as pa
 
-from toolturn.metrics.schema import CATEGORY, COUNT, NS, TableSpec
+from toolturn.metrics.column_spec import Column, column
+from toolturn.metrics.schema import CATEGORY, COUNT, NS, TableSpec, table_spec
 from toolturn.wire.next_step import CLASSES, Asked, WrittenCall
 
 SESSION = pa.uint64()
+# The tables' names as `toolturn schema` and the column reference know them: the run folder has
+# a `requests` table of its own.
+PREFIX = "recording."
 # The classes of `toolturn.wire.next_step`, shared with the probe's scorecard: one vocabulary.
 RECOVERY_CLASSES = CLASSES
 
 
-def _f(name: str, kind: pa.DataType, nullable: bool = False) -> pa.Field:
-    return pa.field(name, kind, nullable=nullable)
+def recording_table(name: str, columns: list[Column], sort_key: tuple[str, ...]) -> TableSpec:
+    """A recording table from its columns' specifications; its schema's fields carry each
+    column's description and unit as metadata, so every file written from it does."""
+    spec = table_spec(name, columns, sort_key)
+    fields = [c.field.with_metadata(c.metadata) for c in spec.columns]
+    return TableSpec(spec.name, pa.schema(fields), spec.sort_key, spec.columns)
 
 
-REQUESTS = TableSpec("requests", pa.schema([
-    _f("request_index", COUNT), _f("arrival_ns", NS), _f("session_id", SESSION, True),
-    _f("turn_index", COUNT, True), _f("attempt", COUNT, True), _f("model", CATEGORY, True),
-    _f("status", COUNT, True), _f("ending", CATEGORY), _f("faults", CATEGORY, True),
-    _f("message_count", COUNT, True), _f("pairing_violations", COUNT),
-    _f("first_violation", pa.string(), True), _f("retry", pa.bool_()),
-    _f("since_previous_response_ns", NS, True), _f("end_ns", NS, True),
-    _f("first_byte_ns", NS, True), _f("time_to_first_byte_ns", NS, True),
-    _f("bytes_sent", COUNT, True), _f("protocol", CATEGORY, True),
-]), ("request_index",))
+def _session(description: str, nullable: bool = False) -> Column:
+    return column("session_id", SESSION, description, nullable=nullable)
 
-TOOL_CALLS = TableSpec("tool_calls", pa.schema([
-    _f("request_index", COUNT), _f("session_id", SESSION), _f("turn_index", COUNT),
-    _f("attempt", COUNT), _f("tool_use_id", pa.string()), _f("name", CATEGORY),
-    _f("block_index", COUNT, True), _f("duplicate_id", pa.bool_(), True),
-    _f("block_stop_ns", NS, True), _f("message_stop_ns", NS, True),
-    _f("result_request_index", COUNT, True), _f("is_error", pa.bool_(), True),
-    _f("result_position", COUNT, True), _f("results_in_order", pa.bool_(), True),
-    _f("round_trip_ns", NS, True),
-]), ("request_index", "block_index"))
 
-RECOVERIES = TableSpec("recoveries", pa.schema([
-    _f("request_index", COUNT), _f("session_id", SESSION), _f("turn_index", COUNT),
-    _f("attempt", COUNT), _f("faults", CATEGORY), _f("recovery", CATEGORY),
-    _f("next_request_index", COUNT, True), _f("delay_ns", NS, True),
-]), ("request_index",))
+_REQUEST_INDEX = column("request_index", COUNT, "the request's number in the recording, from 0, "
+                        "in order of arrival")
+_TURN = "the turn's number within its session, from 1 (`x-sim-turn`, or the request's assistant "
+_TURN += "messages plus 1)"
+_ATTEMPT = "the attempt at the turn, from 1 (a retry of the same turn: 2, ...)"
+_SENT_SESSION = "the session of the request that sent it (`toolturn.wire.identity`)"
+
+REQUESTS = recording_table("requests", [
+    _REQUEST_INDEX,
+    column("arrival_ns", NS, "when the request arrived, from the recording's start"),
+    _session("the server's session id of the request (`toolturn.wire.identity`: `x-sim-session`, "
+             "or a hash of the conversation); null: refused before the model saw it", True),
+    column("turn_index", COUNT, _TURN + "; null: refused before the model saw it", nullable=True),
+    column("attempt", COUNT, _ATTEMPT + "; null: refused before the model saw it",
+           nullable=True),
+    column("model", CATEGORY, "the model the request was answered as (its name mapped to the "
+           "scenario's)", nullable=True),
+    column("status", COUNT, "the HTTP status sent; null: none went out (the client went away "
+           "first)", nullable=True),
+    column("ending", CATEGORY, "how the answer ended: complete, cut, error_event, http_error, "
+           "clean_eof (the body ended with no message end), refused, aborted or server_error"),
+    column("faults", CATEGORY, "the faults injected into the answer, comma-separated; null: "
+           "none", nullable=True),
+    column("message_count", COUNT, "messages in the request as the model saw it (system and "
+           "developer messages out); null: refused before the model saw it", nullable=True,
+           unit="count"),
+    column("pairing_violations", COUNT, "the pairing violations found in the request, each one "
+           "of our 400s (0: none)", unit="count"),
+    column("first_violation", pa.string(), "the first of them, as the API words it",
+           nullable=True),
+    column("retry", pa.bool_(), "whether the request's bytes repeat an earlier request of the "
+           "same session and turn"),
+    column("since_previous_response_ns", NS, "time from the end of the session's previous "
+           "response to this request's arrival; null: the session's first request",
+           nullable=True),
+    column("end_ns", NS, "when the answer's last byte was written (or the connection dropped); "
+           "null: still open", nullable=True),
+    column("first_byte_ns", NS, "when the answer's first body byte was written; null: none was",
+           nullable=True),
+    column("time_to_first_byte_ns", NS, "first_byte_ns minus arrival_ns", nullable=True),
+    column("bytes_sent", COUNT, "body bytes written for the answer", nullable=True,
+           unit="bytes"),
+    column("protocol", CATEGORY, "the wire protocol the request came in: anthropic, "
+           "openai-responses or openai-chat (a refused body: its endpoint's)", nullable=True),
+], ("request_index",))
+
+TOOL_CALLS = recording_table("tool_calls", [
+    column("request_index", COUNT, "the request whose answer sent the call"),
+    _session(_SENT_SESSION),
+    column("turn_index", COUNT, "the turn of that request, from 1"),
+    column("attempt", COUNT, "the attempt of that request, from 1"),
+    column("tool_use_id", pa.string(), "the call's id (a Responses `call_id`, a Chat "
+           "`tool_calls` id)"),
+    column("name", CATEGORY, "the tool called"),
+    column("block_index", COUNT, "the call's position among the response's content blocks, "
+           "from 0", nullable=True),
+    column("duplicate_id", pa.bool_(), "whether another block of the response has the same id",
+           nullable=True),
+    column("block_stop_ns", NS, "when the call's block stop was written; null: the stream never "
+           "got there", nullable=True),
+    column("message_stop_ns", NS, "when the response's message stop was written; null: the "
+           "stream never got there", nullable=True),
+    column("result_request_index", COUNT, "the first later request of the session carrying a "
+           "result for the call (the block the client kept); null: none", nullable=True),
+    column("is_error", pa.bool_(), "that result's is_error; null: no result", nullable=True),
+    column("result_position", COUNT, "the result's position among that message's results, "
+           "from 0; null: no result", nullable=True),
+    column("results_in_order", pa.bool_(), "whether that message's results came in the order of "
+           "the calls; null: no result", nullable=True),
+    column("round_trip_ns", NS, "from the block stop to the arrival of the request carrying "
+           "the result; null: no result", nullable=True),
+], ("request_index", "block_index"))
+
+RECOVERIES = recording_table("recoveries", [
+    column("request_index", COUNT, "the request a fault was injected into"),
+    _session("the session of that request (`toolturn.wire.identity`)"),
+    column("turn_index", COUNT, "the turn of that request, from 1"),
+    column("attempt", COUNT, "the attempt of that request, from 1"),
+    column("faults", CATEGORY, "the faults injected, comma-separated"),
+    column("recovery", CATEGORY, "what the session's next request did: " + ", ".join(
+        RECOVERY_CLASSES)),
+    column("next_request_index", COUNT, "that next request; null: none (stopped)",
+           nullable=True),
+    column("delay_ns", NS, "from the faulted answer's end to the next request's arrival "
+           "(negative: it came while the answer was still being written); null: none",
+           nullable=True),
+], ("request_index",))
 
 TABLES = (REQUESTS, TOOL_CALLS, RECOVERIES)
 # Columns a recording made before they were added lacks: read as null there.
