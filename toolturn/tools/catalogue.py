@@ -37,6 +37,16 @@ def _string(description: str) -> dict[str, Any]:
     return {"type": "string", "description": description}
 
 
+def _closed_object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """An input schema: an object of these properties, these required, no others."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
 _PATHS = (
     "/repo/src/app.py",
     "/repo/src/models/user.py",
@@ -56,16 +66,14 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
     {
         "name": "Read",
         "description": "Read a file from the local filesystem.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
+        "input_schema": _closed_object(
+            {
                 "file_path": _string("Absolute path of the file to read"),
                 "offset": {"type": "integer", "minimum": 0},
                 "limit": {"type": "integer", "minimum": 1},
             },
-            "required": ["file_path"],
-            "additionalProperties": False,
-        },
+            required=["file_path"],
+        ),
         "examples": [{"file_path": path} for path in _PATHS]
         + [{"file_path": "/repo/src/app.py", "offset": 120, "limit": 80}],
         "concurrency_safe": True,
@@ -76,17 +84,15 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
     {
         "name": "Grep",
         "description": "Search file contents with a regular expression (ripgrep).",
-        "input_schema": {
-            "type": "object",
-            "properties": {
+        "input_schema": _closed_object(
+            {
                 "pattern": _string("Regular expression to search for"),
                 "path": _string("Directory or file to search"),
                 "glob": _string("Only search files matching this glob"),
                 "output_mode": {"enum": ["content", "files_with_matches", "count"]},
             },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+            required=["pattern"],
+        ),
         "examples": [
             {"pattern": "def main", "path": "/repo/src"},
             {"pattern": "TODO", "output_mode": "count"},
@@ -100,15 +106,13 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
     {
         "name": "Glob",
         "description": "Find files whose path matches a glob pattern.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
+        "input_schema": _closed_object(
+            {
                 "pattern": _string("Glob pattern"),
                 "path": _string("Directory to search"),
             },
-            "required": ["pattern"],
-            "additionalProperties": False,
-        },
+            required=["pattern"],
+        ),
         "examples": [
             {"pattern": "**/*.py"},
             {"pattern": "src/**/*.ts", "path": "/repo"},
@@ -121,16 +125,14 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
     {
         "name": "Bash",
         "description": "Run a shell command.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
+        "input_schema": _closed_object(
+            {
                 "command": _string("The command to run"),
                 "description": _string("What the command does, in a few words"),
                 "timeout": {"type": "integer", "minimum": 1, "maximum": 600_000},
             },
-            "required": ["command"],
-            "additionalProperties": False,
-        },
+            required=["command"],
+        ),
         "examples": [
             {"command": "pytest -q", "description": "Run the tests"},
             {"command": "git status"},
@@ -148,17 +150,15 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
     {
         "name": "Edit",
         "description": "Replace an exact string in a file.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
+        "input_schema": _closed_object(
+            {
                 "file_path": _string("Absolute path of the file to edit"),
                 "old_string": _string("Text to replace"),
                 "new_string": _string("Replacement text"),
                 "replace_all": {"type": "boolean"},
             },
-            "required": ["file_path", "old_string", "new_string"],
-            "additionalProperties": False,
-        },
+            required=["file_path", "old_string", "new_string"],
+        ),
         "examples": [
             {
                 "file_path": "/repo/src/app.py",
@@ -186,15 +186,13 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
     {
         "name": "Write",
         "description": "Write a file, replacing it if it exists.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
+        "input_schema": _closed_object(
+            {
                 "file_path": _string("Absolute path of the file to write"),
                 "content": _string("The whole new content"),
             },
-            "required": ["file_path", "content"],
-            "additionalProperties": False,
-        },
+            required=["file_path", "content"],
+        ),
         "examples": [
             {
                 "file_path": "/repo/src/util.py",
@@ -211,15 +209,13 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
     {
         "name": "WebFetch",
         "description": "Fetch a URL and answer a question about its content.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
+        "input_schema": _closed_object(
+            {
                 "url": _string("The URL to fetch"),
                 "prompt": _string("What to extract from the page"),
             },
-            "required": ["url", "prompt"],
-            "additionalProperties": False,
-        },
+            required=["url", "prompt"],
+        ),
         "examples": [
             {
                 "url": "https://docs.python.org/3/library/tomllib.html",
@@ -236,16 +232,14 @@ _DEFAULT: tuple[dict[str, Any], ...] = (
     {
         "name": "Task",
         "description": "Hand a self-contained task to a sub-agent and return its report.",
-        "input_schema": {
-            "type": "object",
-            "properties": {
+        "input_schema": _closed_object(
+            {
                 "description": _string("A short title for the task"),
                 "prompt": _string("The full task for the sub-agent"),
                 "subagent_type": {"enum": ["general-purpose", "explore"]},
             },
-            "required": ["description", "prompt"],
-            "additionalProperties": False,
-        },
+            required=["description", "prompt"],
+        ),
         "examples": [
             {
                 "description": "Find config loading",
