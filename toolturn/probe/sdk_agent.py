@@ -25,7 +25,7 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -145,48 +145,68 @@ def _protocol_parts(protocol: str, asynchronous: bool) -> tuple[Any, Any, GoesOn
             lambda history, final: carry(history, final, outcome))
 
 
+class _Conversation:
+    """The agent's turns with the I/O left out, so that the sync and the async driver share
+    them: the history the next request sends, what came back (an answer, or the error that
+    broke its stream), and the exit status once it is over (`None` until then)."""
+
+    def __init__(self, goes_on: GoesOn, carry: Carry) -> None:
+        self.history: History = [{"role": "user", "content": PROMPT}]
+        self.status: int | None = None
+        self._goes_on, self._carry = goes_on, carry
+        self._turns = 0
+        self._broken = 0  # broken streams of the current turn
+
+    def take(self, answer: dict[str, Any] | Exception) -> None:
+        if isinstance(answer, Exception):
+            if self._broken == STREAM_RETRIES:
+                print(f"sdk_agent: gave up: {answer}", file=sys.stderr)
+                self.status = 1
+            self._broken += 1
+            return
+        self._broken = 0
+        if not self._goes_on(answer):
+            self.status = 0
+            return
+        self.history = self._carry(self.history, answer)
+        self._turns += 1
+        if self._turns == MAX_TURNS:
+            self.status = 0
+
+
+def _settled(turn: Callable[[], dict[str, Any]]) -> dict[str, Any] | Exception:
+    """The answer of one request, or the error that broke its stream."""
+    try:
+        return turn()
+    except RETRIED as error:
+        return error
+
+
+async def _settled_async(turn: Awaitable[dict[str, Any]]) -> dict[str, Any] | Exception:
+    try:
+        return await turn
+    except RETRIED as error:
+        return error
+
+
 def run_sync(mode: str, model: str, protocol: str = ANTHROPIC) -> int:
     client, turn, goes_on, carry = _protocol_parts(protocol, asynchronous=False)
-    history: History = [{"role": "user", "content": PROMPT}]
-    for _ in range(MAX_TURNS):
-        for attempt in range(STREAM_RETRIES + 1):
-            try:
-                final = turn(client, mode, model, history)
-                break
-            except RETRIED as error:
-                if attempt == STREAM_RETRIES:
-                    print(f"sdk_agent: gave up: {error}", file=sys.stderr)
-                    return 1
-        if not goes_on(final):
-            return 0
-        history = carry(history, final)
-    return 0
+    conversation = _Conversation(goes_on, carry)
+    while conversation.status is None:
+        conversation.take(_settled(lambda: turn(client, mode, model, conversation.history)))
+    return conversation.status
 
 
 async def run_async(mode: str, model: str, protocol: str = ANTHROPIC) -> int:
     client, turn, goes_on, carry = _protocol_parts(protocol, asynchronous=True)
+    conversation = _Conversation(goes_on, carry)
     try:
-        return await _async_turns(client, turn, goes_on, carry, mode, model)
+        while conversation.status is None:
+            conversation.take(await _settled_async(turn(client, mode, model,
+                                                        conversation.history)))
+        return conversation.status
     finally:
         await client.close()  # within the loop: its connections are closed before it ends
-
-
-async def _async_turns(client: Any, turn: Any, goes_on: GoesOn, carry: Carry, mode: str,
-                       model: str) -> int:
-    history: History = [{"role": "user", "content": PROMPT}]
-    for _ in range(MAX_TURNS):
-        for attempt in range(STREAM_RETRIES + 1):
-            try:
-                final = await turn(client, mode, model, history)
-                break
-            except RETRIED as error:
-                if attempt == STREAM_RETRIES:
-                    print(f"sdk_agent: gave up: {error}", file=sys.stderr)
-                    return 1
-        if not goes_on(final):
-            return 0
-        history = carry(history, final)
-    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
