@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from toolturn.errors import UserError
-from toolturn.runtime.strict_json import parse_json
+from toolturn.runtime.strict_json import NotAnObject, parse_json_object
 
 # Far beyond any real transcript or recorded stream (the mock server takes request bodies of up
 # to 32 MiB), and as much as a machine can parse: JSON takes several times its size in memory.
@@ -52,14 +52,13 @@ def json_object_lines(text: str, name: str, what: str) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            value = parse_json(line)
+            objects.append(parse_json_object(line))
+        except NotAnObject as error:
+            raise UserError(
+                f"{name}: line {number}: {what} must be a JSON object, not {error.kind}"
+            ) from None
         except ValueError as error:
             raise UserError(f"{name}: line {number}: not JSON ({error})") from None
-        if not isinstance(value, dict):
-            raise UserError(
-                f"{name}: line {number}: {what} must be a JSON object, not {type(value).__name__}"
-            )
-        objects.append(value)
     return objects
 
 

@@ -1,5 +1,8 @@
 """JSON as RFC 8259 has it: `parse_json(text)`.
 
+`parse_json_object(text)` is the same for
+text that must hold an object: any other value is a `NotAnObject` (a ValueError) naming its type.
+
 Python's json module also reads ``NaN``, ``Infinity`` and numbers beyond a double's range (as
 inf), which it then writes back in a form no JSON reader accepts; the API never sends them. And it
 recurses once per level of nesting, so a deep enough value raises RecursionError, which is not a
@@ -14,7 +17,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["parse_json"]
+__all__ = ["NotAnObject", "parse_json", "parse_json_object"]
 
 
 def _reject_constant(name: str) -> Any:
@@ -43,3 +46,21 @@ def parse_json(text: str) -> Any:
         return _STRICT_JSON.decode(text)
     except RecursionError:
         raise ValueError("nesting too deep") from None
+
+
+class NotAnObject(ValueError):
+    """Strict JSON, but a value other than an object: `kind` is the type it reads as (`list`,
+    `str`, `int`, `NoneType`, ...), for messages worded by the caller."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"JSON {kind}, not an object")
+        self.kind = kind
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The JSON object `text` holds; ValueError as `parse_json` when it is not strict JSON,
+    `NotAnObject` when it is another value."""
+    value = parse_json(text)
+    if not isinstance(value, dict):
+        raise NotAnObject(type(value).__name__)
+    return value

@@ -22,7 +22,7 @@ from typing import Any
 
 from toolturn.errors import UserError
 from toolturn.input_files import read_input
-from toolturn.runtime.strict_json import parse_json
+from toolturn.runtime.strict_json import NotAnObject, parse_json_object
 from toolturn.traces.claude_code import ClaudeCodeReader
 from toolturn.traces.logged import LoggedSession
 from toolturn.traces.request_log import RequestLogReader
@@ -84,14 +84,11 @@ def json_lines(path: Path, skipped: Skipped) -> list[tuple[int, dict[str, Any]]]
         if not raw.strip():
             continue
         try:
-            value = parse_json(raw)
+            lines.append((number, parse_json_object(raw)))
+        except NotAnObject as error:
+            skipped.add(str(path), number, f"not a JSON object: a {error.kind}")
         except (ValueError, RecursionError) as error:
             skipped.add(str(path), number, f"not JSON: {error}")
-            continue
-        if not isinstance(value, dict):
-            skipped.add(str(path), number, f"not a JSON object: a {type(value).__name__}")
-            continue
-        lines.append((number, value))
     return lines
 
 

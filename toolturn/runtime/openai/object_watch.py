@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final, Literal
 
-from toolturn.runtime.strict_json import parse_json
+from toolturn.runtime.strict_json import parse_json_object
 
 __all__ = ["CHANGED", "PARSED", "ObjectWatch", "Signal"]
 
@@ -113,13 +113,11 @@ class ObjectWatch:
             self._drop()
             return None
         try:
-            value = parse_json("".join(self._parts))
-        except ValueError:
-            value = None
-        if not isinstance(value, dict):
+            self.value = parse_json_object("".join(self._parts))
+        except ValueError:  # not JSON, or not an object: NotAnObject is one too
             self._drop()
             return None
-        self._state, self.value = "parsed", value
+        self._state = "parsed"
         return PARSED
 
     def _drop(self) -> None:

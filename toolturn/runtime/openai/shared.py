@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolturn.runtime.accumulator import StreamProtocolError
-from toolturn.runtime.strict_json import parse_json
+from toolturn.runtime.strict_json import NotAnObject, parse_json_object
 
 __all__ = ["as_dict", "describe", "parse_arguments"]
 
@@ -47,9 +47,8 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     if not raw:
         return {}, None
     try:
-        value = parse_json(raw)
+        return parse_json_object(raw), None
+    except NotAnObject as error:
+        return None, f"arguments are {error}"
     except ValueError as error:
         return None, f"arguments are not valid JSON: {error}"
-    if not isinstance(value, dict):
-        return None, f"arguments are JSON {type(value).__name__}, not an object"
-    return value, None
