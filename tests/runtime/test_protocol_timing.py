@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_model_tool_stops import _faulty_model, _streams, scanned_tool_stops
+from tests.model.test_model_tool_stops import _faulty_model, _streams, scanned_tool_stops
 from toolturn.model.model import MockModel
 from toolturn.model.response import StreamResponse
 from toolturn.model.tool_inputs import tool_inputs

@@ -37,5 +37,5 @@ One module per concept:
 # outside the package to them); the others are its own.
 __all__ = [
     "arrivals", "backends", "collector", "draws", "loop_factory", "recorder", "runner",
-    "simulation", "strict",
+    "session_faults", "simulation", "strict",
 ]
