@@ -309,11 +309,12 @@ def test_kept_cuts_spend_the_same_budget() -> None:
 
 
 def test_a_retryable_response_failed_is_a_cut() -> None:
-    # What the wire codec makes of an `error` event on the Responses API: `response.failed`,
-    # code `server_error`, and the stream's end. Codex retries it as a cut.
+    # What the wire codec makes of an `error` event on the Responses API: an `error` event, then
+    # `response.failed`, code `server_error`, and the stream's end. Codex retries it as a cut.
     codec = ResponsesEvents("msg_1", "m", {"model": "m", "input": "go"})
     codec.feed(message_start("msg_1"))
-    [failed] = codec.feed(error_event("api_error", "Internal server error"))
+    error, failed = codec.feed(error_event("api_error", "Internal server error"))
+    assert error["type"] == "error" and error["error"]["code"] == "server_error"
     assert failed["type"] == "response.failed"
     assert failed["response"]["error"]["code"] == "server_error"
     loop, _ = started()

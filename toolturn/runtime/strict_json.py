@@ -17,6 +17,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from toolturn.runtime.errors import ToolTurnError
+
 __all__ = ["NotAnObject", "parse_json", "parse_json_object"]
 
 
@@ -48,7 +50,7 @@ def parse_json(text: str) -> Any:
         raise ValueError("nesting too deep") from None
 
 
-class NotAnObject(ValueError):
+class NotAnObject(ToolTurnError, ValueError):
     """Strict JSON, but a value other than an object: `kind` is the type it reads as (`list`,
     `str`, `int`, `NoneType`, ...), for messages worded by the caller."""
 
