@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from toolturn.runtime.strict_json import parse_json
+from toolturn.runtime.strict_json import NotAnObject, parse_json_object
 
 __all__ = [
     "PartialEvent",
@@ -159,13 +159,11 @@ class SSEDecoder:
         text = "\n".join(data)
         where = f"line {self._first_data_line}"
         try:
-            payload = parse_json(text)
+            payload = parse_json_object(text)
+        except NotAnObject as error:
+            raise SSEDecodeError(f"{where}: data is {error}: {text[:120]}") from None
         except ValueError as error:
             raise SSEDecodeError(f"{where}: data is not JSON ({error}): {text[:120]}") from None
-        if not isinstance(payload, dict):
-            raise SSEDecodeError(
-                f"{where}: data is JSON {type(payload).__name__}, not an object: {text[:120]}"
-            )
         if name is not None and payload.get("type") != name:
             raise SSEDecodeError(
                 f"{where}: event name {name!r} does not match the data's type "
