@@ -17,7 +17,7 @@ from toolturn.probe.profile_agent import profile_class, run_tool
 from toolturn.probe.suite import PACKAGED_SUITE, load_suite
 from toolturn.probe.verdicts import CLASSES, run_class
 from toolturn.runtime.outcomes import ToolOutcome
-from toolturn.runtime.recovery import DEFAULT, RetryTransport
+from toolturn.runtime.recovery import CODEX, DEFAULT, RetryTransport
 from toolturn.wire.next_step import WrittenCall, next_step
 
 PROMPT = {"role": "user", "content": "Look at this project."}
@@ -164,3 +164,14 @@ def test_the_profiles_tools_read_the_working_directory_only(tmp_path: Any) -> No
     assert run_tool(tmp_path, "Read", {"file_path": "/etc/hostname"})[0] is ToolOutcome.ERROR
     assert run_tool(tmp_path, "Bash", {"command": "rm -rf /"}) == (
         ToolOutcome.SUCCESS, "(not run) rm -rf /")
+
+
+def test_an_idle_watch_is_not_slept_out_after_the_stream(monkeypatch: Any) -> None:
+    # Under `codex` the loop watches every stream for 300 s of silence (rule 9h); the driver
+    # reads each stream to its end before it carries out a command, so such a wait is moot.
+    slept: list[float] = []
+    monkeypatch.setattr("toolturn.probe.profile_agent.time.sleep", slept.append)
+    cases = {case.name: case for case in SUITE.cases}
+    assert profile_class(cases["error_before_blocks"], FAST, CODEX) == "identical_retry"
+    idle_s = CODEX.stream_idle_timeout_ns / 1e9 / FAST.speed
+    assert slept and max(slept) < idle_s / 10  # the backoffs are slept, the idle watches not

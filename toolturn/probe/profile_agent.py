@@ -35,7 +35,7 @@ from toolturn.runtime.commands import (
     StartTool,
     WaitUntil,
 )
-from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.loop import Phase, ToolTurnLoop
 from toolturn.runtime.message_events import message_events
 from toolturn.runtime.outcomes import ToolOutcome
 from toolturn.runtime.recovery import CLAUDE_CODE, RecoveryPolicy, RetryTransport
@@ -102,10 +102,7 @@ class ProfileDriver:
             outcome, content = run_tool(self.workdir, command.name, command.input)
             return self.loop.tool_finished(command.tool_use_id, outcome, content, self.now())
         if isinstance(command, WaitUntil):
-            wait_ns = command.time_ns - self.now()
-            if wait_ns > 0:
-                time.sleep(wait_ns / self.speed / 1e9)
-            return self.loop.wake(max(self.now(), command.time_ns))
+            return self._wait()
         if isinstance(command, AskPermission):
             return self.loop.permission_decided(command.tool_use_id, True, self.now())
         if isinstance(command, SessionEnded):
@@ -113,6 +110,21 @@ class ProfileDriver:
         # CancelTool, CancelRequest, TurnEnded: a tool here has finished before the loop
         # could cancel it, and nothing else is running.
         return []
+
+    def _wait(self) -> list[Command]:
+        """A `WaitUntil`: only a backoff is slept out. The loop also asks to be woken to watch a
+        stream for silence (rule 9h), but this driver reads each stream to its end before it
+        carries out a command: such a wait is moot, and sleeping it out would hold the run for
+        the profile's whole idle timeout (300 s under `codex`). So the loop is asked what it
+        waits for now."""
+        if self.loop.phase is not Phase.BACKOFF:
+            return []
+        commands = self.loop.wake(self.now())
+        if len(commands) == 1 and isinstance(commands[0], WaitUntil):
+            wake_ns = commands[0].time_ns
+            time.sleep(max(wake_ns - self.now(), 0) / self.speed / 1e9)
+            return self.loop.wake(max(self.now(), wake_ns))
+        return commands
 
     def _send(self, send: SendRequest) -> list[Command]:
         body = dict(send.request_body)
