@@ -104,6 +104,10 @@ REQUEST_INDEX = column(
     "request_index", pa.int64(),
     "the loop's request number within the session, from 1",
 )
+# Turns and requests both time their first stream event.
+FIRST_EVENT_NS = column(
+    "first_event_ns", NS, "first stream event received, from the run's start", nullable=True
+)
 
 # Where in the run a row was simulated: the position of its load level in the sweep (0 without a
 # sweep) and that level's value. Every table has both, right after `profile`.
@@ -140,11 +144,7 @@ TURNS = table_spec(
             nullable=True,
         ),
         column("request_sent_ns", NS, "the turn's first request sent, from the run's start"),
-        column(
-            "first_event_ns", NS,
-            "first stream event received, from the run's start",
-            nullable=True,
-        ),
+        FIRST_EVENT_NS,
         column(
             "message_stop_ns", NS,
             "the last attempt's message_stop, from the run's start",
@@ -283,11 +283,7 @@ REQUESTS = table_spec(
         column("retries", COUNT, "attempt - 1"),
         column("fault", CATEGORY, "the fault injected into it, if any", nullable=True),
         column("sent_ns", NS, "sent, from the run's start"),
-        column(
-            "first_event_ns", NS,
-            "first stream event received, from the run's start",
-            nullable=True,
-        ),
+        FIRST_EVENT_NS,
         column("end_ns", NS, "its stream ended (or the horizon)"),
         column(
             "input_tokens", COUNT,
@@ -379,11 +375,8 @@ OPTIONAL_TABLES: tuple[TableSpec, ...] = (EVENTS,)
 # The summary's columns (`toolturn.metrics.summary`): a row per metric of a simulation, or per
 # paired difference between two arms of it.
 SUMMARY_COLUMNS: tuple[Column, ...] = (
-    column("policy", CATEGORY, "executor policy: streaming, at_message_stop or serial"),
-    column(
-        "profile", CATEGORY,
-        "recovery profile of the loop (toolturn.runtime.recovery): default, claude-code or codex",
-    ),
+    POLICY,
+    PROFILE,
     column(
         "protocol", CATEGORY,
         "wire protocol of the rows summarised: anthropic, openai-responses or openai-chat (every "
@@ -396,16 +389,7 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
         "within the policy); null elsewhere",
         nullable=True,
     ),
-    column(
-        "load_level", pa.int64(),
-        "position of the row's load level in the scenario's sweep, from 0 (0 without a sweep)",
-    ),
-    column(
-        "load", pa.float64(),
-        "offered load of the level: sessions at once (closed loop) or arriving per second (open "
-        "loop); null for a trace of arrivals",
-        nullable=True,
-    ),
+    *LEVEL_COLUMNS,
     column("metric", pa.string(), "the metric's name (see toolturn.metrics.summary)"),
     column("value", pa.float64(), "its value, in unit"),
     column("unit", CATEGORY, "the value's unit (ns, turns, per 1k requests, share, ...)"),
@@ -418,6 +402,10 @@ SUMMARY_SCHEMA = pa.schema([c.field for c in SUMMARY_COLUMNS])
 
 # The columns a run of more than one experiment point (toolturn.experiment.points) adds to every
 # table: the point's position in the run, its replication and its key's text ("path=value;...").
+POINT_KEY = column(
+    "point_key", pa.string(),
+    "the point's settings: path=value joined by ';' in key order, values as JSON",
+)
 POINT_COLUMN_SPECS: tuple[Column, ...] = (
     column(
         "point", pa.int32(),
@@ -428,10 +416,7 @@ POINT_COLUMN_SPECS: tuple[Column, ...] = (
         "replication", pa.int32(),
         "which replication (seed) of its point the row's simulation is, from 0",
     ),
-    column(
-        "point_key", pa.string(),
-        "the point's settings: path=value joined by ';' in key order, values as JSON",
-    ),
+    POINT_KEY,
 )
 EXPERIMENT_COLUMNS: tuple[str, ...] = tuple(c.name for c in POINT_COLUMN_SPECS)
 # Its summary has them too, and every metric's confidence interval over the replications of a key
@@ -448,10 +433,7 @@ POINT_SUMMARY_COLUMNS: tuple[Column, ...] = (
         "the point's replication; null for a row over a key's replications",
         nullable=True,
     ),
-    column(
-        "point_key", pa.string(),
-        "the point's settings: path=value joined by ';' in key order, values as JSON",
-    ),
+    POINT_KEY,
     column(
         "ci_low", pa.float64(),
         "over a key's replications: the 95% t interval's low end (null from one replication)",
