@@ -132,6 +132,19 @@ def test_pairing_in_chat_finds_both_orphans_in_the_apis_words() -> None:
         (openai_chat_request.NO_CALL, "messages.[5].role")]
 
 
+@pytest.mark.parametrize(("text", "seen"), [
+    ('{"file_path": "/a"}', {"file_path": "/a"}),
+    ("[1, 2]", {}),  # strict JSON, but not an object
+    ('"/a"', {}),
+    ('{"x": NaN}', {}),  # not strict JSON
+    ('{"file_path": ', {}),  # cut short
+])
+def test_a_calls_arguments_reach_the_model_only_as_a_json_object(
+    text: str, seen: dict[str, Any]
+) -> None:
+    assert openai_responses_request.arguments(text) == seen
+
+
 def test_chat_takes_custom_tools_and_never_calls_them() -> None:
     custom = {"type": "custom", "custom": {"name": "apply_patch", "description": "a patch"}}
     function = {"type": "function", "function": {"name": "Read", "parameters": READ}}

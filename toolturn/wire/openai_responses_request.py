@@ -53,7 +53,7 @@ from toolturn.runtime.openai.responses_pairing import (
     FindingKind,
     classify_responses,
 )
-from toolturn.runtime.strict_json import parse_json
+from toolturn.runtime.strict_json import parse_json_object
 from toolturn.wire.openai_errors import (
     Problem,
     Refused,
@@ -175,10 +175,9 @@ def text_of(content: Any) -> str:
 def arguments(text: str) -> dict[str, Any]:
     """A call's arguments as the model's tool_use input: `{}` unless they are a JSON object."""
     try:
-        value = parse_json(text)
-    except ValueError:
+        return parse_json_object(text)
+    except ValueError:  # not strict JSON, or another value (NotAnObject)
         return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _message(item: Mapping[str, Any]) -> dict[str, Any] | None:
