@@ -10,12 +10,13 @@ prefix.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from pydantic import ValidationError
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 Location = tuple[str | int, ...]
+_T = TypeVar("_T", str, float)
 
 
 class FieldProblem:
@@ -59,3 +60,13 @@ def problems_under(prefix: Sequence[str | int], error: ValidationError) -> list[
         FieldProblem((*prefix, *detail["loc"]), detail["msg"], detail.get("input"), detail["type"])
         for detail in error.errors(include_url=False)
     ]
+
+
+def repeated(values: Sequence[_T]) -> list[_T]:
+    """The values that stand more than once in `values`, each once, sorted: what a "listed more
+    than once" error names (policies, profiles, protocols, load levels, grid values)."""
+    seen: set[_T] = set()
+    twice: set[_T] = set()
+    for value in values:
+        (twice if value in seen else seen).add(value)
+    return sorted(twice)

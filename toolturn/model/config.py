@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from toolturn.counts import Count, EmpiricalCount, FixedCount, UniformCount, fixed_count
 from toolturn.distributions import Distribution, fixed_ms
+from toolturn.field_problems import repeated
 from toolturn.limits import (
     MAX_DURATION_MS,
     MAX_LATENCY_GROWTH,
@@ -397,9 +398,9 @@ class ModelConfig(_Config):
         if isinstance(value, list):
             if not value:
                 raise ValueError("list at least one protocol")
-            repeated = sorted({p for p in value if value.count(p) > 1})
-            if repeated:
-                raise ValueError(f"listed more than once: {', '.join(repeated)}")
+            twice = repeated(value)
+            if twice:
+                raise ValueError(f"listed more than once: {', '.join(twice)}")
         return value
 
     @property

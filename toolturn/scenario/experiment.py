@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from toolturn.field_problems import FieldProblem, raise_problems
+from toolturn.field_problems import FieldProblem, raise_problems, repeated
 from toolturn.tools.json_values import json_problems
 
 # The most points one experiment may have (replications included): each is a whole run.
@@ -86,12 +86,11 @@ class ExperimentConfig(BaseModel):
         if self.grid is not None:
             problems += _path_problems(list(self.grid), ("grid",))
             for path, values in self.grid.items():
-                texts = [value_text(value) for value in values]
-                repeated = sorted({text for text in texts if texts.count(text) > 1})
-                if repeated:
+                twice = repeated([value_text(value) for value in values])
+                if twice:
                     problems.append(
                         FieldProblem(
-                            ("grid", path), f"values listed more than once: {', '.join(repeated)}"
+                            ("grid", path), f"values listed more than once: {', '.join(twice)}"
                         )
                     )
         if self.points is not None:

@@ -31,7 +31,13 @@ from pydantic import (
 
 from toolturn.counts import Count, fixed_count
 from toolturn.distributions import NS_PER_MS, Distribution, Fixed, LogNormal
-from toolturn.field_problems import FieldProblem, problems_under, raise_at, raise_problems
+from toolturn.field_problems import (
+    FieldProblem,
+    problems_under,
+    raise_at,
+    raise_problems,
+    repeated,
+)
 from toolturn.limits import (
     MAX_ATTACHMENT_RATE_PER_S,
     MAX_COUNT,
@@ -119,9 +125,9 @@ class LoadConfig(_Section):
     def _distinct_levels(cls, sweep: list[float] | None) -> list[float] | None:
         # Results are keyed by level: two runs at one level would be merged as one.
         if sweep is not None:
-            repeated = sorted({level for level in sweep if sweep.count(level) > 1})
-            if repeated:
-                shown = ", ".join(f"{level:g}" for level in repeated)
+            twice = repeated(sweep)
+            if twice:
+                shown = ", ".join(f"{level:g}" for level in twice)
                 raise ValueError(f"levels listed more than once: {shown}")
         return sweep
 
@@ -456,9 +462,9 @@ class RuntimeConfig(_Section):
     @field_validator("policies", "profiles")
     @classmethod
     def _no_repeats(cls, names: list[str]) -> list[str]:
-        repeated = sorted({p for p in names if names.count(p) > 1})
-        if repeated:
-            raise ValueError(f"listed more than once: {', '.join(repeated)}")
+        twice = repeated(names)
+        if twice:
+            raise ValueError(f"listed more than once: {', '.join(twice)}")
         return names
 
 
