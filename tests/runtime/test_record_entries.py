@@ -14,7 +14,7 @@ KINDS = typing.get_args(RecordEntry)
 
 
 def test_every_kind_begins_with_time_turn_and_attempt() -> None:
-    assert len(KINDS) == len(set(KINDS)) == 23
+    assert len(KINDS) == len(set(KINDS)) == 24
     for kind in KINDS:
         assert kind._fields[:3] == ("time_ns", "turn", "attempt"), kind
 

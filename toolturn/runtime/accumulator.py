@@ -28,6 +28,12 @@ Rules of the state machine (events are the JSON of each SSE ``data:`` line, as d
    either, every event is a protocol violation.
 7. ``ping`` and unknown event types are ignored once the message has started.
 
+8. ``reopen(index)`` (not an event: the caller's word) takes the completed tool block at
+   ``index`` back to open, with the input text it had, so that the deltas after append to it and
+   its next ``content_block_stop`` completes it again. It is for a block completed early: Chat
+   Completions never says a call is complete, and a runtime that started it once its arguments
+   parsed (`toolturn.runtime.protocol_timing`) learns from a later delta that they go on.
+
 A second ``message_start`` is a violation. A block still open when the stream ends (a cut, or a
 ``message_stop`` that skipped its ``content_block_stop``) is never returned as complete: it is
 listed in :attr:`StreamAccumulator.open_indices`.
@@ -291,6 +297,24 @@ class StreamAccumulator:
         except (KeyError, TypeError):
             return position
         return len(events)
+
+    def reopen(self, index: int) -> BlockMessage:
+        """Rule 8: the completed tool block at `index` is open again, with its input text so
+        far. Returns the completed message it was (now withdrawn from `completed`). Raises
+        ValueError when no completed tool block has that index or the stream is over."""
+        if not self._live:
+            raise ValueError(f"reopen of block {index} after the stream ended")
+        done = next((d for d in self.completed if d.index == index), None)
+        if done is None or done.block["type"] not in _TOOL_BLOCK_TYPES:
+            raise ValueError(f"reopen of block {index}, which is no completed tool block")
+        self.completed.remove(done)
+        # A fresh block: the withdrawn message keeps the input it was completed with.
+        state = _OpenBlock({**done.block, "input": {}})
+        text = done.input_json if done.input_json is not None else done.raw_input
+        if text:
+            state.parts.append(text)
+        self._open[index] = state
+        return done
 
     def summary(self, message_stop_ns: int | None = None) -> ResponseSummary:
         """The response's `ResponseSummary` so far; `message_stop_ns` is when the caller saw

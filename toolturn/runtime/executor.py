@@ -55,6 +55,15 @@ Rules
     outcome and the cause of a synthetic result (`records()`).
 13. The runtime's own error results (unknown tool, invalid JSON, schema failure, cancelled) are
     worded by the profile's `error_texts`.
+14. `retract(id)`: a call added before its block was really complete (a speculative start,
+    `toolturn.runtime.protocol_timing`) whose arguments then changed leaves the batch as if it
+    had never been added: out of the queue (a running or permission-pending call gets
+    `CancelTool` with the cause `misfire`, and its later reports are ignored as in rule 11),
+    and out of the hand-over order, so calls it held back may be handed over now. A result it
+    had handed over already is returned for the receiver to drop. Its block is added again
+    when it completes (`add_tool_use` under the same id, a new call); the withdrawn call stays
+    in `records()` (cause `misfire`, and `wasted` if it had started), and the record gets a
+    `CallRetracted`.
 """
 
 from __future__ import annotations
@@ -79,6 +88,7 @@ from toolturn.runtime.outcomes import CallOutcome, SyntheticCause, ToolOutcome
 from toolturn.runtime.permission import PermissionDecision, PermissionPolicy, allow_all
 from toolturn.runtime.policy import ExecutorPolicy, admission_for
 from toolturn.runtime.record import (
+    CallRetracted,
     PermissionAsked,
     Record,
     ResultHandedOver,
@@ -135,6 +145,19 @@ class CallRecord:
     outcome: CallOutcome | None
     synthetic_cause: SyntheticCause | None
     wasted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Retraction:
+    """What `ToolExecutor.retract` did: the commands to carry out, the result the call had
+    handed over already (None: none; whoever took it must drop it), whether it had started
+    (a wasted run), and whether its key is free again (no other call of the batch has it: a
+    repeat's earlier call keeps it), so the block may come back as a call of its own."""
+
+    commands: list[ExecutorCommand]
+    withdrawn: dict[str, Any] | None
+    wasted: bool
+    freed: bool
 
 
 class _Call:
@@ -212,6 +235,10 @@ class ToolExecutor:
         # The call each id's driver reports are about (a repeat takes over at admission).
         self._calls: dict[str, _Call] = {}
         self._order: list[_Call] = []
+        # Every call ever added, retracted ones included (rule 14), for `records()`; the keys
+        # whose latest call was retracted, free to be added again.
+        self._every: list[_Call] = []
+        self._retracted: set[str] = set()
         # Completed calls not yet handed over, in completion order (rule 7's other order).
         self._ready: list[_Call] = []
         self._handed_over = 0
@@ -246,6 +273,9 @@ class ToolExecutor:
             raise ExecutorClosedError(f"tool_use {block.get('id')!r} added after abort or discard")
         block_id = block["id"]
         tool_use_id = block_id if run_key is None else run_key
+        if tool_use_id in self._retracted and not repeat:
+            self._retracted.discard(tool_use_id)  # Rule 14: the block comes back.
+            del self._calls[tool_use_id]
         if (tool_use_id in self._calls) is not repeat:
             raise ValueError(
                 f"duplicate tool_use id {tool_use_id!r}" if not repeat
@@ -259,6 +289,7 @@ class ToolExecutor:
         if not repeat:
             self._calls[tool_use_id] = call
         self._order.append(call)
+        self._every.append(call)
         commands: list[ExecutorCommand] = []
         rejection = self._rejection(call, tool_input, input_error, input_json)
         if rejection is not None:
@@ -382,6 +413,34 @@ class ToolExecutor:
         self._ready = []
         return commands
 
+    def retract(self, tool_use_id: str, now_ns: int) -> Retraction:
+        """Withdraw the latest call of key `tool_use_id` (rule 14): its speculative start
+        misfired."""
+        call = next((c for c in reversed(self._order) if c.tool_use_id == tool_use_id), None)
+        if call is None:
+            raise ValueError(f"retract of a call not in the batch: {tool_use_id!r}")
+        commands: list[ExecutorCommand] = []
+        handed_over = call.state is CallState.HANDED_OVER
+        if call.state in _UNFINISHED:
+            self._cancel(call, SyntheticCause.MISFIRE, now_ns, commands)
+        if call in self._ready:
+            self._ready.remove(call)
+        if handed_over:
+            self._handed_over -= 1
+        self._order.remove(call)
+        wasted = call.start_ns is not None
+        record = self.record
+        if wasted:
+            call.wasted = True
+            record.add(WastedExecution, now_ns, call.tool_use_id, call.name)
+        record.add(CallRetracted, now_ns, call.tool_use_id, call.name)
+        freed = not any(other.tool_use_id == tool_use_id for other in self._order)
+        if freed:
+            self._retracted.add(tool_use_id)
+        self._admit(now_ns, commands)
+        self._hand_over(now_ns, commands)
+        return Retraction(commands, call.result if handed_over else None, wasted, freed)
+
     # ----- state -----
 
     @property
@@ -396,9 +455,10 @@ class ToolExecutor:
         return len(self._order)
 
     def records(self) -> list[CallRecord]:
-        """A frozen snapshot of every call, in tool_use order."""
+        """A frozen snapshot of every call, in the order they were added (tool_use order; a
+        retracted call, rule 14, comes before its block's later call)."""
         turn, attempt = self.turn, self.attempt
-        return [call.freeze(turn, attempt) for call in self._order]
+        return [call.freeze(turn, attempt) for call in self._every]
 
     # ----- internals -----
 

@@ -145,6 +145,14 @@ Rules
     like a constructor's `messages`; the record holds a `Resume` entry naming the cause, so that
     the repairs of that request are the cause's. The loop is idle: `start` goes on. The record
     and the counters (turns, requests) go on too: one session, one sequence of turns.
+17. A misfire (`arguments_changed(index)`): a tool_use block the driver completed early (its
+    `content_block_stop` fed when its arguments first parsed as a JSON object: Chat Completions'
+    speculative start, `toolturn.runtime.protocol_timing`) goes on after all. The block is open
+    again with its text so far (`StreamAccumulator.reopen`) and its call leaves the batch
+    (`ToolExecutor.retract`: a running call is cancelled, cause `misfire`, and counted as
+    wasted); a result it had handed over is dropped. The block's real stop then completes it
+    and its call is added anew, as any call is. Only while the response streams; the call's
+    late reports are ignored (rule 12).
 """
 
 from __future__ import annotations
@@ -458,9 +466,33 @@ class ToolTurnLoop:
             return [WaitUntil(self._session.wake_ns)]
         return [self._send(now_ns)]
 
+    def arguments_changed(
+        self, index: int, now_ns: int, request_id: int | None = None
+    ) -> list[Command]:
+        """Rule 17: the tool_use block at `index`, fed its stop early, goes on: its start
+        misfired."""
+        if self._stale(request_id) or self.phase is not Phase.STREAMING:
+            return []
+        attempt = self._attempt_state
+        attempt.accumulator.reopen(index)
+        attempt.duplicates.discard(index)
+        key = attempt.keys.pop(index, None)
+        if key is None:
+            return []  # Rule 2a's `run_first`: the block was never a call.
+        retraction = attempt.executor.retract(key, now_ns)
+        if retraction.freed:
+            del self._session.owner[key]  # so its block comes back as a call of its own
+        if retraction.wasted:
+            self.wasted_executions += 1
+        if retraction.withdrawn is not None:
+            attempt.results = [r for r in attempt.results if r is not retraction.withdrawn]
+        return self._route(retraction.commands, now_ns)
+
     def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[Command]:
         """A running tool reported progress (`ToolExecutor.tool_progress`, for observers)."""
-        executor = self._session.owner[tool_use_id]
+        executor = self._session.owner.get(tool_use_id)
+        if executor is None:
+            return []  # Rule 17: a retracted call's run.
         return self._route(executor.tool_progress(tool_use_id, progress, now_ns), now_ns)
 
     def tool_finished(
@@ -468,7 +500,9 @@ class ToolTurnLoop:
     ) -> list[Command]:
         """A started tool stopped (`ToolExecutor.tool_finished`), for whichever attempt's batch
         holds the call."""
-        executor = self._session.owner[tool_use_id]
+        executor = self._session.owner.get(tool_use_id)
+        if executor is None:
+            return []  # Rule 17: a retracted call's run.
         return self._route(executor.tool_finished(tool_use_id, outcome, content, now_ns), now_ns)
 
     def permission_decided(
@@ -476,7 +510,9 @@ class ToolTurnLoop:
     ) -> list[Command]:
         """The answer to an `AskPermission` (`ToolExecutor.permission_decided`); `message` is
         shown to the model on denial."""
-        executor = self._session.owner[tool_use_id]
+        executor = self._session.owner.get(tool_use_id)
+        if executor is None:
+            return []  # Rule 17: a retracted call's question.
         commands = executor.permission_decided(tool_use_id, allowed, now_ns, message=message)
         return self._route(commands, now_ns)
 
@@ -661,6 +697,7 @@ class ToolTurnLoop:
                     self._attempt_state.shadowed.add(tool_use_id)
         self.record.add(BlockComplete, now_ns, "tool_use", done.index, tool_use_id)
         self._session.owner[run_key or tool_use_id] = executor
+        self._attempt_state.keys[done.index] = run_key or tool_use_id
         commands = executor.add_tool_use(
             block, now_ns, input_error=done.input_error, input_json=done.input_json,
             repeat=repeat, run_key=run_key,

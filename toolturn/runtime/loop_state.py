@@ -91,3 +91,6 @@ class AttemptState:
     # the ids whose results are left out.
     duplicates: set[int] = field(default_factory=set)
     shadowed: set[str] = field(default_factory=set)
+    # The executor's key of each tool_use block given to it, by block index (rule 17 withdraws
+    # the call of a block).
+    keys: dict[int, str] = field(default_factory=dict)

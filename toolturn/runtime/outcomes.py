@@ -48,3 +48,6 @@ class SyntheticCause(str, Enum):
     CRASH = "crash"
     # The user rewound the conversation to an earlier message while the call was in flight.
     REWIND = "rewind"
+    # The call was started speculatively (its arguments so far parsed as a JSON object) and its
+    # arguments then changed: the start misfired and the call was withdrawn (executor rule 14).
+    MISFIRE = "misfire"

@@ -209,6 +209,18 @@ class WastedExecution(NamedTuple):
     tool_name: str
 
 
+class CallRetracted(NamedTuple):
+    """A call (`tool_use_id` of `tool_name`) left its batch because its speculative start
+    misfired: its arguments changed after they parsed (executor rule 14). Its block is
+    completed again later and that call is added anew."""
+
+    time_ns: int
+    turn: int
+    attempt: int
+    tool_use_id: str
+    tool_name: str
+
+
 class WorkLost(NamedTuple):
     """A call (`tool_use_id` of `tool_name`) that had started before a crash and whose result
     never reached the persisted transcript (written by the driver that persists it:
@@ -290,7 +302,7 @@ class SessionEnd(NamedTuple):
 RecordEntry = (
     RequestSent | RequestFailed | FirstEvent | BlockComplete | DuplicateToolUse | StreamError
     | Tombstone | Retry | Fallback | ToolQueued | PermissionAsked | ToolStarted | ToolEnded
-    | SyntheticResult | ResultHandedOver | WastedExecution | WorkLost | Repaired
+    | SyntheticResult | ResultHandedOver | WastedExecution | CallRetracted | WorkLost | Repaired
     | AttachmentAppended | Interrupt | TurnEnd | Resume | SessionEnd
 )
 
