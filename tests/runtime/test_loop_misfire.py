@@ -9,6 +9,7 @@ deltas after, then the block's stop again at its real completion.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from toolturn.runtime.loop import ToolTurnLoop
 from toolturn.runtime.outcomes import CallOutcome, SyntheticCause
 from toolturn.runtime.permission import PermissionDecision
 from toolturn.runtime.record import CallRetracted, WastedExecution
+from toolturn.runtime.recovery import DEFAULT, DuplicateIds, ResultOrder
 
 Event = dict[str, Any]
 # The text of the misfiring call: a complete object, then a second one (a model fault).
@@ -217,3 +219,40 @@ def test_the_executor_hands_over_what_a_withdrawn_call_held_back() -> None:
     ]
     with pytest.raises(ValueError, match="not in the batch"):
         executor.retract("zzz", 9)
+
+
+def test_in_completion_order_a_handed_over_result_is_dropped_and_the_rest_go_on() -> None:
+    profile = replace(DEFAULT, result_order=ResultOrder.COMPLETION)
+    loop = ToolTurnLoop(TOOLS, model="m", profile=profile)
+    loop.start("read", 0)
+    events = [message_start("msg_1"), _start(0, "t0"), _delta(0, '{"path": "/z"}'), _stop(0),
+              *_head()[5:]]
+    out = _feed(loop, events, 10)
+    assert [c.tool_use_id for c in of_type(StartTool, out)] == ["t0", "t1"]
+    assert [r.tool_use_id for r in of_type(ResultReady, loop.tool_finished("t1", "success", "a",
+                                                                           12))] == ["t1"]
+    assert loop.arguments_changed(1, 20) == []
+    out = _feed(loop, _tail(), 30)
+    assert [r.tool_use_id for r in of_type(ResultReady, out)] == ["t1"]  # the parse error
+    out = loop.tool_finished("t0", "success", "z", 40)
+    assert of_type(TurnEnded, out) == [TurnEnded(1, "tool_use", 2)]
+    _answered_once(loop)
+    assert [b["tool_use_id"] for b in loop.messages[-1]["content"]] == ["t1", "t0"]
+
+
+def test_a_repeat_of_an_id_is_withdrawn_and_comes_back_as_a_repeat() -> None:
+    # Rule 2a's `run_each`: the second block of id t1 runs after the first; its misfire
+    # withdraws only it, and its real stop makes it a repeat again (its result dropped).
+    profile = replace(DEFAULT, duplicate_ids=DuplicateIds.RUN_EACH)
+    loop = ToolTurnLoop(TOOLS, model="m", profile=profile)
+    loop.start("read", 0)
+    events = [message_start("msg_1"), _start(0, "t1"), _delta(0, '{"path": "/z"}'), _stop(0),
+              *_head()[5:]]
+    out = _feed(loop, events, 10)
+    assert [c.tool_use_id for c in of_type(StartTool, out)] == ["t1"]  # the repeat waits
+    assert loop.arguments_changed(1, 20) == []
+    _feed(loop, _tail(), 30)
+    out = loop.tool_finished("t1", "success", "z", 40)
+    assert of_type(TurnEnded, out) == [TurnEnded(1, "tool_use", 2)]
+    _answered_once(loop)
+    assert [b["content"] for b in loop.messages[-1]["content"]] == ["z"]
