@@ -61,6 +61,7 @@ UNITS = {
     "stall": 1,
     "malformed_tool_json": 2,
     "duplicate_tool_id": 2,
+    "tool_json_continues": 2,
     "unknown_tool": 2,
     "invalid_tool_input": 2,
     "max_tokens_mid_tool_use": 1,
@@ -219,6 +220,44 @@ def test_malformed_tool_json_does_not_parse() -> None:
     assert not parses(tool_json_of(events, 1)) and not parses(tool_json_of(events, 2))
     done = feed_ours(events).completed
     assert done[1].input_error is not None and done[1].raw_input == tool_json_of(events, 1)
+
+
+def _json_deltas(events: list[dict[str, object]], index: int) -> list[str]:
+    return [e["delta"]["partial_json"] for e in events  # type: ignore[index]
+            if e["type"] == "content_block_delta" and e["index"] == index]
+
+
+def test_tool_json_continues_streams_a_second_object_after_the_first() -> None:
+    calm = make_model(script=TEXT_AND_TWO_CALLS)
+    model = faulty("tool_json_continues", 1.0)
+    for session in range(10):
+        response = respond(model, session)
+        assert response.faults == ("tool_json_continues", "tool_json_continues")
+        events, calm_events = events_of(response), events_of(respond(calm, session))
+        for index in (1, 2):
+            pieces, calm_pieces = _json_deltas(events, index), _json_deltas(calm_events, index)
+            # The call's own deltas, unchanged, then its object once more, in deltas of its own.
+            assert pieces[:len(calm_pieces)] == calm_pieces
+            first = "".join(calm_pieces)
+            assert parses(first) and "".join(pieces) == first + first
+            assert not parses(tool_json_of(events, index))
+        done = feed_ours(events).completed
+        assert done[1].input_error is not None and done[1].raw_input == tool_json_of(events, 1)
+        # The response's own draws did not move: its text and its calls are the calm one's.
+        assert block_starts(events) == block_starts(calm_events)
+        assert [e for e in events if e["type"] == "content_block_delta" and e["index"] == 0] == [
+            e for e in calm_events if e["type"] == "content_block_delta" and e["index"] == 0]
+
+
+def test_tool_json_continues_is_deterministic_and_draws_nothing_at_zero() -> None:
+    model = faulty("tool_json_continues", P)
+    assert [respond(model, s) for s in range(20)] == [respond(model, s) for s in range(20)]
+    # At probability 0 it draws nothing: another fault's responses are byte for byte the same.
+    other = make_model(script=TEXT_AND_TWO_CALLS, faults={"cut_mid_tool_json": P})
+    with_zero = make_model(
+        script=TEXT_AND_TWO_CALLS, faults={"cut_mid_tool_json": P, "tool_json_continues": 0.0}
+    )
+    assert [respond(other, s) for s in range(40)] == [respond(with_zero, s) for s in range(40)]
 
 
 def test_duplicate_tool_ids_copy_an_earlier_id() -> None:

@@ -17,7 +17,7 @@ from toolturn.model.tool_inputs import tool_inputs
 from toolturn.runtime.accumulator import StreamAccumulator
 from toolturn.runtime.openai.chat import ChatAccumulator
 from toolturn.runtime.openai.responses import ResponsesAccumulator
-from toolturn.runtime.protocol_timing import call_timings, retimed
+from toolturn.runtime.protocol_timing import Retimed, call_timings, retimed
 from toolturn.scenario.loader import load_scenario
 from toolturn.wire.codecs import ChatCodec, ResponsesCodec
 
@@ -26,9 +26,18 @@ CHAT_BODY: dict[str, Any] = {"model": "m", "messages": [], "stream": True}
 RESPONSES_BODY: dict[str, Any] = {"model": "m", "input": [], "stream": True}
 
 
+def misfiring_model() -> MockModel:
+    """The faulty model whose calls' arguments often go on after their object (misfires)."""
+    model = _faulty_model()
+    faults = model.config.faults.model_copy(update={"tool_json_continues": 0.5})
+    config = model.config.model_copy(update={"faults": faults})
+    return MockModel(config, model.root_seed, model.tools)
+
+
 def every_stream() -> list[StreamResponse]:
-    """The faulty model's streams (every cut, error and stall) and each shipped scenario's."""
-    streams = _streams(_faulty_model(), 40)
+    """The faulty model's streams (every cut, error and stall), with and without arguments that
+    go on after their object, and each shipped scenario's."""
+    streams = _streams(_faulty_model(), 40) + _streams(misfiring_model(), 40)
     for path in sorted((ROOT / "scenarios").glob("*.toml")):
         scenario = load_scenario(path)
         model = MockModel(scenario.model, scenario.seed, tool_inputs(scenario.tool_specs))
@@ -77,7 +86,7 @@ def test_the_streams_cover_faults_and_several_calls() -> None:
 @pytest.mark.parametrize("speculative", [False, True])
 def test_chat_completion_instants_are_the_codec_and_accumulator_s(speculative: bool) -> None:
     chat_start = "at_parsed_json" if speculative else "at_next_call"
-    parsed = 0
+    parsed = changed = 0
     for response in STREAMS:
         real = chat_path(response, speculative)
         for timing in call_timings(response.events, "openai-chat", chat_start):
@@ -86,10 +95,11 @@ def test_chat_completion_instants_are_the_codec_and_accumulator_s(speculative: b
             assert timing.parsed == notices.get("parsed")
             assert timing.changed == notices.get("changed")
             parsed += timing.parsed is not None
+            changed += timing.changed is not None
         known = {t.tool_use_id for t in call_timings(response.events, "openai-chat", chat_start)
                  if t.known is not None}
         assert known == {call for call, seen in real.items() if "complete" in seen}
-    assert parsed > 0 if speculative else parsed == 0
+    assert parsed > changed > 0 if speculative else parsed == changed == 0
 
 
 def test_responses_instants_are_the_block_stops_as_the_codec_and_accumulator_say() -> None:
@@ -111,11 +121,21 @@ def test_the_retimed_chat_stream_is_a_legal_messages_stream_with_its_stops_moved
                 continue
             assert out.times == sorted(out.times)  # still in time order
             assert out.tool_stops == scanned_tool_stops(out.events)
-            accumulator = StreamAccumulator()
-            for event in out.events:
-                accumulator.feed(event)  # raises on an illegal stream
+            fed_as_the_loop_is(out)  # raises on an illegal stream
             moved += out.times != response.times
     assert moved > 0
+
+
+def fed_as_the_loop_is(out: Retimed) -> StreamAccumulator:
+    """`out` through a Messages accumulator, each retraction's block reopened just before its
+    delta (as `ToolTurnLoop.arguments_changed` does)."""
+    accumulator = StreamAccumulator()
+    retractions = dict(out.retractions)
+    for position, event in enumerate(out.events):
+        if position in retractions:
+            accumulator.reopen(retractions[position])
+        accumulator.feed(event)
+    return accumulator
 
 
 def misfiring_stream() -> tuple[list[dict[str, Any]], list[int]]:
@@ -149,7 +169,14 @@ def test_a_misfire_is_found_and_the_call_started_when_really_complete() -> None:
     assert (second.parsed, second.changed, second.known) == (7, None, 9)
     out = retimed(events, times, "openai-chat", "at_parsed_json")
     assert out is not None and out.misfired == ("toolu_a",)
-    # The misfired call's stop comes when the next call begins; the other's at its parse.
+    # The misfired call's stop comes at its parse (the speculative start), then again when the
+    # next call begins; the other's at its parse. The loop hears of the change at its delta.
     stops = [(out.events[i]["index"], out.times[i]) for i in out.tool_stops]
-    assert stops == [(0, times[6]), (1, times[7])]
+    assert stops == [(0, times[2]), (0, times[6]), (1, times[7])]
+    [(position, block)] = out.retractions
+    assert block == 0 and out.times[position] == out.times[position + 1] == times[4]
+    assert out.events[position] is events[3] and out.events[position + 1] is events[4]
+    done = {d.index: d for d in fed_as_the_loop_is(out).completed}
+    assert done[0].input_error is not None and done[0].raw_input == '{"path": "a"} {"x": 1}'
+    assert done[1].input_error is None
     assert retimed(events, times, "openai-chat", "at_next_call").misfired == ()  # type: ignore[union-attr]

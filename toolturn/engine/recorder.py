@@ -19,7 +19,10 @@ Definitions:
   attempt abandoned for a retry or a fallback (synthetic cause `discarded` or `fallback`) does
   not count even if it started: its work is thrown away, and counting it would credit early
   start (`streaming`) with starts the baselines, waiting for a `message_stop` that never came,
-  do not make. The tools table still shows those starts.
+  do not make. The tools table still shows those starts. Nor does a misfired speculative start
+  (cause `misfire`: cancelled when the call's arguments changed, loop rule 17): its row shows the
+  wasted run (start, end at the retraction), and the call's later row its real result; both rows
+  are `misfired`.
 - A turn's `outcome` is `completed` when it ended with a stop reason of the API, else the loop's
   reason (`interrupted`, `stream_error`, `request_failed`), or `horizon` when the simulation
   stopped first (its end is then the horizon).
@@ -61,8 +64,8 @@ LOOP_ENDINGS = frozenset({"interrupted", "stream_error", "request_failed", "cras
 # A session strict mode stopped when its resumed transcript broke
 # (`toolturn.engine.session_faults`).
 BROKEN_TRANSCRIPT = "broken_transcript"
-# Calls of an attempt given up for another: their results are not the turn's.
-_ABANDONED = frozenset({SyntheticCause.DISCARDED, SyntheticCause.FALLBACK})
+# Calls of an attempt given up for another, or withdrawn: their results are not the turn's.
+_ABANDONED = frozenset({SyntheticCause.DISCARDED, SyntheticCause.FALLBACK, SyntheticCause.MISFIRE})
 
 
 class FinishedSession(Protocol):

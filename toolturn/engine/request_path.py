@@ -7,6 +7,11 @@ points (`toolturn.engine.feed_points`). The body's pairing is the loop's verdict
 counted, marks the request and gets the API's 400. A `CancelRequest` abandons the stream and
 frees its endpoint slot. Each request gets its `RequestLog`.
 
+Under a protocol that retimes the stream (`toolturn.runtime.protocol_timing`), a misfired
+speculative start is retracted at its time: the changing delta is a decision point, and just
+before it is fed the loop hears `arguments_changed` for its block (its commands, the
+speculative run's `CancelTool`, carried out then).
+
 Cancelled work (an abandoned stream's pending timeout) is left to fire and is ignored: that is
 cheaper than removing it and keeps every path simple.
 """
@@ -31,7 +36,9 @@ ENDPOINT_REFUSED = "endpoint_refused"
 class _Stream:
     """The request being answered: its log, and the stream's events once there is one."""
 
-    __slots__ = ("closed", "events", "fed", "holds_slot", "log", "queued", "times")
+    __slots__ = (
+        "closed", "events", "fed", "holds_slot", "log", "queued", "retractions", "times",
+    )
 
     def __init__(self, log: RequestLog) -> None:
         self.log = log
@@ -42,6 +49,8 @@ class _Stream:
         self.closed = False
         self.holds_slot = False
         self.queued: simpy.Event | None = None
+        # Misfires still to tell the loop of: event index -> block index (before that event).
+        self.retractions: dict[int, int] = {}
 
 
 class RequestPath(SessionState):
@@ -133,12 +142,15 @@ class RequestPath(SessionState):
         if protocol is not None:
             events, times, tool_stops = protocol.events, protocol.times, protocol.tool_stops
             log.misfired = protocol.misfired
+            stream.retractions = dict(protocol.retractions)
         stream.events, stream.times = events, times
         if events:
             self._plan_interrupt(self.user.streaming_interrupt(log.turn, times[0]))
         if self.faults is not None:
             self.faults.stream_admitted(log.turn, events, response.end_ns)
         points = feed_points(tool_stops, len(events))
+        if stream.retractions:  # each is a decision point too, at its delta's time
+            points = sorted({*points, *stream.retractions})
         self._feed_points(stream, points, 0, response.end_ns)
 
     def _model_turn(self, command: SendRequest, stream: _Stream) -> Turn:
@@ -176,7 +188,8 @@ class RequestPath(SessionState):
     @strict_stops
     def _feed(self, stream: _Stream, stop: int) -> None:
         """Feed events up to index `stop` (exclusive), each at its own time; carry out the
-        commands of an event before the next event is fed. With a trace, the events fed are
+        commands of an event before the next event is fed; tell the loop of a misfire just
+        before its delta (`_Stream.retractions`). With a trace, the events fed are
         added to it (one test per call, none per event without)."""
         on_events = self.loop.on_events
         request_id = stream.log.request_index
@@ -184,8 +197,19 @@ class RequestPath(SessionState):
         start = fed = stream.fed
         if start == 0 and stop > 0:
             stream.log.first_event_ns = times[0]
+        retractions = stream.retractions
         while fed < stop:
-            commands, taken = on_events(events[fed:stop], times[fed:stop], request_id)
+            end = stop
+            if retractions:
+                if fed in retractions:
+                    stream.fed = fed
+                    self._dispatch(self.loop.arguments_changed(
+                        retractions.pop(fed), times[fed], request_id
+                    ))
+                    if stream.closed:
+                        break
+                end = min([position for position in retractions if position > fed] + [stop])
+            commands, taken = on_events(events[fed:end], times[fed:end], request_id)
             fed += taken
             if commands:
                 stream.fed = fed

@@ -309,6 +309,15 @@ class FaultsConfig(_Config):
     duplicate_tool_id: float = Field(
         default=0, ge=0, le=1, description="Per tool call: it reuses an earlier tool_use id."
     )
+    tool_json_continues: float = Field(
+        default=0,
+        ge=0,
+        le=1,
+        description="Per tool call: its arguments go on after a complete JSON object, a second "
+        "object following ({...}{...}), as some models emit for parallel calls; they do not "
+        "parse. Under openai-chat with chat_start = at_parsed_json its speculative start "
+        "misfires.",
+    )
     unknown_tool: float = Field(
         default=0, ge=0, le=1, description="Per tool call: it names a tool that does not exist."
     )

@@ -39,6 +39,7 @@ TOOL_CALL_FAULTS: Final = (
     "invalid_tool_input",
     "malformed_tool_json",
     "duplicate_tool_id",
+    "tool_json_continues",
 )
 # Per stream with at least one tool call.
 STOP_FAULTS: Final = ("max_tokens_mid_tool_use", "end_turn_with_tool_use")

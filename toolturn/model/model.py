@@ -13,8 +13,9 @@ What it checks and draws, in order:
    simulator takes the loop's verdict), then the model name (404 if unknown);
 2. HTTP faults (429, 529, 500 before streaming);
 3. the content (explicit script or generated), then tool-call faults (unknown tool, invalid
-   input, malformed JSON, duplicate id), chunking, `max_tokens` (the request's, and the
-   `max_tokens_mid_tool_use` fault), `end_turn_with_tool_use`;
+   input, malformed JSON, duplicate id, arguments that go on after their object), chunking,
+   `max_tokens` (the request's, and the `max_tokens_mid_tool_use` fault),
+   `end_turn_with_tool_use`;
 4. the timing (latency preset, overrides, endpoint factor);
 5. error events, cuts and stalls; keep-alive pings.
 
@@ -307,14 +308,20 @@ class MockModel:
         calls = [index for index, block in enumerate(planned) if block.type == "tool_use"]
         malformed: set[int] = set()
         duplicated: set[int] = set()
+        continued: set[int] = set()
         if dice is not None and self._tool_call_faults_on:
-            malformed, duplicated = self._tool_call_faults(planned, calls, dice, faults)
+            malformed, duplicated, continued = self._tool_call_faults(
+                planned, calls, dice, faults
+            )
         ids = self._tool_ids(planned, calls, duplicated, turn, body, faults)
         self._remember_scripted_runs(turn, calls, ids)
         blocks = [
             self._chunked(block, index, ids, index in malformed, turn, rng)
             for index, block in enumerate(planned)
         ]
+        if continued:
+            assert dice is not None
+            _continue_json(blocks, continued, dice.rng("tool_json_continues"))
         max_tokens = int(body["max_tokens"])
         output_tokens = sum(sum(block.chunks.tokens) for block in blocks)
         stop_reason = "tool_use" if calls else "end_turn"
@@ -419,15 +426,17 @@ class MockModel:
 
     def _tool_call_faults(
         self, planned: list[PlannedBlock], calls: list[int], dice: FaultDice, faults: list[str]
-    ) -> tuple[set[int], set[int]]:
+    ) -> tuple[set[int], set[int], set[int]]:
         """Rewrites the calls hit by unknown-tool or invalid-input faults; returns the block
-        indices whose JSON is to be malformed and those whose id is to be a duplicate."""
+        indices whose JSON is to be malformed, those whose id is to be a duplicate and those
+        whose JSON goes on after its object."""
         # The calls each kind hits (none, mostly: then nothing is rewritten).
         draws = {kind: set(dice.firing(kind, len(calls))) for kind in TOOL_CALL_FAULTS}
         malformed: set[int] = set()
         duplicated: set[int] = set()
+        continued: set[int] = set()
         if not any(draws.values()):
-            return malformed, duplicated
+            return malformed, duplicated, continued
         for position, index in enumerate(calls):
             call = planned[index]
             if position in draws["unknown_tool"]:
@@ -444,7 +453,10 @@ class MockModel:
                 faults.append("malformed_tool_json")
             if position in draws["duplicate_tool_id"]:
                 duplicated.add(index)
-        return malformed, duplicated
+            if position in draws["tool_json_continues"]:
+                continued.add(index)
+                faults.append("tool_json_continues")
+        return malformed, duplicated, continued
 
     def _tool_ids(
         self,
@@ -501,6 +513,21 @@ def _text_chunks(block: PlannedBlock, rng: np.random.Generator) -> Chunks:
     if block.generated:
         return generated_chunks(block.generated, rng)
     return chunk_tokens(block.tokens, rng)
+
+
+def _continue_json(
+    blocks: list[StreamBlock], continued: set[int], rng: np.random.Generator
+) -> None:
+    """The fault `tool_json_continues`: each block in `continued` streams a second copy of its
+    input object after its own, chunked by the fault's generator (so the response's own draws
+    do not move). The text then parses no more: an object, then more than whitespace."""
+    for index in sorted(continued):
+        chunks = blocks[index].chunks
+        # The call's own text once more: the shape of two calls' arguments run together.
+        more = chunk_tool_json_fine("".join(chunks.pieces), rng)
+        chunks.pieces += more.pieces[1:]  # not its opening empty delta
+        chunks.tokens += more.tokens[1:]
+        chunks.burst += more.burst[1:]
 
 
 def _truncated_at_tokens(blocks: list[StreamBlock], limit: int) -> list[StreamBlock]:

@@ -19,9 +19,13 @@ between the protocols is only *when* a runtime can know a call complete (issue 3
 event that makes the call known, at its time; or just after the parsing delta), so the loop and
 its executor start the call then, and nothing else changes: the same events, the same draws. A
 call never known complete (the stream cut first) keeps no stop, as a block open at a cut. A
-misfired call is fed its stop at its real completion and counted (`Retimed.misfired`); the run
-of its speculative start, cancelled when its arguments changed, is not simulated (the mock model
-never changes arguments after they parse, so no simulated stream misfires). The
+misfired call is fed its stop twice: after the parsing delta (its speculative start, as for any
+call), then at its real completion; in between, at the delta that changed its arguments, the
+loop is told so (`Retimed.retractions`: the driver calls `ToolTurnLoop.arguments_changed` just
+before feeding that delta, which cancels the speculative run and reopens the block), and the
+deltas after the parse are fed from then on (the whitespace held back since the parse first).
+The calls are counted (`Retimed.misfired`). Mock streams misfire under the model fault
+`tool_json_continues` (`toolturn.model.faults`). The
 instants are computed once per response from the Messages events (a pure function): a test
 proves them equal to the real path, each protocol's wire codec then its accumulator, on every
 fault and every shipped scenario's streams.
@@ -78,6 +82,9 @@ class Retimed:
     tool_stops: tuple[int, ...]
     # The ids of the calls whose speculative start misfired.
     misfired: tuple[str, ...] = ()
+    # Each misfire, in order: (the index in `events` of the delta that changed the call's
+    # arguments, its block's index). The loop hears of it just before that delta.
+    retractions: tuple[tuple[int, int], ...] = ()
 
 
 def call_timings(
@@ -145,26 +152,41 @@ def retimed(
     if not timings:
         return None
     moved = {timing.stop for timing in timings}
-    # Where each stop goes: before event `known` (a start at the parsed delta: after it).
+    # Where each stop goes: before event `known` (a start at the parsed delta: after it; a
+    # misfire, both), and the changing deltas, each with its block.
     before: dict[int, list[int]] = {}
     after: dict[int, list[int]] = {}
-    swallowed: set[int] = set()  # whitespace after a kept parse: fed with nothing to say
+    # The changing deltas: each one's block, and the whitespace deltas before it (held back
+    # while the block is stopped, fed after the retraction).
+    changes: dict[int, tuple[int, list[int]]] = {}
+    swallowed: set[int] = set()  # whitespace after a parse: fed with nothing to say, or later
     for timing in timings:
-        if timing.parsed is not None and timing.changed is None:
+        if timing.parsed is not None:
             after.setdefault(timing.parsed, []).append(timing.stop)
-            swallowed.update(_trailing_deltas(events, timing))
-        elif timing.known is not None:
+            trailing = _trailing_deltas(events, timing)
+            if timing.changed is None:
+                swallowed.update(trailing)
+                continue
+            held = [position for position in trailing if position < timing.changed]
+            swallowed.update(held)
+            changes[timing.changed] = (timing.block, held)
+        if timing.known is not None:
             before.setdefault(timing.known, []).append(timing.stop)
-        else:
-            continue  # never known complete: its stop is dropped, as at a cut
+        # else never known complete: its (real) stop is dropped, as at a cut
     out_events: list[dict[str, Any]] = []
     out_times: list[int] = []
     stops: list[int] = []
+    retractions: list[tuple[int, int]] = []
     for position, event in enumerate(events):
         for stop in before.get(position, ()):
             stops.append(len(out_events))
             out_events.append(events[stop])
             out_times.append(times[position])
+        if position in changes:
+            block, held = changes[position]
+            retractions.append((len(out_events), block))
+            out_events += [events[held_at] for held_at in held]
+            out_times += [times[position]] * len(held)
         if position not in moved and position not in swallowed:
             out_events.append(event)
             out_times.append(times[position])
@@ -173,12 +195,12 @@ def retimed(
             out_events.append(events[stop])
             out_times.append(times[position])
     misfired = tuple(timing.tool_use_id for timing in timings if timing.misfired)
-    return Retimed(out_events, out_times, tuple(stops), misfired)
+    return Retimed(out_events, out_times, tuple(stops), misfired, tuple(retractions))
 
 
 def _trailing_deltas(events: Sequence[dict[str, Any]], timing: CallTiming) -> list[int]:
-    """The deltas of the call's block after its parse (whitespace only, since it did not
-    change): the loop's block is stopped at the parse, so they are left out."""
+    """The deltas of the call's block after its parse (whitespace only up to a change): the
+    loop's block is stopped at the parse, so they are left out (until a change reopens it)."""
     assert timing.parsed is not None
     return [
         position for position in range(timing.parsed + 1, timing.stop)

@@ -75,6 +75,13 @@ FAULTS: Final[dict[str, dict[str, str | None]]] = {
                           "own; the openai SDK's stream helper raises on it)",
         OPENAI_CHAT: "a second `tool_calls` entry (its own `index`) with an earlier `id`",
     },
+    "tool_json_continues": {
+        ANTHROPIC: "`input_json_delta`s that close the object, then a second object",
+        OPENAI_RESPONSES: "`function_call_arguments.delta`s and `.done` with `arguments` of one "
+                          "object, then a second: they do not parse",
+        OPENAI_CHAT: "`function.arguments` pieces that close an object, then a second (under "
+                     "`chat_start = at_parsed_json` a start at the first object misfires)",
+    },
     "max_tokens_mid_tool_use": {
         ANTHROPIC: "`stop_reason: max_tokens` with the last `tool_use`'s JSON unfinished",
         OPENAI_RESPONSES: "the last item done with status `incomplete`, then `response.incomplete` "

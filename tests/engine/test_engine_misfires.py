@@ -1,0 +1,58 @@
+"""Misfires simulated end to end (issue 34): under Chat Completions with `chat_start =
+"at_parsed_json"`, a call whose arguments go on after a complete object (the model fault
+`tool_json_continues`) is started at the parse, cancelled when the text goes on (loop rule 17),
+and answered once, with the malformed-arguments error, when it is really complete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.engine.test_protocols import TWO_CALLS
+from tests.helpers.engine_runs import scenario_of
+from toolturn.engine.runner import run_scenario
+
+
+def tables(chat_start: str) -> dict[str, list[dict[str, Any]]]:
+    scenario = scenario_of(TWO_CALLS, **{
+        "model.protocol": "openai-chat", "runtime.chat_start": chat_start,
+        "runtime.policies": ["streaming"], "model.faults.tool_json_continues": 1.0,
+    })
+    return {name: table.to_pylist() for name, table in run_scenario(scenario).tables("r").items()}
+
+
+def test_a_misfired_start_is_cancelled_and_the_call_answered_once() -> None:
+    out = tables("at_parsed_json")
+    first = next(turn for turn in out["turns"] if turn["turn_index"] == 1)
+    assert first["misfires"] == 2 and first["n_tool_calls"] == 2
+    rows = [row for row in out["tools"] if row["turn_index"] == 1]
+    assert all(row["misfired"] for row in rows)
+    wasted = [row for row in rows if row["synthetic_cause"] == "misfire"]
+    answered = [row for row in rows if row["synthetic_cause"] is None]
+    assert len(wasted) == len(answered) == 2
+    assert {row["tool_use_id"] for row in wasted} == {row["tool_use_id"] for row in answered}
+    for row in wasted:
+        # Started at the parse, before the model's stream ended, and cancelled soon after.
+        assert row["start_ns"] is not None and row["start_ns"] < first["message_stop_ns"]
+        assert row["start_ns"] < row["end_ns"] < row["start_ns"] + 400 * 1_000_000
+    for row in answered:
+        assert row["outcome"] == "invalid_input" and row["start_ns"] is None
+    # The turn's first tool start is a kept one: none (both calls failed without running).
+    assert first["first_tool_start_ns"] is None
+    # Every call answered once: the next request passed the API's pairing, nothing repaired.
+    assert out["repairs"] == []
+    assert all(request["fault"] in (None, "tool_json_continues,tool_json_continues")
+               for request in out["requests"])
+    assert [turn["outcome"] for turn in out["turns"]] == ["completed", "completed"]
+
+
+def test_at_next_call_the_same_draws_do_not_misfire() -> None:
+    speculative, at_next_call = tables("at_parsed_json"), tables("at_next_call")
+    assert all(turn["misfires"] == 0 for turn in at_next_call["turns"])
+    assert not any(row["misfired"] for row in at_next_call["tools"])
+    # The same calls, each answered with the same malformed-arguments error, and the same faults.
+    calls = [(r["tool_use_id"], r["outcome"]) for r in at_next_call["tools"]]
+    assert calls == [(r["tool_use_id"], r["outcome"]) for r in speculative["tools"]
+                     if r["synthetic_cause"] != "misfire"]
+    assert [r["fault"] for r in at_next_call["requests"]] == [
+        r["fault"] for r in speculative["requests"]]
+    assert at_next_call["requests"][0]["fault"] == "tool_json_continues,tool_json_continues"
