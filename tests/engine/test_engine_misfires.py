@@ -5,11 +5,25 @@ and answered once, with the malformed-arguments error, when it is really complet
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
+from tests.engine.test_engine_fault_storm import (
+    SESSIONS,
+    UNFINISHED,
+    own_duplicates,
+    storm,
+    unexpected,
+)
 from tests.engine.test_protocols import TWO_CALLS
-from tests.helpers.engine_runs import scenario_of
+from tests.helpers.engine_runs import dict_rows, scenario_of
 from toolturn.engine.runner import run_scenario
+from toolturn.engine.simulation import simulate
+from toolturn.model.faults import ALL_FAULTS
+from toolturn.runtime.loop import ToolTurnLoop
+from toolturn.runtime.recovery import PROFILES
+from toolturn.runtime.repair import check_pairing
+from toolturn.scenario.schema import ALL_POLICIES, Scenario
 
 
 def tables(chat_start: str) -> dict[str, list[dict[str, Any]]]:
@@ -56,3 +70,38 @@ def test_at_next_call_the_same_draws_do_not_misfire() -> None:
     assert [r["fault"] for r in at_next_call["requests"]] == [
         r["fault"] for r in speculative["requests"]]
     assert at_next_call["requests"][0]["fault"] == "tool_json_continues,tool_json_continues"
+
+
+def test_misfires_in_a_storm_of_every_fault_leave_every_call_answered_once(
+    kept_loops: list[ToolTurnLoop],
+) -> None:
+    # Misfires among cuts, duplicate ids, fallbacks, interrupts and permission asks, under
+    # every profile and policy: every session ends, every transcript is legal as it stands.
+    data = storm({fault: 0.1 for fault in ALL_FAULTS}).model_dump(mode="python")
+    data["model"]["faults"]["tool_json_continues"] = 0.5
+    data["runtime"]["chat_start"] = "at_parsed_json"
+    data["session"]["interrupts"]["probability"] = 0.3
+    data["tools"]["override"] = {
+        name: {"permission": {"mode": "ask", "deny_probability": 0.2}} for name in ("Read", "Bash")
+    }
+    scenario = Scenario.model_validate(data)
+    misfires = 0
+    for profile, policy in itertools.product(PROFILES, ALL_POLICIES):
+        kept_loops.clear()
+        result = simulate(scenario, policy, scenario.load.levels[0], profile=profile,
+                          protocol="openai-chat")
+        where = (policy, profile)
+        assert result.sessions_finished == SESSIONS, where
+        assert result.pairing_violations == 0 or own_duplicates(kept_loops), where
+        assert dict_rows(result.rows["repairs"]) == [], where
+        for loop in kept_loops:
+            assert unexpected(loop, check_pairing(loop.messages)) == [], where
+            assert [r for r in loop.call_records() if r.state in UNFINISHED] == [], where
+        turns = dict_rows(result.rows["turns"])
+        misfires += sum(turn["misfires"] for turn in turns)
+        cancelled = [row for row in dict_rows(result.rows["tools"])
+                     if row["synthetic_cause"] == "misfire"]
+        assert all(row["misfired"] for row in cancelled), where
+        if policy != "streaming":  # the baselines never start a call before the response ends
+            assert all(row["start_ns"] is None for row in cancelled), where
+    assert misfires > 0

@@ -229,7 +229,10 @@ def _tool_rows(
         tools["start_lag_ns"].append(None if start is None else start - call.block_complete_ns)
         tools["outcome"].append(PENDING if call.outcome is None else call.outcome.value)
         tools["synthetic_cause"].append(None if cause is None else cause.value)
-        tools["misfired"].append((turn, call.tool_use_id) in misfired)
+        # A call run under its own key (`id#2`, loop rule 2a's `unchecked`) is its block's.
+        tools["misfired"].append(
+            bool(misfired) and (turn, call.tool_use_id.partition("#")[0]) in misfired
+        )
 
 
 def _request_rows(
