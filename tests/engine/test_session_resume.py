@@ -8,11 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 from tests.helpers.loop_tools import READ, tool_response
-from tests.helpers.runtime_script import of_type, text_response
+from tests.helpers.runtime_script import message_end, message_start, of_type, text_response
 from toolturn.distributions import Fixed
 from toolturn.engine.session_faults import CONTINUE_TEXT, REWIND_TEXT
 from toolturn.engine.transcript_log import TranscriptLog
-from toolturn.runtime.commands import CancelTool, Command, ResultReady, SendRequest, StartTool
+from toolturn.runtime.commands import (
+    CancelTool,
+    Command,
+    DiscardedResult,
+    ResultReady,
+    SendRequest,
+    StartTool,
+)
 from toolturn.runtime.compaction import SUMMARY_TEXT, compact
 from toolturn.runtime.loop import Phase, ToolTurnLoop
 from toolturn.runtime.outcomes import SyntheticCause, ToolOutcome
@@ -274,3 +281,29 @@ def test_reading_lines_merges_blocks_and_keeps_the_last_branch() -> None:
         {"role": "user", "content": [text("again")]},
         {"role": "assistant", "content": [text("w")]},
     ]
+
+
+def test_a_misfired_calls_early_result_never_reaches_the_log() -> None:
+    # openai-chat under at_parsed_json: the call's arguments parse, its speculative run ends and
+    # hands its result over, then a second object follows (a misfire). The log held that result
+    # for the call's line: it must write the call's real answer (the parse error) instead.
+    agent = Agent()
+    agent.start(PROMPT, 0)
+    block = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {}}
+    head = [message_start("msg_1"), {"type": "content_block_start", "index": 0,
+                                     "content_block": block},
+            {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "input_json_delta", "partial_json": '{"path": "/a"}'}},
+            {"type": "content_block_stop", "index": 0}]
+    agent.stream(head, 10)
+    [early] = of_type(ResultReady, agent.finish("toolu_1", "contents of /a", 20))
+    dropped = agent.did(agent.loop.arguments_changed(0, 30), 30)
+    assert dropped == [DiscardedResult("toolu_1", early.result, SyntheticCause.MISFIRE)]
+    tail = [{"type": "content_block_delta", "index": 0,
+             "delta": {"type": "input_json_delta", "partial_json": '{"path": "/b"}'}},
+            {"type": "content_block_stop", "index": 0}, *message_end("tool_use")]
+    [answer] = of_type(ResultReady, agent.stream(tail, 40))
+    assert answer.result["is_error"] is True
+    results = [line.block for line in agent.log.lines if line.kind is LineKind.RESULT]
+    assert results == [answer.result]
+    assert read_transcript(agent.log.lines)[-1] == agent.loop.messages[-1]

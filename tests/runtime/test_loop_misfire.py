@@ -25,6 +25,7 @@ from tests.helpers.runtime_script import (
 from toolturn.runtime.commands import (
     AskPermission,
     CancelTool,
+    DiscardedResult,
     ResultReady,
     SendRequest,
     StartTool,
@@ -123,8 +124,12 @@ def test_a_result_already_handed_over_is_dropped() -> None:
     loop.start("read", 0)
     _feed(loop, _head(), 10)
     out = loop.tool_finished("t1", "success", "contents of a", 15)
-    assert [c.tool_use_id for c in of_type(ResultReady, out)] == ["t1"]
-    assert loop.arguments_changed(1, 20) == []  # nothing to cancel: it had ended
+    [handed] = of_type(ResultReady, out)
+    assert handed.tool_use_id == "t1"
+    # Nothing to cancel (it had ended); its result, handed over, is dropped for observers too.
+    assert loop.arguments_changed(1, 20) == [
+        DiscardedResult("t1", handed.result, SyntheticCause.MISFIRE)
+    ]
     out = _feed(loop, _tail(), 30)
     [ready] = of_type(ResultReady, out)
     assert ready.result["is_error"] is True
@@ -231,7 +236,9 @@ def test_in_completion_order_a_handed_over_result_is_dropped_and_the_rest_go_on(
     assert [c.tool_use_id for c in of_type(StartTool, out)] == ["t0", "t1"]
     assert [r.tool_use_id for r in of_type(ResultReady, loop.tool_finished("t1", "success", "a",
                                                                            12))] == ["t1"]
-    assert loop.arguments_changed(1, 20) == []
+    assert [d.tool_use_id for d in of_type(DiscardedResult, loop.arguments_changed(1, 20))] == [
+        "t1"
+    ]
     out = _feed(loop, _tail(), 30)
     assert [r.tool_use_id for r in of_type(ResultReady, out)] == ["t1"]  # the parse error
     out = loop.tool_finished("t0", "success", "z", 40)

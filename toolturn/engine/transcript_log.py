@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolturn.randomness import stream
-from toolturn.runtime.commands import Command, ResultReady
+from toolturn.runtime.commands import Command, DiscardedResult, ResultReady
 from toolturn.runtime.loop import ToolTurnLoop
 from toolturn.runtime.pairing import TOOL_RESULT
 from toolturn.runtime.transcript_lines import Line, LineKind, content_blocks, read_transcript
@@ -74,6 +74,10 @@ class TranscriptLog:
         for command in commands:
             if type(command) is ResultReady:
                 self._held.append(command.result)
+            elif type(command) is DiscardedResult:
+                # A misfired call's result, handed over before its arguments changed and held
+                # for its call's line, which the loop has dropped (its call's answer comes anew).
+                self._held = [held for held in self._held if held is not command.result]
         self._results(now_ns)
         for index in range(max(self._count - 1, 0), len(messages)):
             message = messages[index]

@@ -227,7 +227,7 @@ TOOLS = table_spec(
         column(
             "synthetic_cause", CATEGORY,
             "why the loop or executor made its result (user_interrupt, stream_error, "
-            "sibling_error, discarded, fallback, ...); null for a tool's own result",
+            "sibling_error, discarded, fallback, misfire, ...); null for a tool's own result",
             nullable=True,
         ),
         column(

@@ -20,8 +20,8 @@ Notifications for observers (nothing to do, but worth showing a user):
 
 - `ToolProgress`: a running call reported progress. Progress never becomes a result.
 - `ResultReady`: a call's tool_result block was handed over to the transcript's next user message.
-- `DiscardedResult`: a call of an abandoned attempt ended with this (synthetic) result, which the
-  loop drops.
+- `DiscardedResult`: a call of an abandoned attempt ended with this (synthetic) result, or a
+  misfired call's result was handed over before its arguments changed: the loop drops it.
 - `TurnEnded`, `SessionEnded`: the end of one model request and its tools, of the whole chain.
 """
 
@@ -82,7 +82,8 @@ class ResultReady:
 
 @dataclass(frozen=True, slots=True)
 class DiscardedResult:
-    """A call of an abandoned attempt ended with this result, which the loop drops."""
+    """A call of an abandoned attempt ended with this result, or a misfired call (rule 14 of
+    the executor) had handed it over before its arguments changed: the loop drops it."""
 
     tool_use_id: str
     result: dict[str, Any]

@@ -420,13 +420,16 @@ class ToolExecutor:
         if call is None:
             raise ValueError(f"retract of a call not in the batch: {tool_use_id!r}")
         commands: list[ExecutorCommand] = []
-        handed_over = call.state is CallState.HANDED_OVER
+        withdrawn = call.result if call.state is CallState.HANDED_OVER else None
         if call.state in _UNFINISHED:
             self._cancel(call, SyntheticCause.MISFIRE, now_ns, commands)
         if call in self._ready:
             self._ready.remove(call)
-        if handed_over:
+        if withdrawn is not None:
             self._handed_over -= 1
+            # Observers took the result as handed over (a transcript log holds it for its
+            # call's line): it is dropped now, as an abandoned attempt's results are.
+            commands.append(DiscardedResult(call.tool_use_id, withdrawn, SyntheticCause.MISFIRE))
         self._order.remove(call)
         wasted = call.start_ns is not None
         record = self.record
@@ -439,7 +442,7 @@ class ToolExecutor:
             self._retracted.add(tool_use_id)
         self._admit(now_ns, commands)
         self._hand_over(now_ns, commands)
-        return Retraction(commands, call.result if handed_over else None, wasted, freed)
+        return Retraction(commands, withdrawn, wasted, freed)
 
     # ----- state -----
 
