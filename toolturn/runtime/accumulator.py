@@ -41,13 +41,11 @@ listed in :attr:`StreamAccumulator.open_indices`.
 
 from __future__ import annotations
 
-import json
-import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolturn.runtime.errors import ToolTurnError
+from toolturn.runtime.stream_events import StreamProtocolError, as_dict, describe
 from toolturn.runtime.strict_json import parse_json
 
 __all__ = [
@@ -57,10 +55,6 @@ __all__ = [
     "StreamProtocolError",
     "merge_block_messages",
 ]
-
-
-class StreamProtocolError(ToolTurnError):
-    """An event broke the stream protocol; the message says what arrived and why it does not fit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,37 +139,6 @@ def _parse_tool_input(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     return value, None
 
 
-def _describe(event: Mapping[str, Any]) -> str:
-    """The event as it arrived, shortened, for error messages."""
-    try:
-        text = json.dumps(event, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError, RecursionError):  # keys JSON cannot write, a cycle, depth
-        text = _SHORT_REPR.repr(event)
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-# repr() recurses as deep as the event is nested; this one stops six levels down. (Only the
-# depth matters: wide values are cut at 200 characters anyway.)
-_SHORT_REPR = reprlib.Repr()
-_SHORT_REPR.maxdict = _SHORT_REPR.maxlist = _SHORT_REPR.maxtuple = 50
-_SHORT_REPR.maxstring = _SHORT_REPR.maxother = 200
-
-
-def _as_dict(event: Any) -> dict[str, Any]:
-    """The thin adapter: a Mapping, or an SDK typed event (pydantic), as a plain dict."""
-    if isinstance(event, Mapping):
-        return dict(event)
-    to_dict = getattr(event, "to_dict", None)
-    if callable(to_dict):  # the anthropic SDK's models
-        return dict(to_dict())
-    model_dump = getattr(event, "model_dump", None)
-    if callable(model_dump):  # any other pydantic model
-        return dict(model_dump(mode="json", by_alias=True, exclude_unset=True))
-    raise StreamProtocolError(
-        f"an event must be a mapping or an SDK event object, got {type(event).__name__}"
-    )
-
-
 class StreamAccumulator:
     """Turns one response's stream events into one :class:`BlockMessage` per completed block.
 
@@ -210,7 +173,7 @@ class StreamAccumulator:
         """Apply one event (a dict, or an SDK typed event via the thin adapter). Returns the
         completed block on content_block_stop, else None. Raises StreamProtocolError."""
         if type(event) is not dict:
-            event = _as_dict(event)
+            event = as_dict(event)
         try:
             kind = event["type"]
             # The hot path first: an appending delta to an open block of the right type. The
@@ -251,7 +214,7 @@ class StreamAccumulator:
             return None
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise StreamProtocolError(
-                f"malformed {event.get('type', 'untyped')!s} event ({error!r}): {_describe(event)}"
+                f"malformed {event.get('type', 'untyped')!s} event ({error!r}): {describe(event)}"
             ) from None
 
     def append_deltas(self, events: Sequence[Any], start: int = 0) -> int:
@@ -344,20 +307,20 @@ class StreamAccumulator:
     def _check_can_start(self, kind: str, event: dict[str, Any]) -> None:
         if self.finished or self.error is not None:
             ended_by = "message_stop" if self.finished else "an error event"
-            raise StreamProtocolError(f"{kind} event after {ended_by}: {_describe(event)}")
+            raise StreamProtocolError(f"{kind} event after {ended_by}: {describe(event)}")
         if kind not in ("message_start", "error"):
-            raise StreamProtocolError(f"{kind} event before message_start: {_describe(event)}")
+            raise StreamProtocolError(f"{kind} event before message_start: {describe(event)}")
 
     def _start_message(self, event: dict[str, Any]) -> None:
         if self.started:
-            raise StreamProtocolError(f"a second message_start: {_describe(event)}")
+            raise StreamProtocolError(f"a second message_start: {describe(event)}")
         message = dict(event["message"])
         if message.get("content"):
-            raise StreamProtocolError(f"message_start already carries content: {_describe(event)}")
+            raise StreamProtocolError(f"message_start already carries content: {describe(event)}")
         message_id = message["id"]
         if not isinstance(message_id, str):
             raise StreamProtocolError(
-                f"message_start without a string message id: {_describe(event)}"
+                f"message_start without a string message id: {describe(event)}"
             )
         self.message_id = message_id
         self.model = message.get("model")
@@ -373,11 +336,11 @@ class StreamAccumulator:
         block = dict(event["content_block"])
         block_type = block["type"]
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
-            raise StreamProtocolError(f"content_block_start with a bad index: {_describe(event)}")
+            raise StreamProtocolError(f"content_block_start with a bad index: {describe(event)}")
         if index in self._used_indices:
             state = "still open" if index in self._open else "already stopped"
             raise StreamProtocolError(
-                f"content_block_start for index {index}, which is {state}: {_describe(event)}"
+                f"content_block_start for index {index}, which is {state}: {describe(event)}"
             )
         if block_type == "thinking":
             block.setdefault("thinking", "")
@@ -386,7 +349,7 @@ class StreamAccumulator:
             block.setdefault("text", "")
         if block_type in ("text", "thinking") and type(block[block_type]) is not str:
             raise StreamProtocolError(
-                f"a {block_type} block whose {block_type} is not a string: {_describe(event)}"
+                f"a {block_type} block whose {block_type} is not a string: {describe(event)}"
             )
         self._open[index] = _OpenBlock(block)
         self._used_indices.add(index)
@@ -397,7 +360,7 @@ class StreamAccumulator:
         if state is None:
             where = "a stopped block" if index in self._used_indices else "no started block"
             raise StreamProtocolError(
-                f"content_block_delta for index {index}, which is {where}: {_describe(event)}"
+                f"content_block_delta for index {index}, which is {where}: {describe(event)}"
             )
         delta = event["delta"]
         delta_type = delta["type"]
@@ -406,7 +369,7 @@ class StreamAccumulator:
         if delta_type == state.append_type:
             raise StreamProtocolError(
                 f"{delta_type} whose {state.append_key} is not a string, at index {index}: "
-                f"{_describe(event)}"
+                f"{describe(event)}"
             )
         if delta_type == "signature_delta" and block_type == "thinking":
             block["signature"] = delta["signature"]
@@ -416,7 +379,7 @@ class StreamAccumulator:
         elif delta_type in _KNOWN_DELTA_TYPES:
             raise StreamProtocolError(
                 f"{delta_type} does not fit the {block_type} block at index {index}: "
-                f"{_describe(event)}"
+                f"{describe(event)}"
             )
         return None
 
@@ -426,7 +389,7 @@ class StreamAccumulator:
         if state is None:
             where = "already stopped" if index in self._used_indices else "never started"
             raise StreamProtocolError(
-                f"content_block_stop for index {index}, which is {where}: {_describe(event)}"
+                f"content_block_stop for index {index}, which is {where}: {describe(event)}"
             )
         del self._open[index]
         block = state.block
@@ -454,7 +417,7 @@ class StreamAccumulator:
         usage = event.get("usage") or {}
         if not isinstance(delta, dict) or not isinstance(usage, dict):
             raise StreamProtocolError(
-                f"message_delta whose delta or usage is not an object: {_describe(event)}"
+                f"message_delta whose delta or usage is not an object: {describe(event)}"
             )
         self._message.update(delta)
         if "stop_reason" in delta:

@@ -36,10 +36,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from toolturn.runtime.accumulator import StreamProtocolError
 from toolturn.runtime.openai.merge import merge_delta
 from toolturn.runtime.openai.object_watch import ObjectWatch
-from toolturn.runtime.openai.shared import as_dict, describe, parse_arguments
+from toolturn.runtime.openai.shared import parse_arguments
+from toolturn.runtime.stream_events import StreamProtocolError, as_dict, describe
 
 __all__ = ["DONE", "CallNotice", "ChatAccumulator", "ChatCall"]
 

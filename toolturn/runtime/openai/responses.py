@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from toolturn.runtime.accumulator import StreamProtocolError
-from toolturn.runtime.openai.shared import as_dict, describe, parse_arguments
+from toolturn.runtime.openai.shared import parse_arguments
+from toolturn.runtime.stream_events import StreamProtocolError, as_dict, describe
 
 __all__ = ["OutputItem", "ResponsesAccumulator"]
 
