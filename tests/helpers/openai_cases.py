@@ -8,6 +8,8 @@ from typing import Any
 
 from tests.helpers.model_support import TOOLS
 from toolturn.model.config import ModelConfig
+from toolturn.model.faults import ALL_FAULTS
+from toolturn.model.faults import STALL as STALL_KIND
 from toolturn.model.model import MockModel
 from toolturn.model.response import Response, Turn
 from toolturn.wire.codecs import CODECS
@@ -25,15 +27,11 @@ SCRIPT = {"kind": "explicit", "responses": [{"blocks": [
     {"type": "tool_use", "name": "Read", "input": {"file_path": "/repo/b.py", "limit": 20}},
 ]}]}
 STALL = {"stall": 1.0, "stall_duration": {"kind": "fixed", "ms": 1000}}
-# Every fault kind of the model, each alone at probability 1, and none.
+# Every fault kind of the model (`ALL_FAULTS`, so that a new one cannot be left out), each
+# alone at probability 1, and none; a stall both ways.
 CASES: dict[str, dict[str, Any]] = {
     "clean": {},
-    **{kind: {kind: 1.0} for kind in (
-        "http_429", "http_529", "http_500", "error_overloaded", "error_api", "unknown_tool",
-        "invalid_tool_input", "malformed_tool_json", "duplicate_tool_id",
-        "max_tokens_mid_tool_use", "end_turn_with_tool_use", "cut_before_first_block",
-        "cut_mid_text", "cut_mid_tool_json", "cut_after_tool_use_stop",
-        "cut_before_message_stop")},
+    **{kind: {kind: 1.0} for kind in ALL_FAULTS if kind != STALL_KIND},
     "stall_resumes": {**STALL, "stall_resume_probability": 1.0},
     "stall_cuts": {**STALL, "stall_resume_probability": 0.0},
 }
