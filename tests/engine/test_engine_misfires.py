@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
+
 from tests.engine.test_engine_fault_storm import (
     SESSIONS,
     UNFINISHED,
@@ -26,10 +28,10 @@ from toolturn.runtime.repair import check_pairing
 from toolturn.scenario.schema import ALL_POLICIES, Scenario
 
 
-def tables(chat_start: str) -> dict[str, list[dict[str, Any]]]:
+def tables(chat_start: str, policy: str = "streaming") -> dict[str, list[dict[str, Any]]]:
     scenario = scenario_of(TWO_CALLS, **{
         "model.protocol": "openai-chat", "runtime.chat_start": chat_start,
-        "runtime.policies": ["streaming"], "model.faults.tool_json_continues": 1.0,
+        "runtime.policies": [policy], "model.faults.tool_json_continues": 1.0,
     })
     return {name: table.to_pylist() for name, table in run_scenario(scenario).tables("r").items()}
 
@@ -72,6 +74,16 @@ def test_at_next_call_the_same_draws_do_not_misfire() -> None:
     assert at_next_call["requests"][0]["fault"] == "tool_json_continues,tool_json_continues"
 
 
+@pytest.mark.parametrize("policy", ["at_message_stop", "serial"])
+def test_the_baselines_never_speculate(policy: str) -> None:
+    # chat_start is streaming's: a baseline starts nothing before the finish reason, so the
+    # same draws give no misfire, no cancelled run, and the calls known as at_next_call says.
+    baseline, at_next_call = tables("at_parsed_json", policy), tables("at_next_call", policy)
+    assert baseline == at_next_call
+    assert all(turn["misfires"] == 0 for turn in baseline["turns"])
+    assert not any(row["misfired"] or row["synthetic_cause"] for row in baseline["tools"])
+
+
 def test_misfires_in_a_storm_of_every_fault_leave_every_call_answered_once(
     kept_loops: list[ToolTurnLoop],
 ) -> None:
@@ -103,5 +115,5 @@ def test_misfires_in_a_storm_of_every_fault_leave_every_call_answered_once(
                      if row["synthetic_cause"] == "misfire"]
         assert all(row["misfired"] for row in cancelled), where
         if policy != "streaming":  # the baselines never start a call before the response ends
-            assert all(row["start_ns"] is None for row in cancelled), where
+            assert cancelled == [] and not any(turn["misfires"] for turn in turns), where
     assert misfires > 0

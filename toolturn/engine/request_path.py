@@ -27,7 +27,7 @@ from toolturn.engine.session_state import SessionState, acts, acts_strictly, str
 from toolturn.metrics.request_log import CANCELLED, RequestLog
 from toolturn.model.response import HttpError, Response, Turn
 from toolturn.runtime.commands import SendRequest
-from toolturn.runtime.protocol_timing import retimed
+from toolturn.runtime.protocol_timing import arm_chat_start, retimed
 
 PAIRING_VIOLATION = "pairing_violation"
 ENDPOINT_REFUSED = "endpoint_refused"
@@ -137,8 +137,8 @@ class RequestPath(SessionState):
         log.status = "200"
         events, times, tool_stops = response.events, response.times, response.tool_stops
         # When the protocol lets each call be known complete (toolturn.runtime.protocol_timing).
-        protocol = retimed(events, times, self.context.protocol,
-                           self.context.scenario.runtime.chat_start)
+        chat_start = arm_chat_start(self.context.policy, self.context.scenario.runtime.chat_start)
+        protocol = retimed(events, times, self.context.protocol, chat_start)
         if protocol is not None:
             events, times, tool_stops = protocol.events, protocol.times, protocol.tool_stops
             log.misfired = protocol.misfired

@@ -40,8 +40,8 @@ from typing import Any, Final, Literal
 from toolturn.runtime.openai.object_watch import CHANGED, PARSED, ObjectWatch
 
 __all__ = [
-    "CHAT_STARTS", "PROTOCOLS", "CallTiming", "ChatStart", "Protocol", "Retimed", "call_timings",
-    "retimed",
+    "CHAT_STARTS", "PROTOCOLS", "CallTiming", "ChatStart", "Protocol", "Retimed", "arm_chat_start",
+    "call_timings", "retimed",
 ]
 
 Protocol = Literal["anthropic", "openai-responses", "openai-chat"]
@@ -49,6 +49,13 @@ PROTOCOLS: Final[tuple[Protocol, ...]] = ("anthropic", "openai-responses", "open
 ChatStart = Literal["at_next_call", "at_parsed_json"]
 CHAT_STARTS: Final[tuple[ChatStart, ...]] = ("at_next_call", "at_parsed_json")
 _CHAT: Final = "openai-chat"
+
+
+def arm_chat_start(policy: str, chat_start: str) -> str:
+    """The `chat_start` an arm runs under: `chat_start` for `streaming`; `at_next_call` for the
+    baselines, which start no call before the response ends and so never speculate (a call is
+    known complete for them, as for the start lag, when the next begins or at the finish)."""
+    return chat_start if policy == "streaming" else "at_next_call"
 
 
 @dataclass(frozen=True, slots=True)
