@@ -28,7 +28,7 @@ def write(
     sha256: str = "0" * 64,
 ) -> Path:
     tables = collect(rows if rows is not None else handmade_rows(), scenario=scenario).tables()
-    speeds = None if speed is None else {("default", "streaming", 0): speed}
+    speeds = None if speed is None else {("default", "streaming", 0, "anthropic"): speed}
     write_run(folder, tables, metadata(scenario, sha256), events_per_wall_s=speeds)
     return folder
 

@@ -103,7 +103,8 @@ def test_a_long_unit_rolls_its_part_files_and_the_run_folder_is_the_same_bytes(
 def test_the_summary_read_arm_by_arm_is_the_summary_of_the_whole_tables(tmp_path: Path) -> None:
     scenario = two_profile_sweep()
     tables = in_memory(scenario, "r")
-    speeds = {("claude-code", "serial", 1): 5.0, ("default", "streaming", 0): 7.0}
+    speeds = {("claude-code", "serial", 1, "anthropic"): 5.0,
+              ("default", "streaming", 0, "anthropic"): 7.0}
     whole = write_run(tmp_path / "run", tables, metadata(scenario), events_per_wall_s=speeds)
     assert len({row.profile for row in whole}) == 2 and len({row.load_level for row in whole}) == 2
     assert summarize_folder(tmp_path / "run", events_per_wall_s=speeds) == whole

@@ -60,7 +60,8 @@ def test_throughput_is_per_simulated_second_of_the_policys_span() -> None:
 
 
 def test_harness_speed_is_marked_wall_clock() -> None:
-    rows = summarize(handmade_tables(), events_per_wall_s={("default", "serial", 0): 250_000.0})
+    speeds = {("default", "serial", 0, "anthropic"): 250_000.0}
+    rows = summarize(handmade_tables(), events_per_wall_s=speeds)
     speed = [row for row in rows if row.metric == "harness.events_per_wall_s"]
     assert speed == [SummaryRow("serial", "harness.events_per_wall_s", 250_000.0, "events/s", True)]
     assert not any(row.wall_clock for row in rows if row not in speed)
@@ -77,7 +78,8 @@ def test_paired_rows_lead_then_policies_sorted_in_a_fixed_metric_order() -> None
 
 
 def test_summary_round_trips_through_arrow() -> None:
-    rows = summarize(handmade_tables(), events_per_wall_s={("default", "serial", 0): 1.0})
+    speeds = {("default", "serial", 0, "anthropic"): 1.0}
+    rows = summarize(handmade_tables(), events_per_wall_s=speeds)
     assert summary_from_arrow(summary_to_arrow(rows)) == rows
 
 

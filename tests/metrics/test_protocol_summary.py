@@ -55,3 +55,21 @@ def test_the_terminal_and_the_report_answer_per_protocol() -> None:
         "on anthropic: ", "on openai-chat: ", "on openai-responses: "]
     one = [row for row in summary if row.protocol == "anthropic"]
     assert [lead for lead, _ in by_protocol(one)] == [""]  # one protocol: the page as before
+
+
+def test_each_protocols_arms_get_their_own_harness_speed(tmp_path: Path) -> None:
+    # The speed is measured per simulation, and a protocol's arms are simulations of their own:
+    # pooled, every protocol showed one number for all of them.
+    scenario = three_protocols()
+    result = run_scenario(scenario)
+    speeds = result.events_per_wall_s()
+    assert {key[3] for key in speeds} == {"anthropic", "openai-chat", "openai-responses"}
+    speeds = {key: 1000.0 * (index + 1) for index, key in enumerate(sorted(speeds))}
+    metadata = RunMetadata(run_id="r", scenario=scenario.name, scenario_sha256="0" * 64,
+                           seed=scenario.seed, versions={}, git_commit=None)
+    for rows in (summarize(result.tables("r"), events_per_wall_s=speeds),
+                 write_run_from_parts(tmp_path / "r", result.parts_in_order(), metadata,
+                                      events_per_wall_s=speeds)):
+        shown = {(row.profile, row.policy, row.load_level, row.protocol): row.value
+                 for row in rows if row.metric == "harness.events_per_wall_s"}
+        assert shown == speeds

@@ -115,12 +115,13 @@ class RunResult:
             for spec in specs
         }
 
-    def events_per_wall_s(self) -> dict[tuple[str, str, int], float]:
-        """The harness's speed per simulation (profile, policy, load_level): stream events fed
-        per wall-clock second, over the simulation's blocks."""
-        totals: dict[tuple[str, str, int], list[float]] = {}
+    def events_per_wall_s(self) -> dict[tuple[str, str, int, str], float]:
+        """The harness's speed per simulation (profile, policy, load_level, protocol): stream
+        events fed per wall-clock second, over the simulation's blocks."""
+        totals: dict[tuple[str, str, int, str], list[float]] = {}
         for task, stats in zip(self.tasks, self.stats, strict=True):
-            key = (task.unit.profile, task.unit.policy, task.unit.load_level)
+            unit = task.unit
+            key = (unit.profile, unit.policy, unit.load_level, unit.protocol)
             total = totals.setdefault(key, [0.0, 0.0])
             total[0] += stats.events
             total[1] += stats.wall_s

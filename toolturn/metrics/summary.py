@@ -75,14 +75,12 @@ from toolturn.metrics.summary_plan import PERCENTILES as PERCENTILES
 from toolturn.metrics.summary_plan import Categories as Categories
 from toolturn.metrics.summary_plan import UnitKey as UnitKey
 from toolturn.metrics.summary_plan import metric_rows as metric_rows
-from toolturn.metrics.summary_plan import per_second, summary_rows
+from toolturn.metrics.summary_plan import per_second, speeds_on, summary_rows
 from toolturn.metrics.summary_row import POLICY_ORDER as POLICY_ORDER
 from toolturn.metrics.summary_row import Arm as Arm
 from toolturn.metrics.summary_row import SummaryRow as SummaryRow
 from toolturn.metrics.summary_row import treatment_of as treatment_of
 
-# A simulation of a run of several experiment points: (profile, policy, load_level, point).
-PointUnitKey = tuple[str, str, int, int]
 __all__ = [
     "LoadPoint", "TableSource", "arm_label", "arms_of", "categories", "has_points", "load_levels",
     "load_sweep", "points_in", "rows_at_level", "rows_of", "rows_of_point", "summarize",
@@ -106,21 +104,21 @@ class LoadPoint:
 def summarize(
     tables: Mapping[str, pa.Table],
     *,
-    events_per_wall_s: Mapping[UnitKey, float] | Mapping[PointUnitKey, float] | None = None,
+    events_per_wall_s: Mapping[UnitKey, float] | None = None,
 ) -> list[SummaryRow]:
     """The summary of a run's tables: level by level, the paired rows first, then each arm in
     sorted order (profile, then policy) with its metrics in a fixed order.
 
-    ``events_per_wall_s`` maps a simulation (profile, policy, load_level) to the harness speed
-    measured while it ran.
+    ``events_per_wall_s`` maps a simulation (profile, policy, load_level, protocol) to the
+    harness speed measured while it ran; each protocol's arms get their own.
 
     Tables of several experiment points (with ``EXPERIMENT_COLUMNS``) are summarised point by
     point, in point order, each row naming its point, replication and key; the rows over each
     key's replications follow (toolturn.metrics.replications). The categories of the count and rate
-    metrics are the whole run's, so every replication has the same metrics. A simulation's
-    harness speed is then keyed (profile, policy, load_level, point).
+    metrics are the whole run's, so every replication has the same metrics. Points have no
+    harness speed: it is measured per simulation, not per point.
     """
-    speeds: dict[tuple[Any, ...], float] = dict(events_per_wall_s or {})
+    speeds = dict(events_per_wall_s or {})
     found = Categories(
         outcomes=categories(tables["turns"], "outcome"),
         kinds=categories(tables["repairs"], "kind"),
@@ -129,14 +127,13 @@ def summarize(
         faults_ran=session_faults.ran(tables),
     )
     if not has_points(tables["turns"]):
-        return _summarize_point(tables, {u[:3]: v for u, v in speeds.items() if len(u) == 3}, found)
+        return _summarize_point(tables, speeds, found)
     rows: list[SummaryRow] = []
     for point, replication, key in points_in(tables["sessions"]):
         mine = {name: rows_of_point(table, point) for name, table in tables.items()}
-        point_speeds = {u[:3]: v for u, v in speeds.items() if len(u) == 4 and u[3] == point}
         rows += [
             replace(row, point=point, replication=replication, point_key=key)
-            for row in _summarize_point(mine, point_speeds, found)
+            for row in _summarize_point(mine, {}, found)
         ]
     return rows + replication_rows(rows)
 
@@ -165,7 +162,7 @@ def rows_of_point(table: pa.Table, point: int) -> pa.Table:
 
 def _summarize_point(
     tables: Mapping[str, pa.Table],
-    speeds: Mapping[tuple[str, str, int], float],
+    speeds: Mapping[UnitKey, float],
     found: Categories,
 ) -> list[SummaryRow]:
     """The summary of one simulation's (or a plain run's) tables, as ``summarize`` says: protocol
@@ -173,12 +170,12 @@ def _summarize_point(
     never pool."""
     protocols = categories(tables["sessions"], "protocol")
     if not protocols:
-        return summary_rows(TableSource(tables), found, speeds)
+        return summary_rows(TableSource(tables), found, speeds_on(speeds, None))
     rows: list[SummaryRow] = []
     for protocol in protocols:
         mine = {name: _rows_on(table, protocol) for name, table in tables.items()}
         rows += [replace(row, protocol=protocol)
-                 for row in summary_rows(TableSource(mine), found, speeds)]
+                 for row in summary_rows(TableSource(mine), found, speeds_on(speeds, protocol))]
         rows += misfire_rows([mine["turns"].select(list(MISFIRES_READ))], protocol)
     return rows
 

@@ -29,7 +29,7 @@ from toolturn.metrics.misfires import misfire_rows
 from toolturn.metrics.paired import PAIRED_COLUMNS
 from toolturn.metrics.paired_files import KEY_COLUMNS, merged_differences
 from toolturn.metrics.session_faults import FaultFold
-from toolturn.metrics.summary_plan import Categories, UnitKey, summary_rows
+from toolturn.metrics.summary_plan import Categories, UnitKey, speeds_on, summary_rows
 from toolturn.metrics.summary_row import Arm, SummaryRow
 
 __all__ = ["SUMMARY_COLUMNS", "FolderSource", "summarize_folder"]
@@ -74,12 +74,13 @@ def summarize_folder(
     # Protocol by protocol, in name order, as `summarize` does (a run without rows: unsplit).
     protocols = _categories(folder / "sessions.parquet", "protocol")
     if not protocols:
-        return summary_rows(FolderSource(folder, where), found, speeds)
+        return summary_rows(FolderSource(folder, where), found, speeds_on(speeds, None))
     rows: list[SummaryRow] = []
     for protocol in protocols:
         mine = {**where, "protocol": protocol}
         rows += [replace(row, protocol=protocol)
-                 for row in summary_rows(FolderSource(folder, mine), found, speeds)]
+                 for row in summary_rows(FolderSource(folder, mine), found,
+                                         speeds_on(speeds, protocol))]
         rows += misfire_rows(_arm_groups(folder, "turns", mine, MISFIRES_READ), protocol)
     return rows
 

@@ -34,6 +34,7 @@ __all__ = [
     "metric_rows",
     "paired_stat_rows",
     "per_second",
+    "speeds_on",
     "summary_rows",
 ]
 
@@ -57,8 +58,19 @@ PAIRED_PREFIX = "paired."
 PAIRED_PROFILE_PREFIX = "paired_profile."
 # The profile the others are compared to, when it ran.
 BASE_PROFILE = "default"
-# A simulation of the run: (profile, policy, load_level).
-UnitKey = tuple[str, str, int]
+# A simulation of the run, as its harness speed is measured: (profile, policy, load_level,
+# protocol).
+UnitKey = tuple[str, str, int, str]
+# An arm at a load level, as one protocol's summary reads the speeds: (profile, policy, load_level).
+ArmKey = tuple[str, str, int]
+
+
+def speeds_on(speeds: Mapping[UnitKey, float], protocol: str | None) -> dict[ArmKey, float]:
+    """The harness speeds of the simulations on `protocol`, by arm (None: of every simulation,
+    for a run without rows to tell the protocols by)."""
+    return {(profile, policy, level): speed
+            for (profile, policy, level, on), speed in speeds.items()
+            if protocol is None or on == protocol}
 
 
 @dataclass(frozen=True)
@@ -98,7 +110,7 @@ class ArmSource(Protocol):
 
 
 def summary_rows(
-    source: ArmSource, found: Categories, speeds: Mapping[UnitKey, float]
+    source: ArmSource, found: Categories, speeds: Mapping[ArmKey, float]
 ) -> list[SummaryRow]:
     """The summary of `source`'s rows, level by level (see the module docstring); `speeds` maps
     a simulation to the harness speed measured while it ran."""
@@ -113,7 +125,7 @@ def _level_rows(
     level: int,
     load: float | None,
     found: Categories,
-    speeds: Mapping[UnitKey, float],
+    speeds: Mapping[ArmKey, float],
 ) -> list[SummaryRow]:
     """One load level's rows. The arms are those with rows and those with a measured speed, in
     sorted order."""

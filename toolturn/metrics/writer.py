@@ -118,8 +118,9 @@ def write_run(
 
     ``tables`` are the five run tables as built by ``RunCollector.tables()``, and ``events``
     (``schema.EVENTS``) when the run was traced; the summary is of the five alone.
-    ``events_per_wall_s`` is the harness speed per (profile, policy, load_level) (see
-    ``summarize``). An existing ``out_dir`` raises ``FileExistsError`` unless ``replace`` is true.
+    ``events_per_wall_s`` is the harness speed per (profile, policy, load_level, protocol)
+    (see ``summarize``). An existing ``out_dir`` raises ``FileExistsError`` unless ``replace``
+    is true.
     """
     _check_tables(tables)
     run_tables = {spec.name: tables[spec.name] for spec in TABLES}
