@@ -10,7 +10,8 @@ export needs a browser (kaleido).
 Rules:
 
 1. Every series is one simulation or one paired comparison at one load level; nothing pools
-   levels. Series of a sweep are labelled with their load.
+   levels, nor protocols (``toolturn.report.series``). Series of a sweep are labelled with their
+   load.
 2. Durations are in milliseconds on log axes with ticks at 1, 2 and 5 per decade (1, 1.5, 2, 3,
    5, 7 over less than two decades), so p50 and p99 can be read off; values of zero (a start
    lag at the physical limit) are drawn at 0.001 ms and the caption says so. Every axis names
@@ -47,7 +48,14 @@ from toolturn.metrics.summary import (
     values,
 )
 from toolturn.metrics.summary_table import ordered_arms, ordered_policies
-from toolturn.report.plots import by_arm, concurrency_steps
+from toolturn.report.plots import concurrency_steps
+from toolturn.report.series import (
+    by_arm,
+    difference_name,
+    label_parts,
+    panel_rows,
+    protocol_groups,
+)
 
 NS_PER_MS = 1_000_000
 ZERO_MS = 0.001
@@ -85,6 +93,8 @@ class Context:
     policies: list[str]
     levels: list[tuple[int, float | None]]
     load_axis: str
+    # The policies by protocol (`protocol_groups`): one group unless the run swept protocols.
+    groups: list[list[str]]
 
     def label(self, name: str, load: float | None) -> str:
         return name if len(self.levels) < 2 or load is None else f"{name} @ {load:g}"
@@ -105,12 +115,13 @@ def context_of(run: RunFolder) -> Context:
         "open": "offered load (sessions arriving per s)",
     }.get(str(mode), "offered load")
     policies = ordered_policies(row.policy for row in run.summary if row.versus is None)
-    return Context(policies, load_levels(run.tables), axis)
+    return Context(policies, load_levels(run.tables), axis, protocol_groups(policies, run.summary))
 
 
 def draw_interactive(run: RunFolder) -> list[Interactive | NotDrawn]:
-    """Every interactive figure of the report, in page order: each arm (profile x policy) as a
-    policy of its own (`by_arm`), the paired figures those of the first profile's policies."""
+    """Every interactive figure of the report, in page order: each arm (profile x policy), and
+    on a run of several protocols each arm on each protocol, as a policy of its own (`by_arm`);
+    the paired figures those of the first profile's policies, on each protocol."""
     run = by_arm(_first_profile_pairs(run))
     context = context_of(run)
     return [drawing(run, context) for drawing in DRAWINGS]
@@ -287,15 +298,15 @@ def _paired_by_load(run: RunFolder, context: Context) -> Interactive | NotDrawn:
     rows = [row for row in run.summary if row.versus is not None]
     if not rows:
         return NotDrawn("What early tool start buys", "the run has a single policy")
-    treatment = rows[0].policy
     figure = make_subplots(
         rows=1, cols=2, subplot_titles=[f"{m} difference" for m in ("TTFTS", "turn latency")]
     )
+    # One treatment per protocol: its baselines' versus labels name the protocol too (by_arm).
+    treatment = {str(r.versus): r.policy for r in rows}
     value = {(r.versus, r.load_level, r.metric): r.value for r in rows}
-    baselines = list(dict.fromkeys(str(r.versus) for r in rows))
     loads = {level: load for level, load in context.levels}
     for col, column in enumerate(PAIRED_COLUMNS, start=1):
-        for versus in baselines:
+        for versus in treatment:
             xs, ys, lows, highs = [], [], [], []
             for level, _ in context.levels:
                 median = value.get((versus, level, f"{PAIRED_PREFIX}{column}.median"))
@@ -309,7 +320,8 @@ def _paired_by_load(run: RunFolder, context: Context) -> Interactive | NotDrawn:
                 highs.append((high - median) / NS_PER_MS)
             figure.add_trace(
                 go.Scatter(
-                    x=xs, y=ys, mode="lines+markers", name=f"{treatment} − {versus}",
+                    x=xs, y=ys, mode="lines+markers",
+                    name=difference_name(treatment[versus], versus),
                     legendgroup=versus, showlegend=col == 1,
                     line={"color": context.colour(versus)},
                     error_y={"type": "data", "symmetric": False, "array": highs,
@@ -324,23 +336,35 @@ def _paired_by_load(run: RunFolder, context: Context) -> Interactive | NotDrawn:
     apply_layout(figure)
     return Interactive(
         "paired-by-load", "What early tool start buys, at each load",
-        f"Per load level, the median over paired turns of {treatment}'s time minus the "
-        "baseline's (negative: sooner), with the median's 95% confidence interval "
-        "(distribution-free, by order statistics).",
+        f"Per load level, the median over paired turns of {label_parts(rows[0].policy)[0]}'s "
+        "time minus the baseline's (negative: sooner), with the median's 95% confidence interval "
+        "(distribution-free, by order statistics)." + _protocols_note(context),
         figure,
     )
 
 
+def _protocols_note(context: Context) -> str:
+    """What a paired figure's caption adds on a run of several protocols."""
+    if len(context.groups) < 2:
+        return ""
+    return " Each protocol's series pair that protocol's turns only, under its own policies."
+
+
 def _paired_cdf(run: RunFolder, context: Context) -> Interactive | NotDrawn:
     turns = run.tables["turns"]
-    treatment = treatment_of(context.policies)
-    if treatment is None or len(context.policies) < 2:
+    # Per protocol, its policy under test against its other policies: (treatment, versus).
+    compared = [
+        (treatment, versus)
+        for group in context.groups if len(group) > 1 and (treatment := treatment_of(group))
+        for versus in group if versus != treatment
+    ]
+    if not compared:
         return NotDrawn("Per-turn differences", "the run has a single policy")
     figure = make_subplots(rows=1, cols=2, subplot_titles=["TTFTS", "turn latency"])
     for col, column in enumerate(PAIRED_COLUMNS, start=1):
         for level, load in context.levels:
             at_level = rows_at_level(turns, level)
-            for versus in [p for p in context.policies if p != treatment]:
+            for treatment, versus in compared:
                 pairs = paired_differences(
                     at_level, column, dimension="policy", treatment=treatment, baseline=versus
                 )
@@ -348,7 +372,7 @@ def _paired_cdf(run: RunFolder, context: Context) -> Interactive | NotDrawn:
                 if not data.size:
                     continue
                 xs, ys = cdf_points(data / NS_PER_MS)
-                name = context.label(f"{treatment} − {versus}", load)
+                name = context.label(difference_name(treatment, versus), load)
                 figure.add_trace(
                     go.Scatter(
                         x=xs, y=ys, mode="lines", name=name, legendgroup=name,
@@ -365,8 +389,9 @@ def _paired_cdf(run: RunFolder, context: Context) -> Interactive | NotDrawn:
     apply_layout(figure)
     return Interactive(
         "paired-cdf", "Per-turn differences",
-        f"CDF over paired turns (same session and turn under both policies) of {treatment}'s "
-        "time minus the baseline's; left of zero the turn was sooner. Zoom into the tails.",
+        "CDF over paired turns (same session and turn under both policies) of "
+        f"{label_parts(compared[0][0])[0]}'s time minus the baseline's; left of zero the turn "
+        "was sooner. Zoom into the tails." + _protocols_note(context),
         figure,
     )
 
@@ -425,13 +450,16 @@ def _concurrency(run: RunFolder, context: Context) -> Interactive | NotDrawn:
     ran = tools.filter(pc.and_(pc.is_valid(tools["start_ns"]), pc.is_valid(tools["end_ns"])))
     if ran.num_rows == 0:
         return NotDrawn("Tool concurrency over time", "no tool both started and ended")
-    present = [p for p in context.policies if p in set(categories(ran, "policy"))]
-    levels = context.levels
+    panels = panel_rows(context.levels, context.groups, set(categories(ran, "policy")))
+    columns = max(len(present) for _, _, present in panels)
     figure = make_subplots(
-        rows=len(levels), cols=len(present), shared_yaxes=True,
-        subplot_titles=[context.label(p, load) for _, load in levels for p in present],
+        rows=len(panels), cols=columns, shared_yaxes=True,
+        subplot_titles=[
+            context.label(present[col], load) if col < len(present) else ""
+            for _, load, present in panels for col in range(columns)
+        ],
     )
-    for row, (level, _) in enumerate(levels, start=1):
+    for row, (level, _, present) in enumerate(panels, start=1):
         for col, policy in enumerate(present, start=1):
             mine = rows_of(rows_at_level(ran, level), policy)
             times, running = concurrency_steps(values(mine, "start_ns"), values(mine, "end_ns"))
@@ -445,11 +473,12 @@ def _concurrency(run: RunFolder, context: Context) -> Interactive | NotDrawn:
             )
             figure.update_xaxes(title_text="simulated time (s)", row=row, col=col)
         figure.update_yaxes(title_text="tools running (count)", row=row, col=1)
-    apply_layout(figure, height=max(320, 260 * len(levels)))
+    apply_layout(figure, height=max(320, 260 * len(panels)))
+    rows = " (a row of panels per protocol)" if len(context.groups) > 1 else ""
     return Interactive(
         "tool-concurrency", "Tool concurrency over time",
         "Number of tools executing at each simulated instant: one panel per policy and per load "
-        "level (simulations that never coexisted are never added up).",
+        f"level{rows} (simulations that never coexisted are never added up).",
         figure,
     )
 

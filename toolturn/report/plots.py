@@ -8,7 +8,7 @@ the reason it cannot be drawn for this run (shown in the report in its place).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +23,6 @@ from toolturn.metrics.reader import RunFolder
 from toolturn.metrics.summary import (
     NS_PER_S,
     SummaryRow,
-    arm_label,
     categories,
     load_levels,
     load_sweep,
@@ -31,7 +30,7 @@ from toolturn.metrics.summary import (
     rows_of,
     values,
 )
-from toolturn.metrics.summary_table import ordered_arms, ordered_policies
+from toolturn.report.series import by_arm, panel_rows, policies_of, protocol_groups
 
 NS_PER_MS = 1_000_000
 DPI = 110
@@ -83,36 +82,6 @@ def draw_figures(run: RunFolder, folder: Path) -> list[Drawn | Skipped]:
             )
         results.append(Drawn(plot.file, plot.title, plot.caption))
     return results
-
-
-def by_arm(run: RunFolder) -> RunFolder:
-    """The run with each arm (recovery profile x policy) as a policy of its own, named by
-    `arm_label`, so that every figure shows the arms side by side; a run of the default profile
-    alone is returned as it is."""
-    if all(row.profile == "default" for row in run.summary):
-        return run
-    tables = {name: _arms_as_policies(table) for name, table in run.tables.items()}
-    # In the summary table's order, which the figures' legends follow.
-    rank = {arm: index for index, arm in enumerate(ordered_arms(run.summary))}
-    summary = [
-        replace(row, policy=arm_label(*row.arm), profile="default")
-        for row in sorted(run.summary, key=lambda row: rank[row.arm])
-    ]
-    return replace(run, tables=tables, summary=summary)
-
-
-def _arms_as_policies(table: pa.Table) -> pa.Table:
-    profiles = table["profile"].to_pylist()
-    labels = [arm_label(*arm) for arm in zip(profiles, table["policy"].to_pylist(), strict=True)]
-    for name, column in (("policy", labels), ("profile", ["default"] * len(profiles))):
-        encoded = pa.array(column, type=pa.string()).dictionary_encode()
-        table = table.set_column(table.schema.get_field_index(name), name, encoded)
-    return table
-
-
-def policies_of(run: RunFolder) -> list[str]:
-    """The run's policies, in the summary table's order (the policy under test first)."""
-    return ordered_policies(row.policy for row in run.summary)
 
 
 def _colour(policies: list[str], policy: str) -> str:
@@ -174,7 +143,11 @@ def _rates(run: RunFolder, policies: list[str]) -> Figure | str:
     if by_cause:
         _rate_bars(panels[2], run.summary, REPAIR_CAUSES, policies, "repairs by cause")
     handles = [Patch(color=_colour(policies, policy), label=policy) for policy in policies]
-    figure.legend(handles=handles, loc="outside lower center", ncols=len(policies))
+    # The series side by side; with several protocols, a column of the legend per protocol
+    # (matplotlib fills it column by column).
+    groups = protocol_groups(policies, run.summary)
+    columns = len(groups) if len(groups) > 1 else len(policies)
+    figure.legend(handles=handles, loc="outside lower center", ncols=columns)
     return figure
 
 
@@ -242,12 +215,15 @@ def _concurrency(run: RunFolder, policies: list[str]) -> Figure | str:
     ran = tools.filter(pc.and_(pc.is_valid(tools["start_ns"]), pc.is_valid(tools["end_ns"])))
     if ran.num_rows == 0:
         return "no tool both started and ended"
-    present = [policy for policy in policies if policy in set(categories(ran, "policy"))]
     levels = load_levels({"tools": ran})
-    # One panel per policy and per load level: simulations that never coexisted are not added.
-    figure = Figure(figsize=(10, 2.6 * len(levels) + 1.2), layout="constrained")
-    grid = figure.subplots(len(levels), len(present), squeeze=False, sharey=True)
-    for row, (level, load) in enumerate(levels):
+    groups = protocol_groups(policies, run.summary)
+    panels = panel_rows(levels, groups, set(categories(ran, "policy")))
+    # One panel per series and per load level: simulations that never coexisted are not added.
+    figure = Figure(figsize=(10, 2.6 * len(panels) + 1.2), layout="constrained")
+    grid = figure.subplots(
+        len(panels), max(len(mine) for _, _, mine in panels), squeeze=False, sharey=True
+    )
+    for row, (level, load, present) in enumerate(panels):
         for col, policy in enumerate(present):
             axes = grid[row][col]
             mine = rows_of(rows_at_level(ran, level), policy)
@@ -259,6 +235,8 @@ def _concurrency(run: RunFolder, policies: list[str]) -> Figure | str:
             axes.set_title(policy if load is None or len(levels) < 2 else f"{policy} @ {load:g}")
             axes.set_xlabel("simulated time (s)")
             axes.grid(alpha=0.3)
+        for unused in grid[row][len(present):]:  # a protocol with fewer series than another
+            unused.set_visible(False)
         grid[row][0].set_ylabel("tools running")
     return figure
 
