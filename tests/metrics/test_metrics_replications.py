@@ -15,7 +15,7 @@ import pytest
 from tests.helpers.experiment_tables import SCENARIO, experiment_tables
 from toolturn.experiment.points import points_of
 from toolturn.metrics.intervals import t_interval, t_quantile
-from toolturn.metrics.replications import DIFFERENCE_PREFIX, beyond_interval
+from toolturn.metrics.replications import DIFFERENCE_PREFIX, beyond_interval, replication_rows
 from toolturn.metrics.schema import POINT_SUMMARY_SCHEMA, SUMMARY_SCHEMA
 from toolturn.metrics.summary import SummaryRow, summarize, summary_from_arrow, summary_to_arrow
 from toolturn.scenario.loader import load_scenario
@@ -174,3 +174,23 @@ def test_the_summary_of_points_is_deterministic(
 ) -> None:
     again = summarize(experiment_tables(scenario))
     assert summary_to_arrow(again).equals(summary_to_arrow(summary))
+
+
+def test_the_replications_of_each_protocol_are_summarised_apart() -> None:
+    # Two protocols' rows of one key are two arms each, never four replications of one.
+    value = {("anthropic", "streaming"): (1.0, 3.0), ("anthropic", "serial"): (2.0, 6.0),
+             ("openai-chat", "streaming"): (10.0, 30.0), ("openai-chat", "serial"): (20.0, 40.0)}
+    rows = [
+        SummaryRow(policy, "m", values[replication], "ms", protocol=protocol, point=replication,
+                   replication=replication, point_key="k")
+        for (protocol, policy), values in value.items() for replication in (0, 1)
+    ]
+    over = {(r.protocol, r.policy, r.metric): (r.value, r.versus) for r in replication_rows(rows)}
+    assert over == {
+        ("anthropic", "streaming", "m"): (2.0, None),
+        ("anthropic", "serial", "m"): (4.0, None),
+        ("openai-chat", "streaming", "m"): (20.0, None),
+        ("openai-chat", "serial", "m"): (30.0, None),
+        ("anthropic", "streaming", f"{DIFFERENCE_PREFIX}m"): (-2.0, "serial"),
+        ("openai-chat", "streaming", f"{DIFFERENCE_PREFIX}m"): (-10.0, "serial"),
+    }

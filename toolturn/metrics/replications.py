@@ -24,8 +24,9 @@ from toolturn.metrics.intervals import t_interval
 from toolturn.metrics.summary_row import POLICY_ORDER, SummaryRow, treatment_of
 
 DIFFERENCE_PREFIX = "difference."
-# (profile, policy, versus, load_level, metric): one metric of one arm within a key.
-_Metric = tuple[str, str, str | None, int, str]
+# (protocol, profile, policy, versus, load_level, metric): one metric of one arm on one wire
+# protocol within a key (a protocol's arms never pool with another's).
+_Metric = tuple[str, str, str, str | None, int, str]
 
 
 def replication_rows(rows: Iterable[SummaryRow]) -> list[SummaryRow]:
@@ -52,7 +53,9 @@ def _grouped(rows: list[SummaryRow]) -> dict[_Metric, list[SummaryRow]]:
     groups: dict[_Metric, list[SummaryRow]] = {}
     for row in _replication_order(rows):
         if not row.wall_clock:
-            metric = (row.profile, row.policy, row.versus, row.load_level, row.metric)
+            metric = (
+                row.protocol, row.profile, row.policy, row.versus, row.load_level, row.metric
+            )
             groups.setdefault(metric, []).append(row)
     return groups
 
@@ -64,23 +67,27 @@ def _interval_rows(key: str, rows: list[SummaryRow]) -> list[SummaryRow]:
 
 def _difference_rows(key: str, rows: list[SummaryRow]) -> list[SummaryRow]:
     plain = [row for row in _replication_order(rows) if row.versus is None and not row.wall_clock]
-    values = {(r.replication, r.profile, r.policy, r.load_level, r.metric): r.value for r in plain}
+    values = {
+        (r.replication, r.protocol, r.profile, r.policy, r.load_level, r.metric): r.value
+        for r in plain
+    }
     result: list[SummaryRow] = []
-    for profile in dict.fromkeys(row.profile for row in plain):
-        policies = list(dict.fromkeys(row.policy for row in plain if row.profile == profile))
+    for protocol, profile in dict.fromkeys((row.protocol, row.profile) for row in plain):
+        ours = [row for row in plain if (row.protocol, row.profile) == (protocol, profile)]
+        policies = list(dict.fromkeys(row.policy for row in ours))
         treatment = treatment_of(policies)
         baselines = [p for p in POLICY_ORDER if p in policies] + [
             p for p in policies if p not in POLICY_ORDER
         ]
         # The treatment's rows of each (level, metric), in replication order.
         mine: dict[tuple[int, str], list[SummaryRow]] = {}
-        for row in plain:
-            if row.profile == profile and row.policy == treatment:
+        for row in ours:
+            if row.policy == treatment:
                 mine.setdefault((row.load_level, row.metric), []).append(row)
         for baseline in (p for p in baselines if p != treatment):
             for (level, metric), treated in mine.items():
                 pairs = [
-                    (row, values.get((row.replication, profile, baseline, level, metric)))
+                    (row, values.get((row.replication, protocol, profile, baseline, level, metric)))
                     for row in treated
                 ]
                 differences = [row.value - other for row, other in pairs if other is not None]
