@@ -5,9 +5,11 @@ and no word folded."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rich.console import Console
 
-from toolturn.metrics.points_table import key_grid, over_replications
+from toolturn.metrics.points_table import key_grid, key_tables, over_replications
 from toolturn.metrics.summary_row import SummaryRow
 from toolturn.metrics.summary_table import LOG_WIDTH, summary_renderables
 
@@ -56,3 +58,20 @@ def test_a_piped_points_table_shows_every_column_of_every_row() -> None:
             cell = text if mark is None else f"{text}  {mark}"
             assert f"{head} {cell}" in record, (head, cell)
     assert "…" not in out
+
+
+def test_each_protocol_of_a_key_has_its_own_table() -> None:
+    rows = [row for row in _rows() if row.profile == "default"]
+    assert [title for title, _ in key_tables(rows)] == [f"{KEY} (0 replications)"]
+    chat = [replace(row, protocol="openai-chat", value=row.value * 2) for row in rows]
+    tables = key_tables(rows + chat)
+    assert [title for title, _ in tables] == [
+        f"{KEY} (0 replications) · anthropic", f"{KEY} (0 replications) · openai-chat"
+    ]
+    assert tables[0][1] == rows and tables[1][1] == chat
+    # Each table holds its protocol's values only (no arm's cell taken from the other's rows).
+    grid = key_grid(tables[1][1])
+    assert grid.heads == ["streaming", "serial", "streaming − serial"]
+    out = Console(width=LOG_WIDTH, record=True, color_system=None)
+    out.print(summary_renderables(rows + chat))
+    assert f"Experiment · {KEY} (0 replications) · openai-chat" in out.export_text()

@@ -1,6 +1,7 @@
 """The report's figures on a run of several wire protocols (issue 34, section 3): every series is
 one arm on one protocol, named ``policy · protocol``, and holds that protocol's rows only; the
-paired figures pair within a protocol; a run of one protocol draws as before (plain names)."""
+paired figures pair within a protocol; a run of experiment points has a table and series per
+protocol; a run of one protocol draws as before (plain names)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from toolturn.cli import main
 from toolturn.metrics import read_run
 from toolturn.metrics.paired import paired_differences
 from toolturn.metrics.reader import RunFolder
-from toolturn.metrics.summary import values
+from toolturn.metrics.replications import replication_rows
+from toolturn.metrics.summary import SummaryRow, values
 from toolturn.report.interactive import Interactive, cdf_points, draw_interactive
 from toolturn.report.plots import PLOTS
+from toolturn.report.points import interval_figures, points_html
 from toolturn.report.series import by_arm, policies_of
 
 PROTOCOLS = ("anthropic", "openai-chat")
@@ -163,3 +166,31 @@ def test_a_run_of_one_protocol_draws_as_before(one: RunFolder, two: RunFolder) -
         figure = plot.draw(one, policies_of(one))
         if isinstance(figure, Figure):
             assert _labels(figure) == set(POLICIES), plot.file
+
+
+def _point_rows(protocols: tuple[str, ...]) -> list[SummaryRow]:
+    """A run of one experiment key, two replications: each policy's TTFTS p99 on each protocol
+    (openai-chat's ten times anthropic's), and the rows over the replications."""
+    rows = [
+        SummaryRow(policy, "ttfts_ns.p99", scale * base * (1 + replication), "ns",
+                   protocol=protocol, point=replication, replication=replication, point_key="k")
+        for protocol, scale in zip(protocols, (1.0, 10.0), strict=False)
+        for policy, base in (("streaming", 1e6), ("serial", 2e6))
+        for replication in (0, 1)
+    ]
+    return rows + replication_rows(rows)
+
+
+def test_the_points_figures_and_tables_are_per_protocol() -> None:
+    summary = _point_rows(PROTOCOLS)
+    figure = next(f for f in interval_figures(summary) if isinstance(f, Interactive))
+    means = {trace.name: list(trace.y) for trace in figure.figure.data}
+    assert means == {"streaming · anthropic": [1.5], "serial · anthropic": [3.0],
+                     "streaming · openai-chat": [15.0], "serial · openai-chat": [30.0]}
+    page = points_html(summary)
+    assert "<h3>k (2 replications) · anthropic</h3>" in page
+    assert "<h3>k (2 replications) · openai-chat</h3>" in page
+    single = next(f for f in interval_figures(_point_rows(PROTOCOLS[:1]))
+                  if isinstance(f, Interactive))
+    assert [trace.name for trace in single.figure.data] == ["streaming", "serial"]
+    assert "<h3>k (2 replications)</h3>" in points_html(_point_rows(PROTOCOLS[:1]))

@@ -119,12 +119,26 @@ def key_title(key: str, replications: int) -> str:
     return f"{key or '(base)'} ({replications} replication{'s' if replications != 1 else ''})"
 
 
-def key_table(key: str, rows: Sequence[SummaryRow], replications: int) -> Table:
-    """One key's side-by-side table (the module's example)."""
+def key_tables(rows: Sequence[SummaryRow]) -> list[tuple[str, list[SummaryRow]]]:
+    """Each key's rows over its replications with the title of their table, in run order; on a
+    run of several wire protocols, one table per key and protocol (``key (N replications) ·
+    openai-chat``), as a protocol's arms never pool with another's."""
+    split = len({row.protocol for row in rows}) > 1
+    tables: list[tuple[str, list[SummaryRow]]] = []
+    for key, mine in over_replications(rows).items():
+        title = key_title(key, replications_of(rows, key))
+        if not split:
+            tables.append((title, mine))
+            continue
+        for protocol in dict.fromkeys(row.protocol for row in mine):
+            tables.append((f"{title} · {protocol}", [r for r in mine if r.protocol == protocol]))
+    return tables
+
+
+def key_table(title: str, rows: Sequence[SummaryRow]) -> Table:
+    """One key's side-by-side table (the module's example), under `key_tables`' title."""
     grid = key_grid(rows)
-    table = Table(
-        title=escape(f"Experiment · {key_title(key, replications)}"), title_justify="left"
-    )
+    table = Table(title=escape(f"Experiment · {title}"), title_justify="left")
     table.add_column("metric", overflow="fold", min_width=12)
     table.add_column("unit", no_wrap=True)
     for head in grid.heads:
@@ -146,9 +160,4 @@ def points_renderables(rows: Sequence[SummaryRow]) -> Group:
     """Every key's table, in run order; each `Fitted`: two profiles by two policies with their
     differences are wider than a 100-column log, where rich would crop the last column and
     fold words ("withi/n")."""
-    return Group(
-        *(
-            Fitted(key_table(key, mine, replications_of(rows, key)))
-            for key, mine in over_replications(rows).items()
-        )
-    )
+    return Group(*(Fitted(key_table(title, mine)) for title, mine in key_tables(rows)))

@@ -16,18 +16,13 @@ import plotly.graph_objects as go
 import pyarrow.compute as pc
 
 from toolturn.metrics.display import metric_label
-from toolturn.metrics.points_table import (
-    arms_in_order,
-    key_grid,
-    key_title,
-    over_replications,
-    replications_of,
-)
+from toolturn.metrics.points_table import arms_in_order, key_grid, key_tables, over_replications
 from toolturn.metrics.reader import RunFolder
 from toolturn.metrics.schema import EXPERIMENT_COLUMNS
-from toolturn.metrics.summary import arm_label, has_points
+from toolturn.metrics.summary import has_points
 from toolturn.metrics.summary_row import SummaryRow
 from toolturn.report.interactive import COLOURS, Interactive, NotDrawn, apply_layout
+from toolturn.report.series import series_label
 
 # The metrics drawn with their intervals, in page order.
 DRAWN_METRICS: tuple[str, ...] = (
@@ -58,17 +53,14 @@ def first_point(run: RunFolder) -> RunFolder:
 
 def points_html(summary: Sequence[SummaryRow]) -> str:
     """Every key's table, in run order."""
-    return "\n".join(
-        _key_table(key, rows, replications_of(summary, key))
-        for key, rows in over_replications(summary).items()
-    )
+    return "\n".join(_key_table(title, rows) for title, rows in key_tables(summary))
 
 
-def _key_table(key: str, rows: Sequence[SummaryRow], replications: int) -> str:
+def _key_table(title: str, rows: Sequence[SummaryRow]) -> str:
     grid = key_grid(rows)
     head = "".join(f"<th>{escape(text)}</th>" for text in grid.heads)
     lines = [
-        f"<h3>{escape(key_title(key, replications))}</h3>",
+        f"<h3>{escape(title)}</h3>",
         f"<table><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>",
     ]
     for label, unit, values in grid.lines:
@@ -99,8 +91,15 @@ def _interval_figure(metric: str, keys: dict[str, list[SummaryRow]]) -> Interact
     durations = rows[0].unit == "ns"
     scale = NS_PER_MS if durations else 1.0
     figure = go.Figure()
-    for index, arm in enumerate(arms_in_order(rows)):
-        mine = [row for row in rows if row.arm == arm]
+    # A series per arm and, on a run of several protocols, per protocol (toolturn.report.series).
+    protocols = list(dict.fromkeys(row.protocol for row in rows))
+    series = [
+        (arm, protocol, mine)
+        for protocol in protocols
+        for arm in arms_in_order(rows)
+        if (mine := [row for row in rows if row.arm == arm and row.protocol == protocol])
+    ]
+    for index, (arm, protocol, mine) in enumerate(series):
         figure.add_trace(
             go.Scatter(
                 x=[row.point_key or "(base)" for row in mine],
@@ -111,7 +110,7 @@ def _interval_figure(metric: str, keys: dict[str, list[SummaryRow]]) -> Interact
                     "arrayminus": [(row.value - (row.ci_low or row.value)) / scale for row in mine],
                 },
                 mode="markers+lines",
-                name=arm_label(*arm),
+                name=series_label(*arm, protocol, len(protocols) > 1),
                 marker={"color": COLOURS[index % len(COLOURS)]},
             )
         )
