@@ -6,18 +6,29 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
+from rich.console import Console
 
 from tests.helpers.metrics_support import collect, handmade_rows, metadata, turn
 from toolturn.cli import main
+from toolturn.commands.compare import changes_table, comparison_json, pairings_table
 from toolturn.errors import UserError
 from toolturn.metrics import read_run, write_run
-from toolturn.report.compare import MetricChange, compare_runs, parse_tolerances, tolerance_for
+from toolturn.metrics.paired import paired_stats
+from toolturn.report.compare import (
+    MetricChange,
+    RunPairing,
+    compare_runs,
+    parse_tolerances,
+    tolerance_for,
+)
 
 
 def write(
@@ -347,3 +358,23 @@ kind = "generated"
 end_probability = 0.3
 tool_calls = { kind = "uniform", low = 1, high = 2 }
 """
+
+
+def test_runs_of_several_protocols_name_each_rows_protocol() -> None:
+    stats = paired_stats(np.array([-5, 0, 5]))
+    pairings = [RunPairing("streaming", 0, 2.0, "ttfts_ns", stats, protocol=protocol)
+                for protocol in ("anthropic", "openai-chat")]
+    changes = [replace(change(300.0, 330.0), protocol=pairing.protocol) for pairing in pairings]
+    console = Console(width=200, record=True, color_system=None)
+    console.print(changes_table(changes), pairings_table(pairings))
+    out = console.export_text()
+    assert out.count("streaming · anthropic") == 2 and out.count("streaming · openai-chat") == 2
+    document = comparison_json(Path("a"), Path("b"), changes, pairings)
+    assert [c["protocol"] for c in document["changes"]] == ["anthropic", "openai-chat"]
+    assert [p["protocol"] for p in document["paired_new_minus_base"]] == [
+        "anthropic", "openai-chat"]
+    # One protocol: the rows and the JSON as they were.
+    single = comparison_json(Path("a"), Path("b"), changes[:1], pairings[:1])
+    assert "protocol" not in single["changes"][0]
+    console.print(changes_table(changes[:1]))
+    assert " · " not in console.export_text()

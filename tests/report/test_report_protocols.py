@@ -1,10 +1,12 @@
 """The report's figures on a run of several wire protocols (issue 34, section 3): every series is
 one arm on one protocol, named ``policy · protocol``, and holds that protocol's rows only; the
 paired figures pair within a protocol; a run of experiment points has a table and series per
-protocol; a run of one protocol draws as before (plain names)."""
+protocol, and the page comparing two runs pairs and names each protocol's turns apart; a run of one
+protocol draws as before (plain names)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +21,8 @@ from toolturn.metrics.paired import paired_differences
 from toolturn.metrics.reader import RunFolder
 from toolturn.metrics.replications import replication_rows
 from toolturn.metrics.summary import SummaryRow, values
+from toolturn.report.compare import compare_runs, paired_between
+from toolturn.report.compare_page import render_compare
 from toolturn.report.interactive import Interactive, cdf_points, draw_interactive
 from toolturn.report.plots import PLOTS
 from toolturn.report.points import interval_figures, points_html
@@ -194,3 +198,18 @@ def test_the_points_figures_and_tables_are_per_protocol() -> None:
                   if isinstance(f, Interactive))
     assert [trace.name for trace in single.figure.data] == ["streaming", "serial"]
     assert "<h3>k (2 replications)</h3>" in points_html(_point_rows(PROTOCOLS[:1]))
+
+
+def test_the_compare_page_pairs_and_names_each_protocol(one: RunFolder, two: RunFolder) -> None:
+    pairings = paired_between(two, two)
+    turns = two.tables["turns"]
+    assert {(p.protocol, p.policy, p.column, p.stats.pairs) for p in pairings} == {
+        (protocol, policy, column, len(values(_rows(turns, protocol, policy), column)))
+        for protocol in PROTOCOLS for policy in POLICIES for column in ("ttfts_ns", "latency_ns")
+    }
+    page = render_compare(two, two, compare_runs(two, two), pairings)
+    for series in SERIES:
+        assert f"<td>{series} @ 2</td>" in page
+        assert f'"name":{json.dumps(series)}' in page  # the CDF's series
+    single = render_compare(one, one, compare_runs(one, one), paired_between(one, one))
+    assert "<td>streaming @ 2</td>" in single and " · anthropic" not in single

@@ -29,7 +29,6 @@ from rich.text import Text
 from toolturn.metrics.display import Fitted, RowFormat, metric_label
 from toolturn.metrics.markdown import markdown
 from toolturn.metrics.reader import read_run
-from toolturn.metrics.summary import arm_label
 from toolturn.metrics.summary_table import output_console
 from toolturn.options import add_format_options
 from toolturn.report.compare import (
@@ -40,6 +39,7 @@ from toolturn.report.compare import (
     parse_tolerances,
     point_label,
 )
+from toolturn.report.series import series_label
 
 EXIT_REGRESSION = 1
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         parts.append(Fitted(changes_table(moved)))
     if any(_turns_moved(pairing) for pairing in pairings):
         parts.append(Fitted(pairings_table(pairings)))
-    arms = len({(change.profile, change.policy) for change in changes})
+    arms = len({(change.protocol, change.profile, change.policy) for change in changes})
     levels = len({change.load_level for change in changes})
     keys = {change.point_key for change in changes if change.point_key is not None}
     points = f", {len(keys)} point key{'s' if len(keys) != 1 else ''}" if keys else ""
@@ -110,6 +110,7 @@ def comparison_json(
     base: Path, new: Path, changes: list[MetricChange], pairings: list[RunPairing]
 ) -> dict[str, Any]:
     """Everything the tables show, for programs: every metric compared, and the turn pairing."""
+    split = _split(changes)
     return {
         "base": str(base),
         "new": str(new),
@@ -119,6 +120,7 @@ def comparison_json(
         "changes": [
             {
                 **_point_json(change.point_key, change.replication),
+                **_protocol_json(change.protocol, split),
                 "profile": change.profile,
                 "policy": change.policy,
                 "versus": change.versus,
@@ -139,6 +141,7 @@ def comparison_json(
         "paired_new_minus_base": [
             {
                 **_point_json(pairing.point_key, pairing.replication),
+                **_protocol_json(pairing.protocol, split),
                 "profile": pairing.profile,
                 "policy": pairing.policy,
                 "load_level": pairing.load_level,
@@ -158,6 +161,16 @@ def _point_json(point_key: str | None, replication: int | None) -> dict[str, Any
     return {"point_key": point_key, "replication": replication}
 
 
+def _split(changes: list[MetricChange]) -> bool:
+    """Whether the runs are of several wire protocols: then every row names its protocol."""
+    return len({change.protocol for change in changes}) > 1
+
+
+def _protocol_json(protocol: str, split: bool) -> dict[str, Any]:
+    # Only runs of several protocols have the field: a run of one protocol's JSON is as it was.
+    return {"protocol": protocol} if split else {}
+
+
 def _finite(value: float | None) -> float | str | None:
     # JSON has no NaN or infinity: such a value is given as its name.
     return value if value is None or math.isfinite(value) else str(value)
@@ -170,8 +183,9 @@ def _where(
     load: float | None,
     point_key: str | None = None,
     replication: int | None = None,
+    protocol: str | None = None,
 ) -> str:
-    arm = arm_label(profile, policy)
+    arm = series_label(profile, policy, protocol or "", split=protocol is not None)
     name = arm if versus is None else f"{arm} − {versus}"
     name = name if load is None else f"{name} @ {load:g}"
     return name if point_key is None else f"{name} {point_label(point_key, replication)}"
@@ -184,6 +198,7 @@ def changes_table(changes: list[MetricChange]) -> Table:
     # would widen the table to its length and squeeze the values).
     table = Table()
     tolerances = any(change.tolerance for change in changes)
+    split = _split(changes)
     table.add_column("policy @ load", no_wrap=True)
     table.add_column("metric", no_wrap=True)
     for name in ("base", "new", "change") + (("tolerance",) if tolerances else ()):
@@ -201,6 +216,7 @@ def changes_table(changes: list[MetricChange]) -> Table:
                     change.load,
                     change.point_key,
                     change.replication,
+                    change.protocol if split else None,
                 )
             ),
             metric_label(change.metric),
@@ -224,6 +240,7 @@ def _turns_moved(pairing: RunPairing) -> bool:
 def pairings_table(pairings: list[RunPairing]) -> Table:
     """Per simulation and measure, the per-turn difference new minus base."""
     table = Table(title="Paired per turn: new minus base (same seed)", title_justify="left")
+    split = len({pairing.protocol for pairing in pairings}) > 1
     for name in ("policy @ load", "measure", "median", "p90", "mean", "sooner", "pairs"):
         table.add_column(name, justify="left" if name in ("policy @ load", "measure") else "right")
     for pairing in pairings:
@@ -236,6 +253,7 @@ def pairings_table(pairings: list[RunPairing]) -> Table:
                     pairing.load,
                     pairing.point_key,
                     pairing.replication,
+                    pairing.protocol if split else None,
                 )
             ),
             *pairing.cells(),

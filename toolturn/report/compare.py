@@ -42,8 +42,8 @@ ROWS_UNIT = "rows"
 
 @dataclass(frozen=True)
 class MetricChange:
-    """One (profile, policy, versus, load level, metric) of two runs; ``None`` where a run lacks
-    it."""
+    """One (protocol, profile, policy, versus, load level, metric) of two runs; ``None`` where a
+    run lacks it."""
 
     policy: str
     metric: str
@@ -58,6 +58,7 @@ class MetricChange:
     profile: str = "default"
     point_key: str | None = None
     replication: int | None = None
+    protocol: str = "anthropic"
 
     @property
     def moved(self) -> bool:
@@ -160,6 +161,7 @@ def compare_runs(
                 profile=either.profile,
                 point_key=either.point_key,
                 replication=either.replication,
+                protocol=either.protocol,
             )
         )
     return changes
@@ -265,9 +267,9 @@ def _row_counts(run: RunFolder) -> list[SummaryRow]:
 
 @dataclass(frozen=True)
 class RunPairing:
-    """One simulation (profile, policy, load level; in a run of points, also the point's key and
-    replication) of two runs of the same seeds, turn by turn: the statistics of ``column``'s
-    new-minus-base difference (``toolturn.metrics.paired``)."""
+    """One simulation (protocol, profile, policy, load level; in a run of points, also the
+    point's key and replication) of two runs of the same seeds, turn by turn: the statistics of
+    ``column``'s new-minus-base difference (``toolturn.metrics.paired``)."""
 
     policy: str
     load_level: int
@@ -277,6 +279,7 @@ class RunPairing:
     profile: str = "default"
     point_key: str | None = None
     replication: int | None = None
+    protocol: str = "anthropic"
 
     def cells(self) -> list[str]:
         """The row's cells after its place, as the terminal table and the page show them:
@@ -304,7 +307,7 @@ def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:
         return []
     points = has_points(base.tables["turns"]) and has_points(new.tables["turns"])
     # A point's load comes with it: one load level is a different load at each point.
-    names = ["profile", "policy", "load_level"] + (
+    names = ["profile", "protocol", "policy", "load_level"] + (
         ["point_key", "replication", "load"] if points else []
     )
     key = [*dict.fromkeys([*ARM_COLUMNS, *names, *TURN_KEY])]
@@ -334,12 +337,14 @@ def paired_between(base: RunFolder, new: RunFolder) -> list[RunPairing]:
                     profile=entry["profile"],
                     point_key=entry.get("point_key"),
                     replication=entry.get("replication"),
+                    protocol=entry["protocol"],
                 )
             )
     return sorted(
         pairings,
         key=lambda p: (
-            p.point_key or "", p.replication or 0, p.load_level, p.profile, p.policy, p.column
+            p.point_key or "", p.replication or 0, p.protocol, p.load_level, p.profile, p.policy,
+            p.column,
         ),
     )
 

@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 
 import plotly.graph_objects as go
+import pyarrow.compute as pc
 from plotly.subplots import make_subplots
 
 from toolturn.errors import UserError
@@ -21,7 +22,7 @@ from toolturn.metrics.display import RowFormat, measure_name, metric_label
 from toolturn.metrics.paired import PAIRED_COLUMNS, TURN_KEY, pair
 from toolturn.metrics.reader import RunFolder
 from toolturn.metrics.schema import ARM_COLUMNS
-from toolturn.metrics.summary import arm_label, has_points, rows_at_level, rows_of
+from toolturn.metrics.summary import has_points, rows_at_level, rows_of
 from toolturn.report.compare import (
     MetricChange,
     RunPairing,
@@ -31,6 +32,7 @@ from toolturn.report.compare import (
 )
 from toolturn.report.html import page_head
 from toolturn.report.interactive import COLOURS, apply_layout, cdf_points
+from toolturn.report.series import series_label
 
 COMPARE_PAGE = "compare.html"
 NS_PER_MS = 1_000_000
@@ -59,6 +61,8 @@ def render_compare(
 ) -> str:
     moved = [change for change in changes if change.moved]
     failed = [change for change in moved if change.beyond_tolerance]
+    # On runs of several protocols every row and series names its protocol (report.series).
+    split = len({change.protocol for change in changes}) > 1
     title = f"toolturn compare: {new.metadata.get('scenario', '?')}"
     verdict = (
         f"{len(failed)} of {len(changes)} metrics beyond tolerance (exact)"
@@ -73,9 +77,9 @@ def render_compare(
         f"commit {escape(str(new.metadata.get('git_commit') or 'unknown'))})</dd></dl>",
         f'<p class="headline">{escape(verdict)}; {len(moved)} moved.</p>',
         "<h2>Moved metrics, per load level</h2>",
-        _changes_html(moved) if moved else "<p>No metric moved.</p>",
+        _changes_html(moved, split) if moved else "<p>No metric moved.</p>",
         "<h2>Per turn: new minus base</h2>",
-        _pairings_html(pairings)
+        _pairings_html(pairings, split)
         if pairings
         else "<p>The seeds differ: turns do not pair.</p>",
         _cdf_html(base, new) if pairings else "",
@@ -84,8 +88,8 @@ def render_compare(
     return "\n".join(part for part in parts if part) + "\n"
 
 
-def _where(change: MetricChange) -> str:
-    arm = arm_label(change.profile, change.policy)
+def _where(change: MetricChange, split: bool) -> str:
+    arm = series_label(change.profile, change.policy, change.protocol, split)
     name = arm if change.versus is None else f"{arm} − {change.versus}"
     name = name if change.load is None else f"{name} @ {change.load:g}"
     if change.point_key is None:
@@ -93,7 +97,7 @@ def _where(change: MetricChange) -> str:
     return f"{name} {point_label(change.point_key, change.replication)}"
 
 
-def _changes_html(changes: list[MetricChange]) -> str:
+def _changes_html(changes: list[MetricChange], split: bool) -> str:
     head = "".join(
         f"<th>{h}</th>" for h in ("policy @ load", "metric", "base", "new", "change", "verdict")
     )
@@ -102,7 +106,7 @@ def _changes_html(changes: list[MetricChange]) -> str:
         shown = RowFormat(change.unit, [v for v in (change.base, change.new) if v is not None])
         unit = f" {shown.shown_unit}"
         cells = [
-            _where(change),
+            _where(change, split),
             metric_label(change.metric),
             "absent" if change.base is None else shown(change.base) + unit,
             "absent" if change.new is None else shown(change.new) + unit,
@@ -115,14 +119,14 @@ def _changes_html(changes: list[MetricChange]) -> str:
     return "\n".join(lines)
 
 
-def _pairings_html(pairings: list[RunPairing]) -> str:
+def _pairings_html(pairings: list[RunPairing], split: bool) -> str:
     head = "".join(
         f"<th>{h}</th>"
         for h in ("policy @ load", "measure", "median", "p90", "mean", "turns sooner", "pairs")
     )
     lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
     for pairing in pairings:
-        arm = arm_label(pairing.profile, pairing.policy)
+        arm = series_label(pairing.profile, pairing.policy, pairing.protocol, split)
         where = arm if pairing.load is None else f"{arm} @ {pairing.load:g}"
         if pairing.point_key is not None:
             where += " " + point_label(pairing.point_key, pairing.replication)
@@ -141,17 +145,19 @@ def _cdf_html(base: RunFolder, new: RunFolder) -> str:
     key = [*ARM_COLUMNS, *(["point"] if points else []), *TURN_KEY]
     for col, column in enumerate(PAIRED_COLUMNS, start=1):
         pairs = pair(new.tables["turns"], base.tables["turns"], column, key)
-        arms = sorted(
-            set(zip(pairs["profile"].to_pylist(), pairs["policy"].to_pylist(), strict=True))
-        )
+        # A series per arm and, on runs of several protocols, per protocol (report.series).
+        arms = sorted(set(zip(pairs["protocol"].to_pylist(), pairs["profile"].to_pylist(),
+                              pairs["policy"].to_pylist(), strict=True)))
+        split = len({protocol for protocol, _, _ in arms}) > 1
         levels = sorted(set(pairs["load_level"].to_pylist()))
-        for index, (profile, policy) in enumerate(arms):
+        for index, (protocol, profile, policy) in enumerate(arms):
+            on = pairs.filter(pc.equal(pairs["protocol"], protocol))
             for level in levels:
-                mine = rows_at_level(rows_of(pairs, policy, profile), level)
+                mine = rows_at_level(rows_of(on, policy, profile), level)
                 if not mine.num_rows:
                     continue
                 xs, ys = cdf_points(mine["difference"].to_numpy() / NS_PER_MS)
-                arm = arm_label(profile, policy)
+                arm = series_label(profile, policy, protocol, split)
                 name = arm if len(levels) < 2 else f"{arm} @ level {level}"
                 figure.add_trace(
                     go.Scatter(
