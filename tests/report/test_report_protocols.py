@@ -7,6 +7,7 @@ protocol draws as before (plain names)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from toolturn.metrics.replications import replication_rows
 from toolturn.metrics.summary import SummaryRow, values
 from toolturn.report.compare import compare_runs, paired_between
 from toolturn.report.compare_page import render_compare
+from toolturn.report.html import render_html
 from toolturn.report.interactive import Interactive, cdf_points, draw_interactive
 from toolturn.report.plots import PLOTS
 from toolturn.report.points import interval_figures, points_html
@@ -213,3 +215,15 @@ def test_the_compare_page_pairs_and_names_each_protocol(one: RunFolder, two: Run
         assert f'"name":{json.dumps(series)}' in page  # the CDF's series
     single = render_compare(one, one, compare_runs(one, one), paired_between(one, one))
     assert "<td>streaming @ 2</td>" in single and " · anthropic" not in single
+
+
+def test_a_sweep_of_several_protocols_has_a_level_table_per_protocol(two: RunFolder) -> None:
+    # The run's summary as if at two load levels (the page's table is drawn from the summary).
+    swept = [replace(row, load_level=level, load=load) for level, load in ((0, 2.0), (1, 4.0))
+             for row in two.summary]
+    page = render_html(two.metadata, swept, [])
+    for protocol in PROTOCOLS:
+        table = page[page.index(f"<h3>Per load level · {protocol}</h3>"):]
+        table = table[: table.index("</table>")]
+        assert table.count("<tr><td>4</td>") == len(POLICIES)
+    assert "<h3>Per load level</h3>" not in page

@@ -100,7 +100,7 @@ def render_html(
         *(heading + "\n".join(_level_headline(load, rows, len(levels))
                                for _, load, rows in by_level(mine))
           for heading, mine in _protocol_sections(protocols)),
-        _sweep_table(summary) if len(levels) > 1 and len(protocols) < 2 else "",
+        *(_sweep_table(rows, len(protocols) > 1) for _, rows in protocols if len(levels) > 1),
         "<h2>Summary</h2>",
         f"<p>Times are simulated. Percentiles: {escape(PERCENTILE_METHOD_TEXT)}. Grey rows are "
         "wall-clock measurements of the harness itself. " + _downloads(summary) + "</p>",
@@ -312,15 +312,17 @@ SWEEP_COLUMNS = (
 )
 
 
-def _sweep_table(summary: Sequence[SummaryRow]) -> str:
+def _sweep_table(summary: Sequence[SummaryRow], split: bool = False) -> str:
     """Per load level and policy: throughput, latency, the share of turns that did not
-    complete, and the 429/529 rates."""
+    complete, and the 429/529 rates; on a run of several protocols (`split`), one table per
+    protocol, named in its title."""
     plain = [row for row in summary if row.versus is None]
+    title = f"Per load level · {plain[0].protocol}" if split and plain else "Per load level"
     values = {(r.load_level, r.arm, r.metric): r for r in plain}
     policies = ordered_arms(plain)
     head = "".join(f"<th>{escape(h)}</th>" for _, h in SWEEP_COLUMNS)
     lines = [
-        "<h3>Per load level</h3>",
+        f"<h3>{escape(title)}</h3>",
         f"<table><thead><tr><th>load</th><th>policy</th>{head}</tr></thead><tbody>",
     ]
     formats = {
