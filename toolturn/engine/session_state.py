@@ -65,19 +65,18 @@ def strict_stops(method: F) -> F:
 
 def acts(method: F) -> F:
     """Count a callback the session is handed; past the session's bounds, stop the run."""
-
-    @functools.wraps(method)
-    def counted(session: SessionState, *args: Any) -> Any:
-        session.actions += 1
-        if session.actions > session.max_actions or session.env.now > session.deadline_ns:
-            raise session.runaway()
-        return method(session, *args)
-
-    return cast(F, counted)
+    return _counted(method, ())
 
 
 def acts_strictly(method: F) -> F:
     """`acts(strict_stops(method))` in one frame."""
+    return _counted(method, (PairingError,))
+
+
+def _counted(method: F, stops: tuple[type[PairingError], ...]) -> F:
+    """`method` counted as an action, with `stops` (none for `acts`: an empty tuple catches
+    nothing) stopping strictly. One body for both guards: a `try` costs nothing until it
+    catches."""
 
     @functools.wraps(method)
     def counted(session: SessionState, *args: Any) -> Any:
@@ -86,7 +85,7 @@ def acts_strictly(method: F) -> F:
             raise session.runaway()
         try:
             return method(session, *args)
-        except PairingError as error:
+        except stops as error:
             _stop_strictly(session, error)
             return None
 
