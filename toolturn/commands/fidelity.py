@@ -46,14 +46,14 @@ from toolturn.commands.live import (
     live_settings,
     run_live_with_progress,
 )
-from toolturn.commands.run import check_out_folder, default_out_dir
+from toolturn.commands.run import check_out_folder, default_out_dir, run_metadata
 from toolturn.engine.runner import run_scenario
 from toolturn.errors import UserError
 from toolturn.fidelity.saturation import Limits, Saturation
 from toolturn.fidelity.settings import LiveSettings, Tolerances
 from toolturn.metrics.atomic import atomic_directory
 from toolturn.metrics.reader import read_run
-from toolturn.metrics.writer import RunMetadata, write_run_from_parts, write_run_from_rows
+from toolturn.metrics.writer import write_run_from_parts, write_run_from_rows
 from toolturn.scenario.schema import Scenario
 from toolturn.termination import terminate_as_interrupt
 
@@ -170,19 +170,15 @@ def _write_runs(out_dir: Path, args: argparse.Namespace, scenario: Scenario,
     """Both run folders, in one step: the simulated run from its part files, the live run's
     rows through part files (`write_run_from_rows`), as `toolturn run` and `toolturn live`
     write theirs."""
-    def metadata(name: str, extra: dict[str, Any]) -> RunMetadata:
-        return RunMetadata.collect(run_id=name, scenario=scenario.name,
-                                   scenario_sha256=scenario.content_hash, seed=scenario.seed,
-                                   extra=extra)
-
     try:
         with atomic_directory(out_dir, replace=args.force) as staging:
             write_run_from_parts(staging / SIMULATED, simulated.parts_in_order(),
-                                 metadata(SIMULATED, {}), points=simulated.point_columns(),
+                                 run_metadata(SIMULATED, scenario, {}),
+                                 points=simulated.point_columns(),
                                  events_per_wall_s=simulated.events_per_wall_s())
             live_units = [(unit.columns, unit.rows) for unit in live.results]
-            write_run_from_rows(staging / LIVE, live_units,
-                                metadata(LIVE, live_extra(scenario, args, settings)))
+            live_metadata = run_metadata(LIVE, scenario, live_extra(scenario, args, settings))
+            write_run_from_rows(staging / LIVE, live_units, live_metadata)
     except OSError as error:
         raise UserError(f"{out_dir}: cannot write the fidelity folder ({error})") from None
 

@@ -39,13 +39,14 @@ from toolturn.commands.run import (
     add_scenario_arguments,
     check_out_folder,
     default_out_dir,
+    run_metadata,
 )
 from toolturn.engine.runner import units_of
 from toolturn.errors import UserError
 from toolturn.fidelity.settings import LOOPBACK_KEY, LiveSettings
 from toolturn.metrics.reader import read_run
 from toolturn.metrics.summary_table import print_summary
-from toolturn.metrics.writer import RunMetadata, write_run_from_rows
+from toolturn.metrics.writer import write_run_from_rows
 from toolturn.scenario.loader import (
     load_scenario,
     unmodelled_live,
@@ -152,13 +153,7 @@ def _run(args: argparse.Namespace) -> int:
     out_dir: Path = args.out or live_out_dir(scenario, datetime.now(UTC))
     check_out_folder(out_dir, force=args.force)
     result = run_live_with_progress(scenario, settings)
-    metadata = RunMetadata.collect(
-        run_id=out_dir.name,
-        scenario=scenario.name,
-        scenario_sha256=scenario.content_hash,
-        seed=scenario.seed,
-        extra=live_extra(scenario, args, settings),
-    )
+    metadata = run_metadata(out_dir.name, scenario, live_extra(scenario, args, settings))
     try:
         units = [(unit.columns, unit.rows) for unit in result.results]
         summary = write_run_from_rows(out_dir, units, metadata, replace=args.force)

@@ -196,6 +196,14 @@ def default_out_dir(scenario: Scenario, now: datetime) -> Path:
     return RESULTS_DIR / f"run-{name}-seed{scenario.seed}-{stamp}"
 
 
+def run_metadata(run_id: str, scenario: Scenario, extra: dict[str, Any]) -> RunMetadata:
+    """A run folder's metadata: its id, the scenario's name, content hash and seed, and `extra`
+    (what `toolturn run`, `toolturn live` and `toolturn fidelity` each add)."""
+    return RunMetadata.collect(run_id=run_id, scenario=scenario.name,
+                               scenario_sha256=scenario.content_hash, seed=scenario.seed,
+                               extra=extra)
+
+
 def run(args: argparse.Namespace) -> int:
     # Before the run's first large Arrow buffer (toolturn/malloc.py): assembling and summarising a
     # run folder then holds no more than its buffers.
@@ -325,13 +333,7 @@ def _simulate_and_write(
     except OSError as error:
         # The simulations write their rows as they go: a full disk shows here.
         raise UserError(f"{out_dir}: cannot write the run's rows ({error})") from None
-    metadata = RunMetadata.collect(
-        run_id=out_dir.name,
-        scenario=scenario.name,
-        scenario_sha256=scenario.content_hash,
-        seed=scenario.seed,
-        extra=run_extra(scenario, args, result),
-    )
+    metadata = run_metadata(out_dir.name, scenario, run_extra(scenario, args, result))
     try:
         summary = write_run_from_parts(
             out_dir,
