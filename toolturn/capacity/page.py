@@ -18,7 +18,8 @@ from toolturn.capacity.search import ArmCapacity
 from toolturn.metrics.atomic import atomic_directory
 from toolturn.metrics.summary import arm_label
 from toolturn.report.html import page_head
-from toolturn.report.interactive import COLOURS, apply_layout
+from toolturn.report.interactive import apply_layout
+from toolturn.report.plots import COLOURS
 
 CAPACITY_FILE = "capacity.json"
 CAPACITY_PAGE = "capacity.html"

@@ -31,7 +31,8 @@ from toolturn.report.compare import (
     point_label,
 )
 from toolturn.report.html import page_head
-from toolturn.report.interactive import COLOURS, apply_layout, cdf_points
+from toolturn.report.interactive import apply_layout, cdf_points
+from toolturn.report.plots import COLOURS
 from toolturn.report.series import series_label
 
 COMPARE_PAGE = "compare.html"

@@ -48,7 +48,7 @@ from toolturn.metrics.summary import (
     values,
 )
 from toolturn.metrics.summary_table import ordered_arms, ordered_policies
-from toolturn.report.plots import concurrency_steps
+from toolturn.report.plots import COLOURS, NS_PER_MS, concurrency_steps
 from toolturn.report.series import (
     by_arm,
     difference_name,
@@ -57,9 +57,7 @@ from toolturn.report.series import (
     protocol_groups,
 )
 
-NS_PER_MS = 1_000_000
 ZERO_MS = 0.001
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 MARKED = (("p50", 50.0), ("p90", 90.0), ("p99", 99.0))
 # CDFs of more points than this are drawn through this many quantiles (the markers stay exact).

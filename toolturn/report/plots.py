@@ -34,8 +34,9 @@ from toolturn.report.series import by_arm, panel_rows, policies_of, protocol_gro
 
 NS_PER_MS = 1_000_000
 DPI = 110
-# Fixed colour per policy position, so a policy keeps its colour across the figures.
-COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+# Fixed colour per policy position, so a policy keeps its colour across the figures: matplotlib's
+# first six tab10 colours, written out so the page's plotly figures draw the same ones.
+COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
 
 
 @dataclass(frozen=True)

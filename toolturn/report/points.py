@@ -21,7 +21,8 @@ from toolturn.metrics.reader import RunFolder
 from toolturn.metrics.schema import EXPERIMENT_COLUMNS
 from toolturn.metrics.summary import has_points
 from toolturn.metrics.summary_row import SummaryRow
-from toolturn.report.interactive import COLOURS, Interactive, NotDrawn, apply_layout
+from toolturn.report.interactive import Interactive, NotDrawn, apply_layout
+from toolturn.report.plots import COLOURS
 from toolturn.report.series import series_label
 
 # The metrics drawn with their intervals, in page order.
