@@ -263,3 +263,13 @@ def test_a_repeat_of_an_id_is_withdrawn_and_comes_back_as_a_repeat() -> None:
     assert of_type(TurnEnded, out) == [TurnEnded(1, "tool_use", 2)]
     _answered_once(loop)
     assert [b["content"] for b in loop.messages[-1]["content"]] == ["z"]
+
+
+def test_a_report_about_a_call_the_loop_never_started_is_still_an_error() -> None:
+    loop = ToolTurnLoop(TOOLS, model="m")
+    loop.start("read", 0)
+    _feed(loop, _head(), 10)
+    with pytest.raises(KeyError, match="zzz"):
+        loop.tool_finished("zzz", "success", "?", 12)
+    loop.arguments_changed(1, 20)
+    assert loop.tool_finished("t1", "success", "late", 25) == []  # the withdrawn run's

@@ -60,7 +60,8 @@ Rules
     had never been added: out of the queue (a running or permission-pending call gets
     `CancelTool` with the cause `misfire`, and its later reports are ignored as in rule 11),
     and out of the hand-over order, so calls it held back may be handed over now. A result it
-    had handed over already is returned for the receiver to drop. Its block is added again
+    had handed over already is returned for the receiver to drop, and reported to observers as a
+    `DiscardedResult` (cause `misfire`). Its block is added again
     when it completes (`add_tool_use` under the same id, a new call); the withdrawn call stays
     in `records()` (cause `misfire`, and `wasted` if it had started), and the record gets a
     `CallRetracted`.

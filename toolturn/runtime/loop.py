@@ -482,6 +482,7 @@ class ToolTurnLoop:
         retraction = attempt.executor.retract(key, now_ns)
         if retraction.freed:
             del self._session.owner[key]  # so its block comes back as a call of its own
+            self._session.withdrawn.add(key)
         if retraction.wasted:
             self.wasted_executions += 1
         if retraction.withdrawn is not None:
@@ -490,7 +491,7 @@ class ToolTurnLoop:
 
     def tool_progress(self, tool_use_id: str, progress: Any, now_ns: int) -> list[Command]:
         """A running tool reported progress (`ToolExecutor.tool_progress`, for observers)."""
-        executor = self._session.owner.get(tool_use_id)
+        executor = self._owner(tool_use_id)
         if executor is None:
             return []  # Rule 17: a retracted call's run.
         return self._route(executor.tool_progress(tool_use_id, progress, now_ns), now_ns)
@@ -500,7 +501,7 @@ class ToolTurnLoop:
     ) -> list[Command]:
         """A started tool stopped (`ToolExecutor.tool_finished`), for whichever attempt's batch
         holds the call."""
-        executor = self._session.owner.get(tool_use_id)
+        executor = self._owner(tool_use_id)
         if executor is None:
             return []  # Rule 17: a retracted call's run.
         return self._route(executor.tool_finished(tool_use_id, outcome, content, now_ns), now_ns)
@@ -510,7 +511,7 @@ class ToolTurnLoop:
     ) -> list[Command]:
         """The answer to an `AskPermission` (`ToolExecutor.permission_decided`); `message` is
         shown to the model on denial."""
-        executor = self._session.owner.get(tool_use_id)
+        executor = self._owner(tool_use_id)
         if executor is None:
             return []  # Rule 17: a retracted call's question.
         commands = executor.permission_decided(tool_use_id, allowed, now_ns, message=message)
@@ -697,12 +698,21 @@ class ToolTurnLoop:
                     self._attempt_state.shadowed.add(tool_use_id)
         self.record.add(BlockComplete, now_ns, "tool_use", done.index, tool_use_id)
         self._session.owner[run_key or tool_use_id] = executor
+        self._session.withdrawn.discard(run_key or tool_use_id)
         self._attempt_state.keys[done.index] = run_key or tool_use_id
         commands = executor.add_tool_use(
             block, now_ns, input_error=done.input_error, input_json=done.input_json,
             repeat=repeat, run_key=run_key,
         )
         return self._route(commands, now_ns)
+
+    def _owner(self, tool_use_id: str) -> ToolExecutor | None:
+        """The batch that holds the call of key `tool_use_id`; None for a call a misfire
+        withdrew (rule 17). A key the loop never gave out is the driver's mistake: KeyError."""
+        executor = self._session.owner.get(tool_use_id)
+        if executor is None and tool_use_id not in self._session.withdrawn:
+            raise KeyError(f"no tool call {tool_use_id!r} was started by this loop")
+        return executor
 
     def _run_key(self, tool_use_id: str) -> str:
         """Rule 2a's `unchecked`: the key a driver knows the n-th call of an id in this

@@ -53,6 +53,9 @@ class SessionState:
     summaries: list[ResponseSummary] = field(default_factory=list)
     executors: list[ToolExecutor] = field(default_factory=list)
     owner: dict[str, ToolExecutor] = field(default_factory=dict)
+    # The keys of calls withdrawn by a misfire (rule 17) and not added again: a report about
+    # one is about the cancelled run, and ignored.
+    withdrawn: set[str] = field(default_factory=set)
 
 
 @dataclass(slots=True)
