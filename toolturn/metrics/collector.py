@@ -29,9 +29,19 @@ class RunCollector:
     >>> run = RunCollector(run_id="r1", scenario="default", seed=7)
     >>> run.add("sessions", dict(policy="streaming", profile="default", protocol="anthropic",
     ...         load_level=0, session_id=0, arrival_ns=0, n_turns=0, outcome="completed",
-    ...         n_interrupts=0))
+    ...         n_interrupts=0, n_compactions=0, n_calls_lost=0))
     >>> run.tables()["sessions"].num_rows
     1
+
+    A column left out that may not be null is named (a nullable one is null):
+
+    >>> run.add("sessions", dict(policy="streaming", profile="default", protocol="anthropic",
+    ...         load_level=0, session_id=1, arrival_ns=0, n_turns=0, outcome="completed",
+    ...         n_interrupts=0, n_compactions=0))
+    >>> run.tables()
+    Traceback (most recent call last):
+    ...
+    toolturn.metrics.tables.MetricsError: sessions.n_calls_lost: row 1: missing value (not nullable)
     """
 
     def __init__(self, *, run_id: str, scenario: str, seed: int, trace: bool = False) -> None:
