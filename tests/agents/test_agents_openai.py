@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import httpx2
+import openai
 import pyarrow.parquet as pq
 import pytest
 
@@ -25,6 +26,7 @@ from toolturn.model.model import MockModel
 from toolturn.model.tool_inputs import tool_inputs
 from toolturn.scenario.loader import load_scenario
 from toolturn.scenario.schema import Scenario
+from toolturn.wire import openai_chat_request
 
 PROMPT = "Fix the failing test."
 # (name, input) of each tool call, and the answer's text: what a turn's story is.
@@ -158,3 +160,25 @@ def test_the_openai_example_runs_under_agent_bit_for_bit(
     assert "not_run" not in set(ran["outcome"])  # every call the model asked for was run
     requests = pq.read_table(tmp_path / "a" / "run" / "requests.parquet").to_pandas()
     assert set(requests[requests["policy"] == mine]["status"]) <= {"200", "529", "500"}
+
+
+def test_a_pairing_refusal_names_the_parameter_as_the_server_does(scenario: Scenario) -> None:
+    # An orphan tool message: the API's 400 names the message (`messages.[1].role`), and so
+    # does `toolturn serve`; the agent arm's transport must too, or an agent that reads
+    # `param` behaves otherwise under the simulator than against the server.
+    messages = [{"role": "user", "content": PROMPT},
+                {"role": "tool", "tool_call_id": "call_nowhere", "content": "ok"}]
+
+    async def ask(session: AgentSession, stream: bool) -> Story:
+        with pytest.raises(openai.BadRequestError) as refused:
+            await session.openai.chat.completions.create(
+                model=session.model_name, max_tokens=64, messages=messages)  # type: ignore[arg-type]
+        error = refused.value
+        (problem,) = openai_chat_request.pairing({"messages": messages})
+        assert error.param == problem.param == "messages.[1].role"
+        assert isinstance(error.body, dict) and error.body["message"] == problem.message
+        return [], ""
+
+    _, seen = _first_turn(scenario, ask, False)
+    (request,) = seen.requests
+    assert request.status == "400" and request.violations

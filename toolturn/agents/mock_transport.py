@@ -45,6 +45,7 @@ from toolturn.wire.admission import AsyncEndpoint
 from toolturn.wire.client_tools import ClientToolModels
 from toolturn.wire.codecs import CODECS, MESSAGES, Codec, Frames
 from toolturn.wire.identity import TurnIdentities
+from toolturn.wire.openai_errors import Problem
 from toolturn.wire.request_shape import count_tokens_problem
 from toolturn.wire.side_endpoints import (
     COUNT_TOKENS_PATH,
@@ -124,7 +125,8 @@ class MockTransport(httpx2.AsyncBaseTransport):
         matched, profile = mapped_profile(shaped["model"], self.model)
         model = self._models.for_request(shaped, profile)
         seen = model_body(shaped, model, False, matched=matched)
-        violations = tuple(codec.pairing(body, seen))
+        problems = codec.pairing_problems(body, seen)
+        violations = tuple(problem.message for problem in problems)
         session = self.sessions.get(turn.session_id)
         log = None if session is None else session.arrived(
             turn.turn_index, turn.attempt, str(seen["model"]), _now_ns(), violations)
@@ -138,8 +140,11 @@ class MockTransport(httpx2.AsyncBaseTransport):
         if log is not None:
             log.fault = REFUSED if not holds_slot else ",".join(response.faults) or None
         if isinstance(response, HttpError):
+            # A pairing refusal names the parameter the API names (the first violation's), as
+            # the server's (`toolturn.wire.server`).
+            problem = problems[0] if problems and response.status == 400 else None
             try:
-                return await self._http_error(response, admitted_ns, log, codec)
+                return await self._http_error(response, admitted_ns, log, codec, problem)
             finally:
                 self._release(holds_slot)
         if session is not None and log is not None and session.on_stream is not None:
@@ -171,7 +176,7 @@ class MockTransport(httpx2.AsyncBaseTransport):
         return model.answer(body, turn, utilisation)
 
     async def _http_error(self, error: HttpError, admitted_ns: int, log: SeenRequest | None,
-                          codec: Codec) -> httpx2.Response:
+                          codec: Codec, problem: Problem | None = None) -> httpx2.Response:
         await _sleep_until(admitted_ns + error.at_ns)
         request_id = str(error.body.get("request_id", ""))
         headers = {codec.request_id_header: request_id}
@@ -185,7 +190,7 @@ class MockTransport(httpx2.AsyncBaseTransport):
         if log is not None:
             log.ended(str(error.status), _now_ns())
         status, body = codec.error(error.status, error.body["error"]["type"],
-                                   error.body["error"]["message"], request_id)
+                                   error.body["error"]["message"], request_id, problem)
         return _json(status, error.body if codec is MESSAGES else body, headers)
 
     async def _message(self, stream: _TimedStream, response: StreamResponse, request_id: str,

@@ -3,7 +3,7 @@
 The mock model speaks the Messages API. A codec says, for its protocol, how a request body is
 decoded and checked (with the API's 400 wording), the Messages-shaped body the model sees
 (so one conversation gets the same draws in every protocol), the pairing violations the API
-refuses (`pairing_problems`: each with the parameter the API names, `pairing`: their messages),
+refuses (`pairing_problems`: each with its message and the parameter the API names),
 how the model's error is worded and which status it has, how each of the model's
 stream events is framed on the wire (at that event's time), and the non-streaming answer.
 
@@ -80,9 +80,6 @@ class MessagesCodec:
         except TranscriptShapeError as error:
             return [Problem(str(error))]
 
-    def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
-        return [problem.message for problem in self.pairing_problems(body, seen)]
-
     def error(self, status: int, error_type: str, message: str,
               request_id: str, problem: Problem | None = None) -> tuple[int, dict[str, Any]]:
         return status, error_body(error_type, message, request_id)
@@ -106,9 +103,6 @@ class _OpenAICodec:
     def pairing_problems(self, body: Mapping[str, Any],
                          seen: Mapping[str, Any]) -> list[Problem]:
         raise NotImplementedError
-
-    def pairing(self, body: Mapping[str, Any], seen: Mapping[str, Any]) -> list[str]:
-        return [problem.message for problem in self.pairing_problems(body, seen)]
 
     def decoded(self, data: bytes) -> tuple[Any, Problem | None]:
         body, error = _parsed(data)
