@@ -4,6 +4,6 @@
 # outside the package to them); the others are its own.
 __all__ = [
     "admission", "background", "client_tools", "codecs", "connection", "identity", "next_step",
-    "record_files", "recorder", "recording", "request_shape", "sent", "sent_at", "server",
-    "side_endpoints", "sse",
+    "openai_errors", "record_files", "recorder", "recording", "request_shape", "sent", "sent_at",
+    "server", "side_endpoints", "sse",
 ]
