@@ -6,9 +6,10 @@ lines above it name, and what comes before it on its own line, never what comes 
 
     runtime                         the sans-I/O core: imports nothing else of toolturn
     limits errors randomness        shared vocabulary: bounds, user errors, keyed draws,
-      distributions counts          durations and counts, errors located at a field,
-      field_problems input_files    input files, Ctrl-C handling, the C allocator's
-      termination malloc            mmap threshold
+      distributions counts          durations and counts, errors located at a field, the
+      field_problems fields         probability fields the sections share, input files,
+      input_files termination       Ctrl-C handling, the C allocator's mmap threshold
+      malloc
     metrics report                  the tables, their run folders, summaries; the page
     tools                           simulated tools, described by data
     model                           the scripted mock model (its tool calls from the tools' specs)

@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from toolturn.counts import Count, EmpiricalCount, FixedCount, UniformCount, fixed_count
 from toolturn.distributions import Distribution, fixed_ms
 from toolturn.field_problems import repeated
+from toolturn.fields import chance
 from toolturn.limits import (
     MAX_DURATION_MS,
     MAX_LATENCY_GROWTH,
@@ -191,11 +192,8 @@ class GeneratedScript(_Config):
     """Responses drawn from distributions, so a load test needs no hand-written script."""
 
     kind: Literal["generated"]
-    end_probability: float = Field(
-        default=0.2,
-        ge=0,
-        le=1,
-        description="Chance that a turn ends the session's task (a final answer, no tool calls).",
+    end_probability: float = chance(
+        "Chance that a turn ends the session's task (a final answer, no tool calls).", default=0.2
     )
     max_turns: int = Field(
         default=40, ge=1, description="The turn with this index minus one always ends the task."
@@ -270,71 +268,40 @@ class EndpointConfig(_Config):
 class FaultsConfig(_Config):
     """A probability for each fault, per the unit its description names; all zero by default."""
 
-    http_429: float = Field(default=0, ge=0, le=1, description="Per request: 429 rate_limit_error.")
-    http_529: float = Field(default=0, ge=0, le=1, description="Per request: 529 overloaded_error.")
-    http_500: float = Field(default=0, ge=0, le=1, description="Per request: 500 api_error.")
-    error_overloaded: float = Field(
-        default=0, ge=0, le=1, description="Per stream: an overloaded_error event mid-stream."
+    http_429: float = chance("Per request: 429 rate_limit_error.")
+    http_529: float = chance("Per request: 529 overloaded_error.")
+    http_500: float = chance("Per request: 500 api_error.")
+    error_overloaded: float = chance("Per stream: an overloaded_error event mid-stream.")
+    error_api: float = chance("Per stream: an api_error event mid-stream.")
+    cut_before_first_block: float = chance("Per stream: connection cut after message_start.")
+    cut_mid_text: float = chance("Per text block: connection cut inside the block.")
+    cut_mid_tool_json: float = chance("Per tool_use block: connection cut inside its JSON.")
+    cut_after_tool_use_stop: float = chance(
+        "Per tool_use block: connection cut right after it."
     )
-    error_api: float = Field(
-        default=0, ge=0, le=1, description="Per stream: an api_error event mid-stream."
-    )
-    cut_before_first_block: float = Field(
-        default=0, ge=0, le=1, description="Per stream: connection cut after message_start."
-    )
-    cut_mid_text: float = Field(
-        default=0, ge=0, le=1, description="Per text block: connection cut inside the block."
-    )
-    cut_mid_tool_json: float = Field(
-        default=0, ge=0, le=1, description="Per tool_use block: connection cut inside its JSON."
-    )
-    cut_after_tool_use_stop: float = Field(
-        default=0, ge=0, le=1, description="Per tool_use block: connection cut right after it."
-    )
-    cut_before_message_stop: float = Field(
-        default=0, ge=0, le=1, description="Per stream: cut after message_delta."
-    )
-    stall: float = Field(
-        default=0, ge=0, le=1, description="Per stream: no events for stall_duration somewhere."
-    )
+    cut_before_message_stop: float = chance("Per stream: cut after message_delta.")
+    stall: float = chance("Per stream: no events for stall_duration somewhere.")
     stall_duration: Distribution = Field(
         default_factory=lambda: fixed_ms(30_000), description="How long a stall lasts."
     )
-    stall_resume_probability: float = Field(
-        default=0.5, ge=0, le=1, description="Chance a stall resumes; otherwise it ends in a cut."
+    stall_resume_probability: float = chance(
+        "Chance a stall resumes; otherwise it ends in a cut.", default=0.5
     )
-    malformed_tool_json: float = Field(
-        default=0, ge=0, le=1, description="Per tool call: its input JSON does not parse."
-    )
-    duplicate_tool_id: float = Field(
-        default=0, ge=0, le=1, description="Per tool call: it reuses an earlier tool_use id."
-    )
-    tool_json_continues: float = Field(
-        default=0,
-        ge=0,
-        le=1,
-        description="Per tool call: its arguments go on after a complete JSON object, a second "
+    malformed_tool_json: float = chance("Per tool call: its input JSON does not parse.")
+    duplicate_tool_id: float = chance("Per tool call: it reuses an earlier tool_use id.")
+    tool_json_continues: float = chance(
+        "Per tool call: its arguments go on after a complete JSON object, a second "
         "object following ({...}{...}), as some models emit for parallel calls; they do not "
         "parse. Under openai-chat with chat_start = at_parsed_json its speculative start "
-        "misfires.",
+        "misfires."
     )
-    unknown_tool: float = Field(
-        default=0, ge=0, le=1, description="Per tool call: it names a tool that does not exist."
+    unknown_tool: float = chance("Per tool call: it names a tool that does not exist.")
+    invalid_tool_input: float = chance("Per tool call: its input fails the tool's schema.")
+    max_tokens_mid_tool_use: float = chance(
+        "Per stream with a tool call: max_tokens stops it inside a tool_use."
     )
-    invalid_tool_input: float = Field(
-        default=0, ge=0, le=1, description="Per tool call: its input fails the tool's schema."
-    )
-    max_tokens_mid_tool_use: float = Field(
-        default=0,
-        ge=0,
-        le=1,
-        description="Per stream with a tool call: max_tokens stops it inside a tool_use.",
-    )
-    end_turn_with_tool_use: float = Field(
-        default=0,
-        ge=0,
-        le=1,
-        description="Per stream with a tool call: stop_reason end_turn despite the tool_use.",
+    end_turn_with_tool_use: float = chance(
+        "Per stream with a tool call: stop_reason end_turn despite the tool_use."
     )
     retry_after_ms: float = Field(
         default=1000,

@@ -38,6 +38,7 @@ from toolturn.field_problems import (
     raise_problems,
     repeated,
 )
+from toolturn.fields import chance
 from toolturn.limits import (
     MAX_ATTACHMENT_RATE_PER_S,
     MAX_COUNT,
@@ -222,7 +223,7 @@ class InterruptPhases(_Section):
 class InterruptConfig(_Section):
     """User interrupts (pressing Esc): at most one per turn."""
 
-    probability: float = Field(default=0.0, ge=0, le=1, description="Chance a turn is interrupted.")
+    probability: float = chance("Chance a turn is interrupted.")
     phase: InterruptPhases = Field(
         default_factory=InterruptPhases, description="Weights of the phase the interrupt targets."
     )
@@ -293,20 +294,18 @@ class TranscriptConfig(_Section):
 class SessionFaultsConfig(_Section):
     """Session-level faults: the agent's process dies, the user rewinds."""
 
-    crash: float = Field(
-        default=0.0, ge=0, le=1,
-        description="Chance per turn that the agent's process dies during it (running tools "
-        "die with it); the session resumes from its persisted transcript.",
+    crash: float = chance(
+        "Chance per turn that the agent's process dies during it (running tools "
+        "die with it); the session resumes from its persisted transcript."
     )
     restart_delay: Distribution = Field(
         default_factory=lambda: LogNormal(kind="lognormal", median_ms=5_000, sigma=0.5,
                                           max_ms=120_000),
         description="Time from a crash to the resumed session's first request.",
     )
-    rewind: float = Field(
-        default=0.0, ge=0, le=1,
-        description="Chance per turn that the user rewinds to an earlier message during it and "
-        "goes on from there (a branch).",
+    rewind: float = chance(
+        "Chance per turn that the user rewinds to an earlier message during it and "
+        "goes on from there (a branch)."
     )
 
 
@@ -394,9 +393,7 @@ class RetryConfig(_Section):
     max_backoff_ms: float = Field(
         default=8000, ge=0, le=MAX_DURATION_MS, description="Cap on the backoff."
     )
-    jitter: float = Field(
-        default=0.25, ge=0, le=1, description="Largest fraction taken off a backoff."
-    )
+    jitter: float = chance("Largest fraction taken off a backoff.", default=0.25)
     honour_retry_after: bool = Field(
         default=True, description="Wait what a retry-after header asks instead, when it is given."
     )

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from toolturn.counts import Count, fixed_count
 from toolturn.distributions import Distribution, Fixed, fixed_ms
 from toolturn.field_problems import FieldProblem, Location, raise_at, raise_problems
+from toolturn.fields import chance
 from toolturn.runtime.recovery import SHELL_METACHARACTERS, InputPattern
 from toolturn.runtime.tooldef import ToolDefinition
 from toolturn.tools.inputs import InputGenerationError, check_inputs_can_be_generated
@@ -51,15 +52,9 @@ class ToolFailures(BaseModel):
     # Strict, as every table of a scenario (see toolturn.scenario.schema._Section).
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
-    error: float = Field(
-        default=0.0, ge=0, le=1, description="The tool runs and returns an is_error result."
-    )
-    exception: float = Field(
-        default=0.0, ge=0, le=1, description="The tool raises instead of returning a result."
-    )
-    hang: float = Field(
-        default=0.0, ge=0, le=1, description="The tool never finishes; only cancellation ends it."
-    )
+    error: float = chance("The tool runs and returns an is_error result.")
+    exception: float = chance("The tool raises instead of returning a result.")
+    hang: float = chance("The tool never finishes; only cancellation ends it.")
 
     def total(self) -> float:
         return self.error + self.exception + self.hang
@@ -78,9 +73,7 @@ class Permission(BaseModel):
         default_factory=lambda: fixed_ms(0),
         description="How long the user takes to decide (mode = 'ask' only; ignored otherwise).",
     )
-    deny_probability: float = Field(
-        default=0.0, ge=0, le=1, description="Chance the user refuses (mode = 'ask' only)."
-    )
+    deny_probability: float = chance("Chance the user refuses (mode = 'ask' only).")
 
 
 class SafeWhen(BaseModel):
