@@ -1,6 +1,6 @@
 """Rows of a run's tables kept in memory: one cheap ``add`` call per turn, tool, repair, request,
-session (the live driver's sink, and hand-made tables; ``toolturn run`` writes its rows as they
-come: ``toolturn.metrics.parts``).
+session, for hand-made runs and tests (no command uses it: every driver writes its rows to part
+files, ``toolturn.metrics.parts``; ``write_run`` writes the same bytes from these tables).
 
 One collector serves a whole run, every policy included (``policy`` is a column). The run-wide
 columns (``run_id``, and ``scenario`` and ``seed`` of turns) are filled by the collector. A
