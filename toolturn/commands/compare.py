@@ -37,9 +37,7 @@ from toolturn.report.compare import (
     compare_runs,
     paired_between,
     parse_tolerances,
-    point_label,
 )
-from toolturn.report.series import series_label
 
 EXIT_REGRESSION = 1
 
@@ -176,21 +174,6 @@ def _finite(value: float | None) -> float | str | None:
     return value if value is None or math.isfinite(value) else str(value)
 
 
-def _where(
-    profile: str,
-    policy: str,
-    versus: str | None,
-    load: float | None,
-    point_key: str | None = None,
-    replication: int | None = None,
-    protocol: str | None = None,
-) -> str:
-    arm = series_label(profile, policy, protocol or "", split=protocol is not None)
-    name = arm if versus is None else f"{arm} − {versus}"
-    name = name if load is None else f"{name} @ {load:g}"
-    return name if point_key is None else f"{name} {point_label(point_key, replication)}"
-
-
 def changes_table(changes: list[MetricChange]) -> Table:
     """The moved metrics with base and new values (with their unit), relative change, the
     tolerance (a column only when one was given) and the verdict."""
@@ -208,17 +191,7 @@ def changes_table(changes: list[MetricChange]) -> Table:
         shown = RowFormat(change.unit, [v for v in (change.base, change.new) if v is not None])
         unit = f" {shown.shown_unit}"
         cells = [
-            escape(
-                _where(
-                    change.profile,
-                    change.policy,
-                    change.versus,
-                    change.load,
-                    change.point_key,
-                    change.replication,
-                    change.protocol if split else None,
-                )
-            ),
+            escape(change.where(split)),
             metric_label(change.metric),
             "absent" if change.base is None else shown(change.base) + unit,
             "absent" if change.new is None else shown(change.new) + unit,
@@ -245,17 +218,7 @@ def pairings_table(pairings: list[RunPairing]) -> Table:
         table.add_column(name, justify="left" if name in ("policy @ load", "measure") else "right")
     for pairing in pairings:
         table.add_row(
-            escape(
-                _where(
-                    pairing.profile,
-                    pairing.policy,
-                    None,
-                    pairing.load,
-                    pairing.point_key,
-                    pairing.replication,
-                    pairing.protocol if split else None,
-                )
-            ),
+            escape(pairing.where(split)),
             *pairing.cells(),
         )
     return table

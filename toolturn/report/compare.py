@@ -36,6 +36,7 @@ from toolturn.metrics.reader import RunFolder
 from toolturn.metrics.schema import ARM_COLUMNS
 from toolturn.metrics.summary import SummaryRow, has_points
 from toolturn.metrics.summary_row import RowKey
+from toolturn.report.series import series_label
 
 ROWS_UNIT = "rows"
 
@@ -59,6 +60,11 @@ class MetricChange:
     point_key: str | None = None
     replication: int | None = None
     protocol: str = "anthropic"
+
+    def where(self, split: bool) -> str:
+        """Its "policy @ load" cell (`where_label`)."""
+        return where_label(self.profile, self.policy, self.protocol, split, self.load,
+                           self.versus, self.point_key, self.replication)
 
     @property
     def moved(self) -> bool:
@@ -97,6 +103,25 @@ def point_label(point_key: str, replication: int | None) -> str:
     (the base point's key is empty: `{#R}`)."""
     which = "mean" if replication is None else f"#{replication}"
     return "{" + (f"{point_key} " if point_key else "") + which + "}"
+
+
+def where_label(
+    profile: str,
+    policy: str,
+    protocol: str,
+    split: bool,
+    load: float | None,
+    versus: str | None = None,
+    point_key: str | None = None,
+    replication: int | None = None,
+) -> str:
+    """The "policy @ load" cell of a change or a per-turn pairing, in the terminal's tables and
+    on the page: the series (`series_label`: its protocol when `split`), minus the policy it is
+    compared with, at its load, then its point (`point_label`)."""
+    name = series_label(profile, policy, protocol, split)
+    name = name if versus is None else f"{name} − {versus}"
+    name = name if load is None else f"{name} @ {load:g}"
+    return name if point_key is None else f"{name} {point_label(point_key, replication)}"
 
 
 def parse_tolerances(texts: list[str]) -> dict[str, float]:
@@ -280,6 +305,11 @@ class RunPairing:
     point_key: str | None = None
     replication: int | None = None
     protocol: str = "anthropic"
+
+    def where(self, split: bool) -> str:
+        """Its "policy @ load" cell (`where_label`)."""
+        return where_label(self.profile, self.policy, self.protocol, split, self.load,
+                           point_key=self.point_key, replication=self.replication)
 
     def cells(self) -> list[str]:
         """The row's cells after its place, as the terminal table and the page show them:

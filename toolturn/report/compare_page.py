@@ -28,7 +28,6 @@ from toolturn.report.compare import (
     RunPairing,
     compare_runs,
     paired_between,
-    point_label,
 )
 from toolturn.report.html import page_head
 from toolturn.report.interactive import apply_layout, cdf_points
@@ -89,15 +88,6 @@ def render_compare(
     return "\n".join(part for part in parts if part) + "\n"
 
 
-def _where(change: MetricChange, split: bool) -> str:
-    arm = series_label(change.profile, change.policy, change.protocol, split)
-    name = arm if change.versus is None else f"{arm} − {change.versus}"
-    name = name if change.load is None else f"{name} @ {change.load:g}"
-    if change.point_key is None:
-        return name
-    return f"{name} {point_label(change.point_key, change.replication)}"
-
-
 def _changes_html(changes: list[MetricChange], split: bool) -> str:
     head = "".join(
         f"<th>{h}</th>" for h in ("policy @ load", "metric", "base", "new", "change", "verdict")
@@ -107,7 +97,7 @@ def _changes_html(changes: list[MetricChange], split: bool) -> str:
         shown = RowFormat(change.unit, [v for v in (change.base, change.new) if v is not None])
         unit = f" {shown.shown_unit}"
         cells = [
-            _where(change, split),
+            change.where(split),
             metric_label(change.metric),
             "absent" if change.base is None else shown(change.base) + unit,
             "absent" if change.new is None else shown(change.new) + unit,
@@ -127,11 +117,7 @@ def _pairings_html(pairings: list[RunPairing], split: bool) -> str:
     )
     lines = [f"<table><thead><tr>{head}</tr></thead><tbody>"]
     for pairing in pairings:
-        arm = series_label(pairing.profile, pairing.policy, pairing.protocol, split)
-        where = arm if pairing.load is None else f"{arm} @ {pairing.load:g}"
-        if pairing.point_key is not None:
-            where += " " + point_label(pairing.point_key, pairing.replication)
-        cells = [where, *pairing.cells()]
+        cells = [pairing.where(split), *pairing.cells()]
         lines.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
     lines.append("</tbody></table>")
     return "\n".join(lines)
