@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any, TypeVar
 
+from toolturn.runtime.commands import SendRequest
 from toolturn.runtime.loop import ToolTurnLoop
 
 Event = dict[str, Any]
@@ -107,3 +108,23 @@ def of_type(kind: type[T], commands: list[Any]) -> list[T]:
         if isinstance(command, kind):
             found.append(command)
     return found
+
+
+# The first user message of a scripted session (`loop.start("go", ...)`), and the read call of
+# its responses: what the scripted recovery tests expect in the request after.
+PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}
+
+
+def sent(commands: list[Any]) -> list[dict[str, Any]]:
+    """The messages of the one request among `commands`."""
+    [send] = of_type(SendRequest, commands)
+    return send.request_body["messages"]
+
+
+def result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
+    """A tool_result block as the loop hands it over."""
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block

@@ -11,11 +11,15 @@ import pytest
 
 from tests.helpers.loop_tools import TOOLS, tool_response
 from tests.helpers.runtime_script import (
+    PROMPT,
+    READ_A,
     error_event,
     feed,
     message_end,
     message_start,
     of_type,
+    result,
+    sent,
     text_block,
     tool_use_block,
 )
@@ -45,8 +49,6 @@ from toolturn.runtime.recovery import (
 from toolturn.runtime.repair import check_pairing
 from toolturn.runtime.tooldef import ToolDefinition
 
-PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
-READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}
 READ_B = {"type": "tool_use", "id": "b", "name": "Read", "input": {"path": "/b"}}
 TEXT = {"type": "text", "text": "Reading."}
 
@@ -57,22 +59,9 @@ def started(profile: RecoveryPolicy | str, **settings: Any) -> ToolTurnLoop:
     return loop
 
 
-def sent(commands: list[Any]) -> list[dict[str, Any]]:
-    """The messages of the one request among `commands`."""
-    [send] = of_type(SendRequest, commands)
-    return send.request_body["messages"]
-
-
 def clean(loop: ToolTurnLoop) -> None:
     assert check_pairing(loop.messages) == []
     assert loop.repairs == []
-
-
-def result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
-    if is_error:
-        block["is_error"] = True
-    return block
 
 
 def test_profiles_by_name_or_object() -> None:

@@ -7,6 +7,8 @@ import pytest
 
 from tests.helpers.loop_tools import TOOLS, legal
 from tests.helpers.runtime_script import (
+    PROMPT,
+    READ_A,
     error_event,
     feed,
     message_end,
@@ -32,9 +34,6 @@ from toolturn.runtime.outcomes import SyntheticCause
 from toolturn.runtime.record import Fallback, Repaired, Retry, Tombstone
 from toolturn.runtime.repair import PairingError, RepairKind, check_pairing
 from toolturn.runtime.retry import RetrySettings
-
-PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
-READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}
 
 
 def started_loop(**settings: object) -> ToolTurnLoop:

@@ -9,11 +9,15 @@ import pytest
 
 from tests.helpers.loop_tools import TOOLS, legal, tool_response
 from tests.helpers.runtime_script import (
+    PROMPT,
+    READ_A,
     error_event,
     feed,
     message_end,
     message_start,
     of_type,
+    result,
+    sent,
     text_block,
     text_response,
     tool_use_block,
@@ -35,22 +39,14 @@ from toolturn.wire.openai_responses import ResponsesEvents
 
 MS = 1_000_000
 IDLE_LIMIT = 300_000 * MS  # Codex's stream_idle_timeout_ms default
-PROMPT = {"role": "user", "content": [{"type": "text", "text": "go"}]}
 TEXT = {"type": "text", "text": "Reading."}
 LOOKING = {"type": "text", "text": "Looking."}  # tool_response's default text
-READ_A = {"type": "tool_use", "id": "a", "name": "Read", "input": {"path": "/a"}}
 
 
 def started(**settings: Any) -> tuple[ToolTurnLoop, SendRequest]:
     loop = ToolTurnLoop(TOOLS, model="m", profile="codex", **settings)
     [first] = of_type(SendRequest, loop.start("go", 0))
     return loop, first
-
-
-def sent(commands: list[Any]) -> list[dict[str, Any]]:
-    """The messages of the one request among `commands`."""
-    [send] = of_type(SendRequest, commands)
-    return send.request_body["messages"]
 
 
 def started_ids(commands: list[Any]) -> list[str]:
@@ -60,13 +56,6 @@ def started_ids(commands: list[Any]) -> list[str]:
 def waits(commands: list[Any], now_ns: int) -> list[int]:
     """The backoffs asked for, as delays from `now_ns`."""
     return [wait.time_ns - now_ns for wait in of_type(WaitUntil, commands)]
-
-
-def result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
-    if is_error:
-        block["is_error"] = True
-    return block
 
 
 def test_the_profile_is_known_by_name() -> None:
