@@ -3,7 +3,6 @@ official SDK's decoder and ``accumulate_event``, give the same message."""
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Any
 
@@ -12,27 +11,13 @@ from anthropic.lib.streaming._messages import accumulate_event
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.json_strategies import json_objects, split_text
 from tests.helpers.runtime_script import message_start
 from toolturn.runtime.accumulator import StreamAccumulator, merge_block_messages
 from toolturn.wire.sse import decode_stream, encode_stream
 
 Event = dict[str, Any]
 
-json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**53), max_value=2**53),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12),
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
-    ),
-    max_leaves=12,
-)
-tool_inputs = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
 citations = st.builds(
     lambda text, start: {
         "type": "char_location",
@@ -46,15 +31,6 @@ citations = st.builds(
     st.text(max_size=10),
     st.integers(min_value=0, max_value=1000),
 )
-
-
-@st.composite
-def split_text(draw: st.DrawFn, text: str) -> list[str]:
-    """The text cut into parts at random places (possibly empty parts)."""
-    cuts = sorted(draw(st.lists(st.integers(min_value=0, max_value=len(text)), max_size=8)))
-    bounds = [0, *cuts, len(text)]
-    # Consecutive bounds: the shifted copy is one shorter by design.
-    return [text[start:end] for start, end in itertools.pairwise(bounds)]
 
 
 @st.composite
@@ -101,7 +77,7 @@ def block_events(draw: st.DrawFn, index: int) -> list[Event]:
             }
         else:
             block = {"type": kind, "id": f"srvtoolu_{index}", "name": "web_search", "input": {}}
-        raw = json.dumps(draw(tool_inputs), ensure_ascii=draw(st.booleans()))
+        raw = json.dumps(draw(json_objects), ensure_ascii=draw(st.booleans()))
         deltas = [d(type="input_json_delta", partial_json=part) for part in draw(split_text(raw))]
     start = {"type": "content_block_start", "index": index, "content_block": block}
     return [start, *deltas, {"type": "content_block_stop", "index": index}]

@@ -8,7 +8,6 @@ here is the accumulation, not the decoder (tests/wire/test_sse*.py hold ours to 
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Any
 
@@ -22,40 +21,18 @@ from openai.lib.streaming.responses._responses import ResponseStreamState
 from openai.types.chat import ChatCompletionChunk
 from openai.types.responses import ResponseStreamEvent
 
+from tests.helpers.json_strategies import json_objects, split_text
 from toolturn.runtime.openai.chat import DONE, ChatAccumulator
 from toolturn.runtime.openai.responses import ResponsesAccumulator
 
 Event = dict[str, Any]
 
-json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**53), max_value=2**53),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12),
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
-    ),
-    max_leaves=12,
-)
-arguments = st.dictionaries(st.text(max_size=8), json_values, max_size=5)
 texts = st.text(max_size=40)  # every code point but lone surrogates' kin: unicode throughout
 
 
 @st.composite
-def split_text(draw: st.DrawFn, text: str) -> list[str]:
-    """The text cut into parts at random places (possibly empty parts)."""
-    cuts = sorted(draw(st.lists(st.integers(min_value=0, max_value=len(text)), max_size=8)))
-    bounds = [0, *cuts, len(text)]
-    return [text[start:end] for start, end in itertools.pairwise(bounds)]
-
-
-@st.composite
 def arguments_text(draw: st.DrawFn) -> str:
-    return json.dumps(draw(arguments), ensure_ascii=draw(st.booleans()))
+    return json.dumps(draw(json_objects), ensure_ascii=draw(st.booleans()))
 
 
 def sse_body(events: list[Event | str], with_event_lines: bool) -> bytes:
