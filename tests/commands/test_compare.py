@@ -276,11 +276,7 @@ def test_runs_of_other_sessions_policies_or_levels_are_refused_in_one_line(
 def test_json_output_and_paired_turns_between_two_runs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    scenario = tmp_path / "tiny.toml"
-    scenario.write_text(TINY_SWEEP)
-    base, new = tmp_path / "base", tmp_path / "new"
-    for folder in (base, new):
-        assert main(["run", str(scenario), "--out", str(folder), "--no-report"]) == 0
+    base, new = two_runs(tmp_path)
     capsys.readouterr()
     # One turn of streaming at level 1 made 1 ms slower in `new`: the pairing finds exactly it.
     turns = pq.read_table(new / "turns.parquet")
@@ -318,12 +314,7 @@ def test_json_output_and_paired_turns_between_two_runs(
 def test_two_runs_of_two_profiles_compare_arm_by_arm(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    scenario = tmp_path / "tiny.toml"
-    scenario.write_text(TINY_SWEEP)
-    base, new = tmp_path / "base", tmp_path / "new"
-    for folder in (base, new):
-        args = ["run", str(scenario), "--out", str(folder), "--no-report"]
-        assert main([*args, "--profile", "default,claude-code"]) == 0
+    base, new = two_runs(tmp_path, "--profile", "default,claude-code")
     capsys.readouterr()
     assert main(["compare", str(base), str(new), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
@@ -340,6 +331,16 @@ def test_two_runs_of_two_profiles_compare_arm_by_arm(
     assert versus == {("paired", "serial"), ("paired_profile", "default")}
     assert main(["compare", str(base), str(new)]) == 0
     assert "over 4 policies and 2 load levels" in capsys.readouterr().out
+
+
+def two_runs(tmp_path: Path, *extra: str) -> tuple[Path, Path]:
+    """`base` and `new`: two runs of the same sweep and seed, with `extra` options."""
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(TINY_SWEEP)
+    base, new = tmp_path / "base", tmp_path / "new"
+    for folder in (base, new):
+        assert main(["run", str(scenario), "--out", str(folder), "--no-report", *extra]) == 0
+    return base, new
 
 
 TINY_SWEEP = """
