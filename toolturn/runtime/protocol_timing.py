@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from toolturn.runtime.openai.object_watch import CHANGED, PARSED, ObjectWatch
+from toolturn.runtime.policy import admission_for
 
 __all__ = [
     "CHAT_STARTS", "PROTOCOLS", "CallTiming", "ChatStart", "Protocol", "Retimed", "arm_chat_start",
@@ -52,10 +53,11 @@ _CHAT: Final = "openai-chat"
 
 
 def arm_chat_start(policy: str, chat_start: str) -> str:
-    """The `chat_start` an arm runs under: `chat_start` for `streaming`; `at_next_call` for the
-    baselines, which start no call before the response ends and so never speculate (a call is
-    known complete for them, as for the start lag, when the next begins or at the finish)."""
-    return chat_start if policy == "streaming" else "at_next_call"
+    """The `chat_start` an arm runs under: `chat_start` for a policy that may start a call while
+    the response streams (`streaming`); `at_next_call` for those that wait for its end (the
+    baselines), which so never speculate (a call is known complete for them, as for the start
+    lag, when the next begins or at the finish)."""
+    return "at_next_call" if admission_for(policy).waits_for_message_end else chat_start
 
 
 @dataclass(frozen=True, slots=True)
